@@ -1,0 +1,277 @@
+"""Public functions: check inputs, build specs, hand over to the engine.
+
+Everything a user can get wrong is checked here, before any Dask work starts, and the
+error names the argument or column, shows the value and says what was expected.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from .balancing.bdm import SRC_R, SRC_S
+from .balancing.plan import Plan
+from .blocking.keys import KeySpec, as_key_spec
+from .engine.run import Job, make_plan, prepare, profile, run, to_dask
+from .matchers.comparisons import Comparison, as_comparisons
+from .report import RunReport
+
+STRATEGY_NAMES = ("auto", "basic", "blocksplit")
+SHUFFLE_METHODS = ("tasks", "p2p", "disk")
+
+
+def _is_dask(df: Any) -> bool:
+    try:
+        import dask.dataframe as dd
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(df, dd.DataFrame)
+
+
+def _check_frame(df: Any, name: str) -> None:
+    if not isinstance(df, pd.DataFrame) and not _is_dask(df):
+        raise TypeError(f"{name} must be a pandas or Dask DataFrame, got {type(df).__name__}")
+
+
+def _columns(df: Any) -> list[str]:
+    return [str(c) for c in df.columns]
+
+
+def _require_column(df: Any, name: str, column: str, role: str) -> None:
+    cols = _columns(df)
+    if column in cols:
+        return
+    close = difflib.get_close_matches(column, cols, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise KeyError(
+        f"{role} column {column!r} is not in {name} (columns: {cols[:20]}{'…' if len(cols) > 20 else ''}){hint}"
+    )
+
+
+def _as_keys(key: Any) -> tuple[KeySpec, ...]:
+    if key is None:
+        raise ValueError("key is required: a column name, a tuple of columns, a callable, "
+                         "a spec such as erblock.blocking.prefix('title', 3), or a list of these")
+    if isinstance(key, list):
+        if not key:
+            raise ValueError("key: an empty list gives no blocking pass; give at least one key")
+        return tuple(as_key_spec(k) for k in key)
+    return (as_key_spec(key),)
+
+
+def _check_keys(keys: Sequence[KeySpec], frames: Sequence[tuple[str, Any]]) -> None:
+    for k in keys:
+        for name, df in frames:
+            for col in k.columns:
+                _require_column(df, name, col, "key")
+
+
+def _check_comparisons(comparisons: Sequence[Comparison], frames: Sequence[tuple[str, Any]]) -> None:
+    for c in comparisons:
+        for src, (name, df) in enumerate(frames):
+            col = c.right_column if src == SRC_S else c.column
+            _require_column(df, name, col, "compare")
+            dtype = df[col].dtype if not _is_dask(df) else df._meta[col].dtype
+            if c.method not in ("exact", "numeric") and (
+                pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+            ):
+                raise TypeError(
+                    f"compare: column {col!r} of {name} holds numbers ({dtype}) but method "
+                    f"{c.method!r} compares text; use 'numeric' or 'exact', or convert the "
+                    "column with .astype(str)"
+                )
+            if c.method == "numeric" and not (
+                pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
+            ):
+                raise TypeError(
+                    f"compare: column {col!r} of {name} is {dtype}, but method 'numeric' needs "
+                    "numbers"
+                )
+
+
+def _check_common(strategy: str, n_tasks: Any, threshold: Any, shuffle_method: str) -> None:
+    if strategy not in STRATEGY_NAMES:
+        close = difflib.get_close_matches(str(strategy), STRATEGY_NAMES, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(
+            f"strategy must be one of {', '.join(STRATEGY_NAMES)}, got {strategy!r}{hint}"
+        )
+    if n_tasks is not None and (
+        not isinstance(n_tasks, int) or isinstance(n_tasks, bool) or n_tasks < 1
+    ):
+        raise ValueError(f"n_tasks must be an integer >= 1 (or None for automatic), got {n_tasks!r}")
+    if threshold is not None:
+        if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not (
+            0.0 <= float(threshold) <= 1.0
+        ):
+            raise ValueError(
+                f"threshold must be a number in [0, 1] (scores are in [0, 1]), got {threshold!r}"
+            )
+    if shuffle_method not in SHUFFLE_METHODS:
+        raise ValueError(
+            f"shuffle_method must be one of {', '.join(SHUFFLE_METHODS)}, got {shuffle_method!r}"
+        )
+
+
+def _check_ids(df: Any, name: str, id_column: str | None) -> bool:
+    """Check id uniqueness now for pandas; return True when the profile must check (Dask)."""
+    if id_column is not None:
+        _require_column(df, name, id_column, "id")
+    if _is_dask(df):
+        return True
+    ids = df[id_column] if id_column else df.index
+    if not ids.is_unique:
+        dup = pd.Index(ids)[pd.Index(ids).duplicated()][:3].tolist()
+        what = f"column {id_column!r}" if id_column else "index"
+        raise ValueError(
+            f"{name}: the {what} has repeated labels (e.g. {dup}); erblock reports pairs by "
+            "record id, so each record needs its own. Use df.reset_index(drop=True) or pass "
+            "id='<a unique column>'"
+        )
+    if ids.hasnans:
+        raise ValueError(f"{name}: record ids must not be missing")
+    return False
+
+
+def _reserved(df: Any, name: str) -> None:
+    bad = [c for c in _columns(df) if c.startswith("_erb_")]
+    if bad:
+        raise ValueError(f"{name}: column names starting with '_erb_' are reserved, got {bad}")
+
+
+def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any, strategy: str,
+               n_tasks: int | None, threshold: float | None, output: str | None,
+               id: Any, options: dict[str, Any]) -> tuple[Job, list[bool]]:
+    for name, df in frames:
+        _check_frame(df, name)
+        _reserved(df, name)
+    shuffle_method = options.pop("shuffle_method", "tasks")
+    _check_common(strategy, n_tasks, threshold, shuffle_method)
+    keys = _as_keys(key)
+    _check_keys(keys, frames)
+    comparisons = as_comparisons(compare)
+    _check_comparisons(comparisons, frames)
+    ids = id if isinstance(id, tuple) else (id, id)
+    check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
+    allowed = {"npartitions", "persist", "progress", "sort", "cell_budget", "overwrite"}
+    unknown = set(options) - allowed
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
+    job = Job(mode=mode, keys=keys, comparisons=comparisons, strategy=strategy, n_tasks=n_tasks,
+              threshold=None if threshold is None else float(threshold), output=output,
+              id_columns=(ids[0], ids[1]), shuffle_method=shuffle_method, **options)
+    return job, check
+
+
+def link(
+    df_r: Any,
+    df_s: Any,
+    key: Any = None,
+    compare: Any = None,
+    scoring: str = "mean",
+    strategy: str = "auto",
+    n_tasks: int | None = None,
+    threshold: float | None = None,
+    client: Any = None,
+    output: str | None = None,
+    id: str | tuple[str | None, str | None] | None = None,
+    **options: Any,
+) -> pd.DataFrame | RunReport:
+    """Link two sources: every pair (r, s) of records that share a block, compared.
+
+    Returns a pandas DataFrame ``left_id`` (index label of ``df_r``), ``right_id``
+    (of ``df_s``), one similarity column per comparison and ``score``; the run report is
+    in ``pairs.attrs["erblock_report"]``. With ``output="dir"``, workers write parquet
+    parts into that directory and the :class:`~erblock.report.RunReport` is returned.
+
+    Options: ``npartitions`` (input partitions for pandas input), ``persist`` (keep the
+    prepared records in cluster memory between profile and route; default True),
+    ``progress`` (progress bar), ``sort`` (canonical order), ``shuffle_method``
+    (``"tasks"`` or ``"p2p"``), ``overwrite`` (replace an existing output directory).
+    """
+    if compare is None:
+        raise ValueError("compare is required, e.g. compare={'title': 'jaro_winkler'}")
+    job, check = _build_job("link", [("df_r", df_r), ("df_s", df_s)], key, compare, strategy,
+                            n_tasks, threshold, output, id, options)
+    return _finish(job, [df_r, df_s], client, check, scoring)
+
+
+def dedupe(
+    df: Any,
+    key: Any = None,
+    compare: Any = None,
+    scoring: str = "mean",
+    strategy: str = "auto",
+    n_tasks: int | None = None,
+    threshold: float | None = None,
+    client: Any = None,
+    output: str | None = None,
+    id: str | None = None,
+    **options: Any,
+) -> pd.DataFrame | RunReport:
+    """Find duplicates in one source: each unordered pair of records in a block, once.
+
+    ``left_id`` always comes before ``right_id`` in the input order and no record is
+    paired with itself. Otherwise as :func:`link`.
+    """
+    if compare is None:
+        raise ValueError("compare is required, e.g. compare={'name': 'jaro_winkler'}")
+    job, check = _build_job("dedupe", [("df", df)], key, compare, strategy, n_tasks,
+                            threshold, output, id, options)
+    return _finish(job, [df], client, check, scoring)
+
+
+def _finish(job: Job, frames: list[Any], client: Any, check: list[bool], scoring: str
+            ) -> pd.DataFrame | RunReport:
+    if scoring != "mean":
+        raise ValueError(f"scoring must be 'mean', got {scoring!r}")
+    from .engine.cluster import get_client
+
+    c = get_client(client)
+    pairs, report = run(job, frames, c, check_ids=check)
+    if pairs is None:
+        return report
+    return pairs
+
+
+def plan(
+    df_r: Any,
+    df_s: Any = None,
+    key: Any = None,
+    strategy: str = "auto",
+    n_tasks: int | None = None,
+    client: Any = None,
+    id: Any = None,
+    npartitions: int | None = None,
+) -> Plan:
+    """Profile the input (the BDM) and return the plan a run would execute, without comparing.
+
+    With ``df_s`` the plan is for linking ``df_r`` × ``df_s``, otherwise for deduplicating
+    ``df_r``.
+    """
+    frames = [("df_r", df_r)] + ([("df_s", df_s)] if df_s is not None else [])
+    for name, df in frames:
+        _check_frame(df, name)
+    _check_common(strategy, n_tasks, None, "tasks")
+    keys = _as_keys(key)
+    _check_keys(keys, frames)
+    ids = id if isinstance(id, tuple) else (id, id)
+    check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
+    from .engine.cluster import get_client, total_threads
+
+    c = get_client(client)
+    threads = total_threads(c)
+    job = Job(mode="link" if df_s is not None else "dedupe", keys=keys, comparisons=(),
+              strategy=strategy, n_tasks=n_tasks, id_columns=(ids[0], ids[1]),
+              npartitions=npartitions)
+    ddfs = [to_dask(df, npartitions, threads) for _, df in frames]
+    prepared = [prepare(d, job, src) for src, d in zip((SRC_R, SRC_S), ddfs)]
+    bdm, rec = profile(prepared, c, job, check)
+    r = n_tasks or max(1, 4 * threads)
+    p = make_plan(bdm, strategy, r)
+    p.info.update({f"records_{k}": v for k, v in rec.items() if isinstance(v, int)})
+    p.bdm = bdm  # type: ignore[attr-defined]
+    return p

@@ -1,0 +1,43 @@
+"""Blocking keys: specs that map records to int64 block ids (see :mod:`.keys`)."""
+
+from .keys import (
+    NULL_BLOCK,
+    Column,
+    Composite,
+    FunctionKey,
+    KeySpec,
+    Lower,
+    Phonetic,
+    Prefix,
+    as_key_spec,
+    block_ids,
+    column,
+    composite,
+    key_from_dict,
+    lower,
+    metaphone,
+    nysiis,
+    prefix,
+    soundex,
+)
+
+__all__ = [
+    "NULL_BLOCK",
+    "Column",
+    "Composite",
+    "FunctionKey",
+    "KeySpec",
+    "Lower",
+    "Phonetic",
+    "Prefix",
+    "as_key_spec",
+    "block_ids",
+    "column",
+    "composite",
+    "key_from_dict",
+    "lower",
+    "metaphone",
+    "nysiis",
+    "prefix",
+    "soundex",
+]

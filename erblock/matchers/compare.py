@@ -1,0 +1,252 @@
+"""Compare the records of one reduce task: similarity vectors, score, threshold.
+
+Inside a reduce task, records are grouped by unit (sorted by unit, then record id) and
+every match task of the plan is run over its unit slices, in row chunks so memory stays
+bounded (``cell_budget`` matrix cells per chunk and comparison):
+
+* ``TRIANGLE``: pairs i < j of one unit (in input order, so ``left`` precedes ``right``);
+  a row chunk [a, b) only compares against columns from a + 1 on.
+* ``RECTANGLE``: left unit × right unit; for dedupe each pair is oriented so the record
+  that comes first in the input is ``left``.
+
+Two masks keep the pair set exact when a unit mixes blocks or passes: records are only
+compared when their block ids are equal, and with several key passes a pair is compared
+in the first pass it agrees on, never again. ``comparisons`` counts the pairs that pass
+these masks, which is what the planner predicted.
+
+``score`` is the weighted mean of the non-missing similarities (NaN when all are missing);
+``threshold`` keeps pairs with ``score >= threshold``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..balancing.plan import TRIANGLE, Plan
+from ..engine.route import pass_column, value_column
+from .comparisons import Comparison
+
+DEFAULT_CELL_BUDGET = 1 << 21  # cells per chunk matrix: 8 MiB of float32 per comparison
+
+
+@dataclass
+class TaskStats:
+    """What one reduce task did."""
+
+    task: int
+    comparisons: int = 0
+    pairs: int = 0
+    records: int = 0
+    match_tasks: int = 0
+    seconds: float = 0.0
+    write_seconds: float = 0.0
+    worker: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "task": self.task,
+            "comparisons": self.comparisons,
+            "pairs": self.pairs,
+            "records": self.records,
+            "match_tasks": self.match_tasks,
+            "seconds": self.seconds,
+            "write_seconds": self.write_seconds,
+            "worker": self.worker,
+        }
+
+
+class _Side:
+    """Prepared columns of a frame of records, sorted by (unit, rid)."""
+
+    def __init__(self, records: pd.DataFrame, comparisons: Sequence[Comparison],
+                 col_index: dict[str, int], n_passes: int) -> None:
+        if len(records):
+            records = records.sort_values(["_erb_unit", "_erb_rid"], kind="stable")
+        self.ids = records["_erb_id"].to_numpy()
+        self.rid = records["_erb_rid"].to_numpy()
+        self.block = records["_erb_block"].to_numpy()
+        self.unit = records["_erb_unit"].to_numpy()
+        self.passes = records["_erb_pass"].to_numpy()
+        self.keys = (
+            np.stack([records[pass_column(p)].to_numpy() for p in range(n_passes)])
+            if n_passes > 1 else None
+        )
+        cache: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+        self.values = []
+        for c in comparisons:
+            i = col_index[c.column]
+            kind = c.method if c.method in ("numeric", "exact") else "text"
+            if (i, kind) not in cache:
+                cache[(i, kind)] = c.prepare(records[value_column(i)])
+            self.values.append(cache[(i, kind)])
+
+    def slice_of(self, unit: int) -> tuple[int, int]:
+        lo = int(np.searchsorted(self.unit, unit, side="left"))
+        hi = int(np.searchsorted(self.unit, unit, side="right"))
+        return lo, hi
+
+
+def _structure_mask(left: _Side, right: _Side, li: np.ndarray, rj: np.ndarray) -> np.ndarray | None:
+    """Pairs allowed by block equality and first-agreeing-pass rules (None = all)."""
+    mask = None
+    lb, rb = left.block[li], right.block[rj]
+    if lb.min() != lb.max() or rb.min() != rb.max() or lb[0] != rb[0]:
+        mask = lb[:, None] == rb[None, :]
+    if left.keys is not None:
+        p = int(left.passes[li[0]])  # a unit belongs to one pass
+        for q in range(p):
+            lk, rk = left.keys[q][li], right.keys[q][rj]
+            earlier = (lk[:, None] == rk[None, :]) & (lk[:, None] != np.iinfo(np.int64).min)
+            mask = ~earlier if mask is None else mask & ~earlier
+    return mask
+
+
+class _Collector:
+    def __init__(self, n_comp: int) -> None:
+        self.left: list[np.ndarray] = []
+        self.right: list[np.ndarray] = []
+        self.sims: list[list[np.ndarray]] = [[] for _ in range(n_comp)]
+        self.score: list[np.ndarray] = []
+
+
+def _score(mats: list[np.ndarray], weights: np.ndarray) -> np.ndarray:
+    if len(mats) == 1:
+        return mats[0]
+    num = np.zeros_like(mats[0])
+    den = np.zeros_like(mats[0])
+    any_nan = False
+    for m, w in zip(mats, weights):
+        nan = np.isnan(m)
+        if nan.any():
+            any_nan = True
+            num += np.where(nan, 0.0, m) * w
+            den += (~nan) * w
+        else:
+            num += m * w
+            den += w
+    if not any_nan:
+        return num / np.float32(weights.sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, np.nan).astype(np.float32)
+
+
+def _run_block(left: _Side, right: _Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,
+               comparisons: Sequence[Comparison], weights: np.ndarray, threshold: float | None,
+               out: _Collector, cell_budget: int) -> int:
+    """Compare rows [l0, l1) of ``left`` with [r0, r1) of ``right``; return comparisons."""
+    ncols_total = r1 - r0
+    if ncols_total <= 0 or l1 <= l0:
+        return 0
+    chunk = max(1, cell_budget // max(ncols_total, 1))
+    done = 0
+    single = len(comparisons) == 1
+    for a in range(l0, l1, chunk):
+        b = min(a + chunk, l1)
+        c0 = a + 1 if triangle else r0  # triangle: only columns after the first row
+        if c0 >= r1:
+            break
+        li = np.arange(a, b)
+        rj = np.arange(c0, r1)
+        lv = [(v[0][a:b], v[1][a:b]) for v in left.values]
+        rv = [(v[0][c0:r1], v[1][c0:r1]) for v in right.values]
+        mask = _structure_mask(left, right, li, rj)
+        if triangle:
+            tri = np.arange(c0, r1)[None, :] > li[:, None]
+            mask = tri if mask is None else mask & tri
+        cutoff = threshold if (single and threshold is not None and threshold > 0) else None
+        mats = [c.matrix(l_, r_, cutoff) for c, l_, r_ in zip(comparisons, lv, rv)]
+        score = _score(mats, weights) if not single else mats[0]
+        if threshold is not None:
+            sel = score >= np.float32(threshold)
+            if mask is not None:
+                sel &= mask
+        else:
+            sel = mask if mask is not None else np.ones(score.shape, dtype=bool)
+        done += int(mask.sum()) if mask is not None else score.size
+        ri, cj = np.nonzero(sel)
+        if len(ri) == 0:
+            continue
+        out.left.append(li[ri])
+        out.right.append(rj[cj])
+        for k, m in enumerate(mats):
+            out.sims[k].append(m[ri, cj])
+        out.score.append(score[ri, cj])
+    return done
+
+
+def compare_task(
+    task: int,
+    plan: Plan,
+    left_records: pd.DataFrame,
+    right_records: pd.DataFrame | None,
+    comparisons: Sequence[Comparison],
+    col_index: dict[str, int],
+    n_passes: int,
+    threshold: float | None,
+    id_dtypes: tuple[object, object],
+    cell_budget: int = DEFAULT_CELL_BUDGET,
+) -> tuple[pd.DataFrame, TaskStats]:
+    """All pairs of reduce task ``task``: a pairs frame and what it took."""
+    start = time.perf_counter()
+    stats = TaskStats(task=task)
+    left = _Side(left_records, comparisons, col_index, n_passes)
+    right = left if right_records is None else _Side(right_records, comparisons, col_index, n_passes)
+    stats.records = len(left_records) + (0 if right_records is None else len(right_records))
+    weights = np.array([c.weight for c in comparisons], dtype=np.float32)
+    out = _Collector(len(comparisons))
+    m = plan.match
+    for mt in plan.match_tasks_of(task).tolist():
+        l0, l1 = left.slice_of(int(m.left[mt]))
+        if m.kind[mt] == TRIANGLE:
+            stats.comparisons += _run_block(left, left, l0, l1, l0, l1, True, comparisons,
+                                            weights, threshold, out, cell_budget)
+        else:
+            r0, r1 = right.slice_of(int(m.right[mt]))
+            stats.comparisons += _run_block(left, right, l0, l1, r0, r1, False, comparisons,
+                                            weights, threshold, out, cell_budget)
+        stats.match_tasks += 1
+    pairs = _assemble(left, right, out, comparisons, dedupe=right_records is None,
+                      id_dtypes=id_dtypes)
+    stats.pairs = len(pairs)
+    stats.seconds = time.perf_counter() - start
+    return pairs, stats
+
+
+def _assemble(left: _Side, right: _Side, out: _Collector, comparisons: Sequence[Comparison],
+              dedupe: bool, id_dtypes: tuple[object, object]) -> pd.DataFrame:
+    if out.left:
+        li, rj = np.concatenate(out.left), np.concatenate(out.right)
+    else:
+        li = rj = np.zeros(0, dtype=np.int64)
+    if dedupe and len(li):
+        # orient every pair so that left comes first in the input
+        swap = left.rid[li] > right.rid[rj]
+        li, rj = np.where(swap, rj, li), np.where(swap, li, rj)
+    data = {
+        "left_id": pd.Series(left.ids[li]).astype(id_dtypes[0]),
+        "right_id": pd.Series(right.ids[rj]).astype(id_dtypes[1]),
+    }
+    for k, c in enumerate(comparisons):
+        vals = np.concatenate(out.sims[k]) if out.sims[k] else np.zeros(0, np.float32)
+        data[c.name] = vals.astype(np.float64)
+    score = np.concatenate(out.score) if out.score else np.zeros(0, np.float32)
+    data["score"] = score.astype(np.float64)
+    return pd.DataFrame(data)
+
+
+def empty_pairs(comparisons: Sequence[Comparison], id_dtypes: tuple[object, object]) -> pd.DataFrame:
+    """A pairs frame with no rows and the right columns and dtypes."""
+    cols: dict[str, pd.Series] = {
+        "left_id": pd.Series([], dtype=id_dtypes[0]),
+        "right_id": pd.Series([], dtype=id_dtypes[1]),
+    }
+    for c in comparisons:
+        cols[c.name] = pd.Series([], dtype=np.float64)
+    cols["score"] = pd.Series([], dtype=np.float64)
+    return pd.DataFrame(cols)
