@@ -103,13 +103,13 @@ def _check_common(strategy: str, n_tasks: Any, threshold: Any, shuffle_method: s
         not isinstance(n_tasks, int) or isinstance(n_tasks, bool) or n_tasks < 1
     ):
         raise ValueError(f"n_tasks must be an integer >= 1 (or None for automatic), got {n_tasks!r}")
-    if threshold is not None:
-        if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not (
-            0.0 <= float(threshold) <= 1.0
-        ):
-            raise ValueError(
-                f"threshold must be a number in [0, 1] (scores are in [0, 1]), got {threshold!r}"
-            )
+    if threshold is not None and (
+        not isinstance(threshold, (int, float)) or isinstance(threshold, bool)
+        or not 0.0 <= float(threshold) <= 1.0
+    ):
+        raise ValueError(
+            f"threshold must be a number in [0, 1] (scores are in [0, 1]), got {threshold!r}"
+        )
     if shuffle_method not in SHUFFLE_METHODS:
         raise ValueError(
             f"shuffle_method must be one of {', '.join(SHUFFLE_METHODS)}, got {shuffle_method!r}"

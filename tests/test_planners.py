@@ -44,8 +44,8 @@ def planned_pairs(bdm: BDM, plan) -> Counter:
     members = recs.groupby("unit").groups
     out: Counter = Counter()
     m = plan.match
-    for k, l, r in zip(m.kind, m.left, m.right):
-        left = list(members.get(l, []))
+    for k, lu, r in zip(m.kind, m.left, m.right):
+        left = list(members.get(lu, []))
         if k == TRIANGLE:
             for i in range(len(left)):
                 for j in range(i + 1, len(left)):

@@ -256,7 +256,7 @@ class FunctionKey(KeySpec):
         raise TypeError("a function key cannot be written to a dict; use a named key spec")
 
 
-KeyLike = Union[str, tuple, KeySpec, Callable[[pd.DataFrame], Any]]
+KeyLike = Union[str, tuple, KeySpec, Callable[[pd.DataFrame], Any]]  # noqa: UP007 (runtime alias, py3.10)
 
 
 def column(col: str) -> Column:
