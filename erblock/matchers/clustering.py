@@ -1,0 +1,232 @@
+"""From scored pairs to entities.
+
+- :func:`cluster` (dedupe): connected components of the graph whose edges are the pairs
+  scoring at least ``threshold`` (scipy ``connected_components``). Transitive: if a~b and
+  b~c, then a, b and c are one entity even when a~c scores low.
+- :func:`cluster_dask`: the same components for pair sets that do not fit in memory,
+  by min-label propagation with pointer jumping over dask DataFrames.
+- :func:`one_to_one` (link): greedy best-first matching in which each left and each right
+  record is used at most once.
+
+Entity ids are **the smallest record id of the component**, so they do not depend on the
+order of the pairs, and a record in no pair is its own entity. Record ids must be mutually
+comparable (all ints or all strings); otherwise they are ordered by their ``str``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+__all__ = ["cluster", "cluster_dask", "one_to_one"]
+
+
+def _check_pairs(pairs: Any, score_column: str, threshold: float | None) -> None:
+    missing = {"left_id", "right_id"} - set(pairs.columns)
+    if threshold is not None:
+        missing |= {score_column} - set(pairs.columns)
+    if missing:
+        raise ValueError(f"pairs: missing column(s) {sorted(missing)}; got {list(pairs.columns)}")
+
+
+def _selected(pairs: pd.DataFrame, threshold: float | None, score_column: str) -> pd.DataFrame:
+    """Pairs that count as matches (NaN scores never do)."""
+    if threshold is None:
+        return pairs
+    return pairs[pairs[score_column].to_numpy(dtype=np.float64, na_value=np.nan) >= threshold]
+
+
+def _sorted_unique(values: pd.Index) -> pd.Index:
+    """Unique ids in their natural order, or by ``str`` when they do not compare."""
+    uniq = values.unique()
+    try:
+        return uniq.sort_values()
+    except TypeError:  # mixed types, e.g. str and int ids
+        return uniq[np.argsort(uniq.astype(str).to_numpy(), kind="stable")]
+
+
+def cluster(
+    pairs: pd.DataFrame,
+    threshold: float | None = None,
+    *,
+    ids: Iterable[Any] | None = None,
+    score_column: str = "score",
+) -> pd.Series:
+    """Entity id for every record: connected components over the matching pairs.
+
+    Parameters
+    ----------
+    pairs
+        Frame with ``left_id``, ``right_id`` (and ``score_column`` when ``threshold`` is set).
+    threshold
+        Keep pairs with ``score >= threshold``; ``None`` keeps every row (already
+        classified pairs).
+    ids
+        All record ids (e.g. ``df.index``), so that records without a match get singleton
+        clusters. Without it, the records are those seen in any row of ``pairs`` (also
+        below the threshold).
+
+    Returns
+    -------
+    pandas.Series named ``entity_id``, indexed by record id (name ``id``): in the order of
+    ``ids`` when given (followed, sorted, by any other id seen in ``pairs``), else sorted.
+    The value is the smallest record id of the record's component.
+    """
+    _check_pairs(pairs, score_column, threshold)
+    kept = _selected(pairs, threshold, score_column)
+    seen = pd.Index(pairs["left_id"]).append(pd.Index(pairs["right_id"]))
+    given = None if ids is None else (ids if isinstance(ids, pd.Index) else pd.Index(list(ids)))
+    if given is not None and not given.is_unique:
+        raise ValueError("ids: record ids must be unique")
+    nodes = _sorted_unique(seen if given is None else given.append(seen))
+    # codes follow the sorted order, so the smallest code of a component is its smallest id
+    li = nodes.get_indexer(pd.Index(kept["left_id"]))
+    ri = nodes.get_indexer(pd.Index(kept["right_id"]))
+    n = len(nodes)
+    graph = sp.coo_matrix((np.ones(li.size, dtype=np.int8), (li, ri)), shape=(n, n))
+    _, comp = connected_components(graph, directed=False)
+    # first occurrence of each component label in code order = its smallest member
+    _, first = np.unique(comp, return_index=True)
+    out = pd.Series(nodes[first[comp]], index=nodes.rename("id"), name="entity_id")
+    if given is not None:
+        extra = nodes.difference(given, sort=False)
+        order = given.append(_sorted_unique(extra)) if len(extra) else given
+        out = out.reindex(order.rename("id"))
+    return out
+
+
+def one_to_one(
+    pairs: pd.DataFrame, score_column: str = "score", *, threshold: float | None = None
+) -> pd.DataFrame:
+    """Greedy best-first 1:1 matching for link: each left and right id is used at most once.
+
+    Pairs are ranked by ``score`` descending, ties by ``left_id`` then ``right_id``
+    ascending (deterministic). The result equals the sequential greedy "take the best
+    remaining pair whose ends are both free", computed in rounds: every pair that is the
+    best remaining one for both its left and its right id is accepted (all such pairs are
+    accepted by the sequential greedy too, and the globally best pair always is one), then
+    pairs touching an accepted id are dropped. Rounds are few in practice; each is vectorised.
+
+    Returns the accepted rows of ``pairs`` (original index kept) in rank order. Pairs with
+    a NaN score, or below ``threshold`` when given, are never accepted.
+    """
+    _check_pairs(pairs, score_column, 0.0)
+    score = pairs[score_column].to_numpy(dtype=np.float64, na_value=np.nan)
+    ok = ~np.isnan(score)
+    if threshold is not None:
+        ok &= score >= threshold
+    rows = np.flatnonzero(ok)
+    lcode = pd.factorize(_rankable(pairs["left_id"].iloc[rows]), sort=True)[0]
+    rcode = pd.factorize(_rankable(pairs["right_id"].iloc[rows]), sort=True)[0]
+    order = np.lexsort((rcode, lcode, -score[rows]))
+    rows, lcode, rcode = rows[order], lcode[order], rcode[order]
+    rank = np.arange(rows.size)
+    accepted = []
+    alive = np.arange(rows.size)
+    nl, nr = lcode.max(initial=-1) + 1, rcode.max(initial=-1) + 1
+    while alive.size:
+        best_l = np.full(nl, rows.size)
+        best_r = np.full(nr, rows.size)
+        np.minimum.at(best_l, lcode[alive], rank[alive])
+        np.minimum.at(best_r, rcode[alive], rank[alive])
+        a = alive[(best_l[lcode[alive]] == rank[alive]) & (best_r[rcode[alive]] == rank[alive])]
+        accepted.append(a)
+        used_l = np.zeros(nl, bool)
+        used_r = np.zeros(nr, bool)
+        used_l[lcode[a]] = True
+        used_r[rcode[a]] = True
+        alive = alive[~used_l[lcode[alive]] & ~used_r[rcode[alive]]]
+    take = np.sort(np.concatenate(accepted)) if accepted else np.empty(0, np.int64)
+    return pairs.iloc[rows[take]]
+
+
+def _rankable(s: pd.Series) -> pd.Series:
+    """Ids as they sort: themselves, or their ``str`` when their types do not compare."""
+    try:
+        s.sort_values()
+        return s
+    except TypeError:
+        return s.astype(str)
+
+
+def cluster_dask(
+    pairs: Any,
+    threshold: float | None = None,
+    *,
+    score_column: str = "score",
+    max_iter: int = 100,
+    shuffle_method: str = "tasks",
+) -> Any:
+    """Connected components of a dask DataFrame of pairs, without collecting it.
+
+    Min-label propagation with hooking and pointer jumping (Shiloach-Vishkin style), as
+    rounds of dask merges and groupbys. Every record ``x`` holds a label ``L(x) <= x`` naming
+    a record of its component (initially itself). Each round:
+
+    1. *hook*: for every pair whose ends carry different labels ``a < b``, set
+       ``L(b) = min(L(b), a)`` — the label record itself is re-pointed, so a whole tree
+       moves at once, not a single record;
+    2. *jump*: ``L(x) = min(L(x), L(L(x)))``, halving the depth of the label trees.
+
+    Labels only decrease and stay inside the component, and the smallest record of a
+    component keeps its own label; when no pair has two different labels, every component
+    carries a single label, which is then its smallest id — the same result as
+    :func:`cluster`. Rounds grow about logarithmically with component size (5-10 on random
+    graphs of 10^3-10^5 records). Each round is a few shuffles and computes one count; the
+    edges (ids only) and the labels are persisted on the workers, nothing is gathered on
+    the client.
+
+    ``shuffle_method`` is passed to every merge and groupby: ``"tasks"`` works with any
+    scheduler and suits small graphs; use ``"p2p"`` for large ones under a distributed
+    client.
+
+    Returns a dask Series ``entity_id`` indexed by record id; only records that appear in a
+    kept pair are included (records without a match are their own entity). Raises
+    ``RuntimeError`` if not converged after ``max_iter`` rounds.
+    """
+    import dask.dataframe as dd
+
+    _check_pairs(pairs, score_column, threshold)
+    if threshold is not None:
+        pairs = pairs[pairs[score_column] >= threshold]
+    sm = shuffle_method
+    edges = pairs[["left_id", "right_id"]].rename(columns={"left_id": "u", "right_id": "v"})
+    edges = edges.persist()  # read every round
+    nodes = dd.concat([edges["u"], edges["v"]]).drop_duplicates(split_out=edges.npartitions)
+    labels = nodes.to_frame(name="node")
+    labels = labels.assign(label=labels["node"]).persist()
+    nparts = labels.npartitions
+    for _ in range(max_iter):
+        ends = edges.merge(
+            labels.rename(columns={"node": "u", "label": "a"}), on="u", shuffle_method=sm
+        )
+        ends = ends.merge(
+            labels.rename(columns={"node": "v", "label": "b"}), on="v", shuffle_method=sm
+        )
+        ends = ends[ends["a"] != ends["b"]]
+        hooks = ends.assign(
+            node=ends["a"].where(ends["a"] > ends["b"], ends["b"]),  # larger label ...
+            label=ends["a"].where(ends["a"] < ends["b"], ends["b"]),  # ... points to smaller
+        )[["node", "label"]].persist()
+        if len(hooks) == 0:
+            return labels.set_index("node", shuffle_method=sm)["label"].rename("entity_id")
+        labels = (
+            dd.concat([labels, hooks])
+            .groupby("node")["label"]
+            .min(split_out=nparts, shuffle_method=sm)
+            .reset_index()
+        )
+        hop = labels.rename(columns={"node": "label", "label": "hop"})
+        labels = labels.merge(hop, on="label", shuffle_method=sm)  # labels are nodes: no loss
+        labels = labels.assign(
+            label=labels["label"].where(labels["label"] <= labels["hop"], labels["hop"])
+        )
+        labels = labels[["node", "label"]].persist()
+    raise RuntimeError(
+        f"cluster_dask: labels still changing after max_iter={max_iter} rounds; raise max_iter"
+    )

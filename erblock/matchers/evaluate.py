@@ -1,0 +1,324 @@
+"""Quality of a result against ground truth.
+
+- :func:`evaluate`: precision, recall and F1 of the predicted pairs, plus the two blocking
+  measures: pair completeness (share of the true pairs that were candidates at all: the
+  recall ceiling set by blocking) and reduction ratio (share of all possible pairs that
+  blocking saved).
+- :func:`pr_curve` / :func:`plot_pr_curve`: the same at every threshold in one sort.
+- :func:`cluster_metrics`: pairwise precision/recall/F1 and the adjusted Rand index of a
+  clustering (dedupe), from the contingency table, never from enumerated pairs.
+
+Pairs are compared as sets of distinct pairs. For dedupe, a pair is unordered:
+``(a, b) == (b, a)``; both frames are normalised before matching. Ids are matched by value
+and may be of any hashable type (they are factorised jointly, never sorted).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+__all__ = ["cluster_metrics", "evaluate", "plot_pr_curve", "pr_curve"]
+
+
+# --------------------------------------------------------------------------- pair keys
+
+
+def _pair_codes(frames: list[pd.DataFrame], dedupe: bool, names: list[str]) -> list[np.ndarray]:
+    """One int64 key per row of each frame; equal keys = the same pair.
+
+    Ids of all frames are factorised together (so ``3`` in one frame is ``3`` in the
+    other), and for dedupe the two codes of a pair are put in (min, max) order.
+    """
+    for f, name in zip(frames, names):
+        missing = {"left_id", "right_id"} - set(f.columns)
+        if missing:
+            raise ValueError(f"{name}: missing column(s) {sorted(missing)}; got {list(f.columns)}")
+    if dedupe:  # one id space
+        allv = pd.concat([pd.concat([f["left_id"], f["right_id"]]) for f in frames])
+        codes, uniq = pd.factorize(allv)
+        k = len(uniq)
+        out, start = [], 0
+        for f in frames:
+            n = len(f)
+            a, b = codes[start : start + n], codes[start + n : start + 2 * n]
+            start += 2 * n
+            out.append(np.minimum(a, b).astype(np.int64) * k + np.maximum(a, b))
+        return out
+    lcodes, _ = pd.factorize(pd.concat([f["left_id"] for f in frames]))
+    rcodes, ru = pd.factorize(pd.concat([f["right_id"] for f in frames]))
+    out, start = [], 0
+    for f in frames:
+        n = len(f)
+        key = lcodes[start : start + n].astype(np.int64) * len(ru) + rcodes[start : start + n]
+        out.append(key)
+        start += n
+    return out
+
+
+def _check_id_types(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) -> None:
+    """Warn when ids cannot match because one side is numbers and the other text."""
+    for col in ("left_id", "right_id"):
+        kinds = {
+            "int"
+            if pd.api.types.is_integer_dtype(f[col])
+            else "str"
+            if pd.api.types.is_string_dtype(f[col])
+            else "other"
+            for f in (a, b)
+        }
+        if kinds == {"int", "str"}:
+            warnings.warn(
+                f"{col}: {names[0]} has {a[col].dtype} ids and {names[1]} has "
+                f"{b[col].dtype} ids; ids are compared by value, so 1 never equals '1'. "
+                "Convert one side, e.g. truth.astype({'" + col + "': 'int64'}).",
+                UserWarning,
+                stacklevel=3,
+            )
+
+
+def _infer_dedupe(dedupe: bool | None, n_left: int | None, n_right: int | None) -> bool:
+    if dedupe is not None:
+        return bool(dedupe)
+    # n_right means link. n_left alone means one input; nothing given: unordered comparison,
+    # which is exact for dedupe and for link differs only if a reversed pair is also present.
+    return n_right is None
+
+
+def _scores(pairs: pd.DataFrame, score_column: str) -> np.ndarray:
+    if score_column not in pairs.columns:
+        raise ValueError(
+            f"pairs: no score column {score_column!r} (columns: {list(pairs.columns)}); "
+            "pass score_column=... or threshold=None"
+        )
+    return pairs[score_column].to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den else math.nan
+
+
+def _f1(p: float, r: float) -> float:
+    if math.isnan(p) or math.isnan(r):
+        return math.nan
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def evaluate(
+    pairs: pd.DataFrame,
+    truth: pd.DataFrame,
+    *,
+    threshold: float | None = None,
+    score_column: str = "score",
+    n_left: int | None = None,
+    n_right: int | None = None,
+    candidates: pd.DataFrame | None = None,
+    dedupe: bool | None = None,
+) -> dict[str, Any]:
+    """Precision, recall, F1, pair completeness and reduction ratio of ``pairs``.
+
+    Parameters
+    ----------
+    pairs
+        ``left_id``, ``right_id`` (and ``score_column`` when ``threshold`` is set). Rows
+        with ``score >= threshold`` are the predicted matches (all rows if ``threshold`` is
+        None); all rows are the candidate pairs unless ``candidates`` is given.
+    truth
+        The true pairs, ``left_id``, ``right_id``.
+    n_left, n_right
+        Input sizes, for the reduction ratio: possible pairs are ``n_left * n_right``
+        (link) or ``n_left * (n_left - 1) / 2`` (dedupe, ``n_right`` not given).
+    candidates
+        The compared pairs, when ``pairs`` holds only some of them.
+    dedupe
+        Compare pairs unordered. ``None``: ``False`` if ``n_right`` is given, else ``True``
+        (exact for dedupe; for link it only differs if a reversed pair is present).
+
+    Returns
+    -------
+    dict with ``precision``, ``recall``, ``f1``, ``tp``, ``fp``, ``fn``,
+    ``pair_completeness`` (true pairs among the candidates / true pairs),
+    ``reduction_ratio`` (1 - candidates / possible pairs, ``None`` without ``n_left``),
+    ``n_predicted``, ``n_candidates``, ``n_true`` and ``threshold``. Counts are over
+    distinct pairs (self-pairs in dedupe truth are ignored). A ratio with a zero
+    denominator is NaN; F1 is 0 when precision and recall are both 0.
+    """
+    dedupe = _infer_dedupe(dedupe, n_left, n_right)
+    if n_right is not None and n_left is None:
+        raise ValueError("n_right given without n_left: pass both for link, n_left for dedupe")
+    if dedupe and n_right is not None:
+        raise ValueError("dedupe=True with n_right: dedupe has a single input, drop n_right")
+    cand = pairs if candidates is None else candidates
+    predicted = pairs
+    if threshold is not None:
+        predicted = pairs[_scores(pairs, score_column) >= threshold]
+    _check_id_types(pairs, truth, ("pairs", "truth"))
+    names = ["pairs", "truth", "candidates"]
+    pred_k, true_k, cand_k = _pair_codes([predicted, truth, cand], dedupe, names)
+    if dedupe:  # a record is never its own duplicate
+        true_k = true_k[truth["left_id"].to_numpy() != truth["right_id"].to_numpy()]
+    pred_k, true_k, cand_k = np.unique(pred_k), np.unique(true_k), np.unique(cand_k)
+    tp = int(np.isin(pred_k, true_k, assume_unique=True).sum())
+    fp, fn = pred_k.size - tp, true_k.size - tp
+    precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
+    found = int(np.isin(true_k, cand_k, assume_unique=True).sum())
+    rr = None
+    if n_left is not None:
+        total = n_left * n_right if n_right is not None else n_left * (n_left - 1) // 2
+        rr = 1.0 - cand_k.size / total if total else math.nan
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": _f1(precision, recall),
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "pair_completeness": _ratio(found, true_k.size),
+        "reduction_ratio": rr,
+        "n_predicted": int(pred_k.size),
+        "n_candidates": int(cand_k.size),
+        "n_true": int(true_k.size),
+        "threshold": threshold,
+    }
+
+
+def pr_curve(
+    pairs: pd.DataFrame,
+    truth: pd.DataFrame,
+    *,
+    score_column: str = "score",
+    dedupe: bool | None = None,
+) -> pd.DataFrame:
+    """Precision, recall and F1 at every distinct score used as threshold.
+
+    One sort and cumulative sums: row ``t`` says what :func:`evaluate` with
+    ``threshold=t`` would give. Sorted by threshold, descending. Recall is over all true
+    pairs, including those never among ``pairs``; a pair listed twice counts with its best
+    score; NaN scores never match. ``dedupe=None`` compares pairs unordered (see
+    :func:`evaluate`).
+    """
+    dedupe = True if dedupe is None else dedupe
+    score = _scores(pairs, score_column)
+    _check_id_types(pairs, truth, ("pairs", "truth"))
+    keys, true_k = _pair_codes([pairs, truth], dedupe, ["pairs", "truth"])
+    if dedupe:
+        true_k = true_k[truth["left_id"].to_numpy() != truth["right_id"].to_numpy()]
+    true_k = np.unique(true_k)
+    ok = ~np.isnan(score)
+    keys, score = keys[ok], score[ok]
+    # best score per distinct pair, then descending score
+    order = np.lexsort((-score, keys))
+    first = np.r_[True, keys[order][1:] != keys[order][:-1]]
+    keys, score = keys[order][first], score[order][first]
+    order = np.argsort(-score, kind="stable")
+    keys, score = keys[order], score[order]
+    hit = np.isin(keys, true_k, assume_unique=True)
+    tp = np.cumsum(hit)
+    n = np.arange(1, keys.size + 1)
+    last = np.r_[score[1:] != score[:-1], True] if keys.size else np.empty(0, bool)
+    tp, n, thr = tp[last], n[last], score[last]  # ties: all pairs at one score together
+    precision = tp / n
+    recall = tp / true_k.size if true_k.size else np.full(tp.size, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
+    f1 = np.where(np.isnan(recall), np.nan, f1)
+    return pd.DataFrame({"threshold": thr, "precision": precision, "recall": recall, "f1": f1})
+
+
+def plot_pr_curve(curve: pd.DataFrame, path: str | os.PathLike, *, title: str | None = None) -> str:
+    """Draw a :func:`pr_curve` (precision against recall, best F1 marked) to a PNG file.
+
+    Needs matplotlib (``pip install erblock[plot]``); it is imported here only, and the
+    figure is drawn with the Agg canvas directly, so no global backend is changed.
+    Returns the path written.
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("plot_pr_curve needs matplotlib: pip install 'erblock[plot]'") from e
+    fig = Figure(figsize=(5, 4), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot(curve["recall"], curve["precision"], drawstyle="steps-post", label="PR")
+    if len(curve) and curve["f1"].notna().any():
+        best = curve.loc[curve["f1"].idxmax()]
+        ax.plot(
+            [best["recall"]],
+            [best["precision"]],
+            "o",
+            label=f"best F1 {best['f1']:.3f} at {best['threshold']:.3g}",
+        )
+    ax.set(xlabel="recall", ylabel="precision", xlim=(0, 1.02), ylim=(0, 1.02))
+    ax.set_title(title or "precision / recall")
+    ax.legend(loc="lower left")
+    ax.grid(alpha=0.3)
+    fig.savefig(os.fspath(path), format="png")
+    return os.fspath(path)
+
+
+# --------------------------------------------------------------------------- clusters
+
+
+def cluster_metrics(pred_labels: pd.Series, true_labels: pd.Series) -> dict[str, Any]:
+    """Compare a clustering with the true one (dedupe): pairwise P/R/F1 and adjusted Rand.
+
+    Both Series map record id (index) to a cluster label; they must cover the same
+    records (aligned by index). A "pair" is two records in one cluster: precision is the
+    share of predicted same-cluster pairs that are true, recall the share of true ones
+    found. The adjusted Rand index (Hubert & Arabie 1985) is the Rand index corrected for
+    chance: 1 for identical partitions, about 0 for random ones; it is computed here from
+    the contingency table (scikit-learn's ``adjusted_rand_score`` gives the same value,
+    and is not needed). Everything is counted from the contingency table, so it costs
+    O(records), not O(pairs).
+    """
+    if not pred_labels.index.is_unique or not true_labels.index.is_unique:
+        raise ValueError("pred_labels, true_labels: the index (record ids) must be unique")
+    if len(pred_labels) != len(true_labels) or not pred_labels.index.isin(true_labels.index).all():
+        raise ValueError(
+            "pred_labels and true_labels must label the same records: got "
+            f"{len(pred_labels)} and {len(true_labels)} ids, "
+            f"{int((~pred_labels.index.isin(true_labels.index)).sum())} not in true_labels"
+        )
+    true_labels = true_labels.reindex(pred_labels.index)
+    if pred_labels.isna().any() or true_labels.isna().any():
+        raise ValueError("cluster labels must not be missing")
+    a, _ = pd.factorize(pred_labels.to_numpy())
+    b, _ = pd.factorize(true_labels.to_numpy())
+    n = a.size
+    table = sp.coo_matrix((np.ones(n), (a, b))).tocsr()  # duplicates are summed
+    nij = table.data
+    rows = np.asarray(table.sum(axis=1)).ravel()
+    cols = np.asarray(table.sum(axis=0)).ravel()
+
+    def comb2(x: np.ndarray) -> float:
+        return float(np.sum(x * (x - 1) / 2))
+
+    tp, pred_pairs, true_pairs = comb2(nij), comb2(rows), comb2(cols)
+    precision, recall = _ratio(tp, pred_pairs), _ratio(tp, true_pairs)
+    total = n * (n - 1) / 2
+    expected = pred_pairs * true_pairs / total if total else 0.0
+    max_index = (pred_pairs + true_pairs) / 2
+    # identical trivial partitions (all singletons, or one cluster): 1 by convention
+    ari = 1.0 if max_index == expected else (tp - expected) / (max_index - expected)
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": _f1(precision, recall),
+        "adjusted_rand_index": ari,
+        "tp": int(tp),
+        "pred_pairs": int(pred_pairs),
+        "true_pairs": int(true_pairs),
+        "n_records": n,
+        "n_pred_clusters": int(rows.size),
+        "n_true_clusters": int(cols.size),
+    }
