@@ -6,7 +6,7 @@ The pipeline: blocking keys (``erblock.blocking``) → profile (BDM) → plan
 """
 
 from .api import dedupe, link, plan
-from .blocking import composite, lower, metaphone, nysiis, prefix, soundex
+from .blocking import composite, lower, metaphone, nysiis, prefix, soundex, token
 from .matchers.comparisons import Comparison, comparison
 from .report import RunReport
 
@@ -25,4 +25,5 @@ __all__ = [
     "plan",
     "prefix",
     "soundex",
+    "token",
 ]

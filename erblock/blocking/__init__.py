@@ -9,6 +9,7 @@ from .keys import (
     Lower,
     Phonetic,
     Prefix,
+    Token,
     as_key_spec,
     block_ids,
     column,
@@ -19,6 +20,7 @@ from .keys import (
     nysiis,
     prefix,
     soundex,
+    token,
 )
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "Lower",
     "Phonetic",
     "Prefix",
+    "Token",
     "as_key_spec",
     "block_ids",
     "column",
@@ -40,4 +43,5 @@ __all__ = [
     "nysiis",
     "prefix",
     "soundex",
+    "token",
 ]

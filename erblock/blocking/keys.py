@@ -148,6 +148,40 @@ class Prefix(KeySpec):
 
 
 @dataclass(frozen=True)
+class Token(KeySpec):
+    """The ``i``-th word of the normalised text of a column (0 = first; negative from the end).
+
+    Records with fewer words have no key for this pass.
+    """
+
+    column: str
+    i: int = 0
+    kind: ClassVar[str] = "token"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.i, int) or isinstance(self.i, bool):
+            raise ValueError(f"token index i must be an integer, got {self.i!r}")
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def values(self, df: pd.DataFrame) -> pd.Series:
+        s = normalise_text(as_key_strings(df[self.column]))
+        uniques, codes = _factorize(s)
+        i = self.i
+
+        def pick(text: str) -> str | None:
+            words = text.split()
+            return words[i] if -len(words) <= i < len(words) else None
+
+        return _rebuild([pick(u) for u in uniques], codes, s.index)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "column": self.column, "i": self.i}
+
+
+@dataclass(frozen=True)
 class Phonetic(KeySpec):
     """A phonetic code of a column (``soundex``, ``metaphone`` or ``nysiis``, by jellyfish).
 
@@ -274,6 +308,11 @@ def prefix(col: str, n: int, normalize: bool = True) -> Prefix:
     return Prefix(col, n, normalize)
 
 
+def token(col: str, i: int = 0) -> Token:
+    """Block on the ``i``-th word of the normalised text of ``col``."""
+    return Token(col, i)
+
+
 def soundex(col: str) -> Phonetic:
     """Block on the Soundex code of ``col``."""
     return Phonetic(col, "soundex")
@@ -325,6 +364,8 @@ def key_from_dict(d: dict[str, Any]) -> KeySpec:
         return Prefix(d["column"], int(d["n"]), bool(d.get("normalize", True)))
     if kind == "phonetic":
         return Phonetic(d["column"], d["algorithm"])
+    if kind == "token":
+        return Token(d["column"], int(d.get("i", 0)))
     if kind == "composite":
         return Composite(tuple(key_from_dict(p) for p in d["parts"]))
     raise ValueError(f"unknown key kind {kind!r} in {d!r}")
