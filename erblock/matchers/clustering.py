@@ -154,6 +154,10 @@ def _rankable(s: pd.Series) -> pd.Series:
         return s.astype(str)
 
 
+def _labels_to_series(df: pd.DataFrame) -> pd.Series:
+    return df.set_index("node")["label"].rename("entity_id").rename_axis("id")
+
+
 def cluster_dask(
     pairs: Any,
     threshold: float | None = None,
@@ -161,6 +165,7 @@ def cluster_dask(
     score_column: str = "score",
     max_iter: int = 100,
     shuffle_method: str = "tasks",
+    client: Any = None,
 ) -> Any:
     """Connected components of a dask DataFrame of pairs, without collecting it.
 
@@ -183,9 +188,11 @@ def cluster_dask(
 
     ``shuffle_method`` is passed to every merge and groupby: ``"tasks"`` works with any
     scheduler and suits small graphs; use ``"p2p"`` for large ones under a distributed
-    client.
+    client. ``client``: a ``distributed.Client`` to run on; ``None`` uses the default
+    scheduler (the current default client, if any).
 
-    Returns a dask Series ``entity_id`` indexed by record id; only records that appear in a
+    Returns a dask Series ``entity_id`` indexed by record id (``id``; partitions are not
+    sorted, divisions unknown); only records that appear in a
     kept pair are included (records without a match are their own entity). Raises
     ``RuntimeError`` if not converged after ``max_iter`` rounds.
     """
@@ -195,11 +202,19 @@ def cluster_dask(
     if threshold is not None:
         pairs = pairs[pairs[score_column] >= threshold]
     sm = shuffle_method
+
+    def persist(x: Any) -> Any:
+        return x.persist() if client is None else client.persist(x)
+
+    def count(x: Any) -> int:
+        n = x.shape[0]
+        return int(n.compute() if client is None else client.compute(n).result())
+
     edges = pairs[["left_id", "right_id"]].rename(columns={"left_id": "u", "right_id": "v"})
-    edges = edges.persist()  # read every round
+    edges = persist(edges)  # read every round
     nodes = dd.concat([edges["u"], edges["v"]]).drop_duplicates(split_out=edges.npartitions)
     labels = nodes.to_frame(name="node")
-    labels = labels.assign(label=labels["node"]).persist()
+    labels = persist(labels.assign(label=labels["node"]))
     nparts = labels.npartitions
     for _ in range(max_iter):
         ends = edges.merge(
@@ -212,9 +227,11 @@ def cluster_dask(
         hooks = ends.assign(
             node=ends["a"].where(ends["a"] > ends["b"], ends["b"]),  # larger label ...
             label=ends["a"].where(ends["a"] < ends["b"], ends["b"]),  # ... points to smaller
-        )[["node", "label"]].persist()
-        if len(hooks) == 0:
-            return labels.set_index("node", shuffle_method=sm)["label"].rename("entity_id")
+        )[["node", "label"]]
+        hooks = persist(hooks)
+        if count(hooks) == 0:
+            # per partition, no sort: set_index would compute divisions eagerly
+            return labels.map_partitions(_labels_to_series)
         labels = (
             dd.concat([labels, hooks])
             .groupby("node")["label"]
@@ -226,7 +243,7 @@ def cluster_dask(
         labels = labels.assign(
             label=labels["label"].where(labels["label"] <= labels["hop"], labels["hop"])
         )
-        labels = labels[["node", "label"]].persist()
+        labels = persist(labels[["node", "label"]])
     raise RuntimeError(
         f"cluster_dask: labels still changing after max_iter={max_iter} rounds; raise max_iter"
     )

@@ -249,7 +249,7 @@ def plot_pr_curve(curve: pd.DataFrame, path: str | os.PathLike, *, title: str | 
     fig = Figure(figsize=(5, 4), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.plot(curve["recall"], curve["precision"], drawstyle="steps-post", label="PR")
+    ax.plot(curve["recall"], curve["precision"], ".-", label="PR")
     if len(curve) and curve["f1"].notna().any():
         best = curve.loc[curve["f1"].idxmax()]
         ax.plot(

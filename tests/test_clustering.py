@@ -1,0 +1,216 @@
+"""cluster / one_to_one / cluster_dask against tiny obviously-correct references."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from erblock.matchers.clustering import cluster, cluster_dask, one_to_one
+
+# --------------------------------------------------------------------------- references
+
+
+def union_find_labels(edges: list[tuple[int, int]], nodes: list[int]) -> dict[int, int]:
+    """Smallest member of each connected component, by plain union-find."""
+    parent = {v: v for v in nodes}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for a, b in edges:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)  # root is always the smallest id
+    return {v: find(v) for v in nodes}
+
+
+def greedy_reference(pairs: pd.DataFrame) -> list[tuple[int, int]]:
+    """Sequential greedy: best score first, ties by (left, right); both ends free."""
+    rows = sorted(
+        zip(pairs["score"], pairs["left_id"], pairs["right_id"]),
+        key=lambda t: (-t[0], t[1], t[2]),
+    )
+    used_l, used_r, out = set(), set(), []
+    for _, lft, rgt in rows:
+        if lft not in used_l and rgt not in used_r:
+            used_l.add(lft)
+            used_r.add(rgt)
+            out.append((lft, rgt))
+    return out
+
+
+graphs = st.lists(
+    st.tuples(st.integers(0, 30), st.integers(0, 30), st.sampled_from([0.1, 0.5, 0.5, 0.9])),
+    max_size=60,
+)
+
+# --------------------------------------------------------------------------- cluster
+
+
+def test_cluster_literal_example():
+    pairs = pd.DataFrame(
+        {
+            "left_id": [1, 2, 5, 7, 9],
+            "right_id": [2, 3, 6, 8, 10],
+            "score": [0.9, 0.8, 0.4, 0.95, 0.7],
+        }
+    )
+    got = cluster(pairs, 0.5, ids=range(12))
+    assert got.name == "entity_id"
+    assert got.index.name == "id"
+    assert got.index.tolist() == list(range(12))
+    assert got.tolist() == [0, 1, 1, 1, 4, 5, 6, 7, 7, 9, 9, 11]
+    # without ids: every id seen in pairs (5-6 is below the threshold: two singletons)
+    got = cluster(pairs, 0.5)
+    assert got.to_dict() == {1: 1, 2: 1, 3: 1, 5: 5, 6: 6, 7: 7, 8: 7, 9: 9, 10: 9}
+    # no threshold: every row is a match
+    assert cluster(pairs).loc[6] == 5
+
+
+def test_cluster_string_ids_keep_ids_order_and_extras():
+    pairs = pd.DataFrame({"left_id": ["b", "c", "x"], "right_id": ["a", "d", "c"]})
+    got = cluster(pairs, ids=["d", "c", "b", "a", "e"])
+    # ids order first, then ids only seen in pairs, sorted
+    assert got.index.tolist() == ["d", "c", "b", "a", "e", "x"]
+    assert got.tolist() == ["c", "c", "a", "a", "e", "c"]
+
+
+def test_cluster_nan_scores_never_match_and_empty_pairs():
+    pairs = pd.DataFrame({"left_id": [1, 2], "right_id": [2, 3], "score": [np.nan, 0.8]})
+    assert cluster(pairs, 0.5).to_dict() == {1: 1, 2: 2, 3: 2}
+    empty = pairs.iloc[:0]
+    assert cluster(empty, 0.5, ids=[3, 1]).to_dict() == {3: 3, 1: 1}
+
+
+def test_cluster_mixed_id_types_fall_back_to_str_order():
+    pairs = pd.DataFrame({"left_id": ["conf/x", "conf/y"], "right_id": [375, 376]})
+    got = cluster(pairs)
+    # str order: "375" < "376" < "conf/x" < "conf/y"
+    assert got.to_dict() == {375: 375, 376: 376, "conf/x": 375, "conf/y": 376}
+
+
+def test_cluster_errors_name_the_problem():
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['score'\]"):
+        cluster(pd.DataFrame({"left_id": [1], "right_id": [2]}), 0.5)
+    with pytest.raises(ValueError, match="ids: record ids must be unique"):
+        cluster(pd.DataFrame({"left_id": [1], "right_id": [2]}), ids=[1, 1, 2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs, st.sampled_from([None, 0.5]))
+def test_cluster_equals_union_find(edges, threshold):
+    pairs = pd.DataFrame(edges, columns=["left_id", "right_id", "score"])
+    ids = list(range(0, 35, 1))
+    got = cluster(pairs, threshold, ids=ids)
+    kept = [(a, b) for a, b, s in edges if threshold is None or s >= threshold]
+    assert got.to_dict() == union_find_labels(kept, ids)
+
+
+# --------------------------------------------------------------------------- one_to_one
+
+
+def test_one_to_one_literal_example():
+    pairs = pd.DataFrame(
+        {
+            "left_id": ["a", "a", "b", "b", "c", "d"],
+            "right_id": [1, 2, 1, 3, 3, 4],
+            "score": [0.9, 0.8, 0.95, 0.5, 0.5, np.nan],
+        },
+        index=[10, 11, 12, 13, 14, 15],
+    )
+    got = one_to_one(pairs)
+    # b-1 (0.95) first, then a-2 (a-1 is taken), then the tie b-3 / c-3: b is used -> c-3
+    assert list(zip(got["left_id"], got["right_id"])) == [("b", 1), ("a", 2), ("c", 3)]
+    assert got.index.tolist() == [12, 11, 14]  # original rows kept
+    assert len(one_to_one(pairs, threshold=0.85)) == 1  # a-1 loses to b-1
+
+
+def test_one_to_one_tie_break_is_by_ids():
+    pairs = pd.DataFrame({"left_id": [2, 1, 1], "right_id": [5, 6, 5], "score": [0.7] * 3})
+    got = one_to_one(pairs)
+    # equal scores: (1, 5) < (1, 6) < (2, 5); after 1-5, both others touch a used id
+    assert list(zip(got["left_id"], got["right_id"])) == [(1, 5)]
+    assert greedy_reference(pairs) == [(1, 5)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 8), st.integers(0, 8), st.sampled_from([0.2, 0.5, 0.7, 0.9])),
+        max_size=40,
+    )
+)
+def test_one_to_one_equals_sequential_greedy(rows):
+    pairs = pd.DataFrame(rows, columns=["left_id", "right_id", "score"]).drop_duplicates(
+        ["left_id", "right_id"]
+    )
+    got = one_to_one(pairs)
+    assert list(zip(got["left_id"], got["right_id"])) == greedy_reference(pairs)
+    assert got["left_id"].is_unique and got["right_id"].is_unique
+
+
+# --------------------------------------------------------------------------- cluster_dask
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            processes=False,
+            n_workers=2,
+            threads_per_worker=1,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as lc,
+        Client(lc, set_as_default=False) as c,
+    ):
+        yield c
+
+
+def test_cluster_dask_matches_scipy_path(dask_client):
+    import dask.dataframe as dd
+
+    rng = np.random.default_rng(7)
+    n = 300
+    pairs = pd.DataFrame(
+        {
+            "left_id": rng.integers(0, n, 400),
+            "right_id": rng.integers(0, n, 400),
+            "score": rng.random(400),
+        }
+    )
+    # a long chain too, numbered against the grain: the worst case for label propagation
+    chain = np.arange(n, n + 60)[::-1]
+    pairs = pd.concat(
+        [pairs, pd.DataFrame({"left_id": chain[:-1], "right_id": chain[1:], "score": 1.0})],
+        ignore_index=True,
+    )
+    ddf = dd.from_pandas(pairs, npartitions=3)
+    got = cluster_dask(ddf, 0.3, client=dask_client)
+    got = dask_client.compute(got).result().sort_index()
+    want = cluster(pairs, 0.3)
+    kept = pairs[pairs["score"] >= 0.3]
+    seen = np.unique(np.r_[kept["left_id"], kept["right_id"]])
+    assert got.index.tolist() == seen.tolist()  # only records in a kept pair
+    pd.testing.assert_series_equal(got, want.loc[seen], check_names=False, check_dtype=False)
+    assert got.loc[n + 59] == n  # the chain collapsed to its smallest id
+
+
+def test_cluster_dask_string_ids(dask_client):
+    import dask.dataframe as dd
+
+    pairs = pd.DataFrame(
+        {"left_id": ["d", "b", "x", "y"], "right_id": ["c", "c", "y", "z"], "score": 1.0}
+    )
+    got = cluster_dask(dd.from_pandas(pairs, npartitions=2), client=dask_client)
+    got = dask_client.compute(got).result().sort_index()
+    assert got.to_dict() == {"b": "b", "c": "b", "d": "b", "x": "x", "y": "x", "z": "x"}
