@@ -37,9 +37,7 @@ def _pair_codes(frames: list[pd.DataFrame], dedupe: bool, names: list[str]) -> l
     other), and for dedupe the two codes of a pair are put in (min, max) order.
     """
     for f, name in zip(frames, names):
-        missing = {"left_id", "right_id"} - set(f.columns)
-        if missing:
-            raise ValueError(f"{name}: missing column(s) {sorted(missing)}; got {list(f.columns)}")
+        _check_columns(f, name)
     if dedupe:  # one id space
         allv = pd.concat([pd.concat([f["left_id"], f["right_id"]]) for f in frames])
         codes, uniq = pd.factorize(allv)
@@ -60,6 +58,12 @@ def _pair_codes(frames: list[pd.DataFrame], dedupe: bool, names: list[str]) -> l
         out.append(key)
         start += n
     return out
+
+
+def _check_columns(f: pd.DataFrame, name: str) -> None:
+    missing = {"left_id", "right_id"} - set(f.columns)
+    if missing:
+        raise ValueError(f"{name}: missing column(s) {sorted(missing)}; got {list(f.columns)}")
 
 
 def _check_id_types(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) -> None:
@@ -161,8 +165,10 @@ def evaluate(
     predicted = pairs
     if threshold is not None:
         predicted = pairs[_scores(pairs, score_column) >= threshold]
-    _check_id_types(pairs, truth, ("pairs", "truth"))
     names = ["pairs", "truth", "candidates"]
+    for f, name in zip([pairs, truth, cand], names):
+        _check_columns(f, name)
+    _check_id_types(pairs, truth, ("pairs", "truth"))
     pred_k, true_k, cand_k = _pair_codes([predicted, truth, cand], dedupe, names)
     if dedupe:  # a record is never its own duplicate
         true_k = true_k[truth["left_id"].to_numpy() != truth["right_id"].to_numpy()]
@@ -207,6 +213,8 @@ def pr_curve(
     :func:`evaluate`).
     """
     dedupe = True if dedupe is None else dedupe
+    _check_columns(pairs, "pairs")
+    _check_columns(truth, "truth")
     score = _scores(pairs, score_column)
     _check_id_types(pairs, truth, ("pairs", "truth"))
     keys, true_k = _pair_codes([pairs, truth], dedupe, ["pairs", "truth"])

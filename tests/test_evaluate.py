@@ -1,0 +1,220 @@
+"""evaluate / pr_curve / plot_pr_curve / cluster_metrics on hand-made frames and brute force."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from erblock.matchers.evaluate import cluster_metrics, evaluate, plot_pr_curve, pr_curve
+
+
+def frame(rows, score=None):
+    df = pd.DataFrame(rows, columns=["left_id", "right_id"])
+    if score is not None:
+        df["score"] = score
+    return df
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def test_evaluate_dedupe_hand_counts():
+    # candidates: {1,2} (listed twice, reversed), {4,5}, {3,4}, {6,7}
+    pairs = frame([(1, 2), (2, 1), (4, 5), (3, 4), (6, 7)], [0.9, 0.8, 0.7, 0.6, 0.2])
+    truth = frame([(2, 1), (3, 4), (8, 9), (5, 5)])  # (5, 5) is no pair and is ignored
+    m = evaluate(pairs, truth, threshold=0.5, n_left=10)
+    # predicted {1,2} {4,5} {3,4}: tp {1,2} {3,4}; fp {4,5}; fn {8,9}
+    assert (m["tp"], m["fp"], m["fn"]) == (2, 1, 1)
+    assert m["precision"] == pytest.approx(2 / 3)
+    assert m["recall"] == pytest.approx(2 / 3)
+    assert m["f1"] == pytest.approx(2 / 3)
+    assert m["pair_completeness"] == pytest.approx(2 / 3)  # {8,9} was never a candidate
+    assert m["reduction_ratio"] == pytest.approx(1 - 4 / 45)
+    assert (m["n_predicted"], m["n_candidates"], m["n_true"]) == (3, 4, 3)
+    assert m["threshold"] == 0.5
+
+
+def test_evaluate_link_is_ordered_and_allows_mixed_id_types():
+    truth = frame([("conf/a", 10), ("conf/b", 11), ("conf/c", 12)])
+    pairs = frame([("conf/a", 10), ("conf/b", 12), ("conf/c", 12), ("conf/d", 13)])
+    m = evaluate(pairs, truth, n_left=4, n_right=5)
+    assert (m["tp"], m["fp"], m["fn"]) == (2, 2, 1)
+    assert m["precision"] == 0.5
+    assert m["recall"] == pytest.approx(2 / 3)
+    assert m["reduction_ratio"] == pytest.approx(1 - 4 / 20)
+    assert m["pair_completeness"] == pytest.approx(2 / 3)
+    # link: reversed pairs are different pairs
+    m = evaluate(frame([(1, 2)]), frame([(2, 1)]), n_left=3, n_right=3)
+    assert m["tp"] == 0
+    m = evaluate(frame([(1, 2)]), frame([(2, 1)]), dedupe=False)
+    assert m["tp"] == 0
+    # dedupe (inferred when n_right is absent): the same pair
+    assert evaluate(frame([(1, 2)]), frame([(2, 1)]))["tp"] == 1
+
+
+def test_evaluate_candidates_and_threshold():
+    pairs = frame([(1, 2), (3, 4)], [0.9, 0.4])
+    cands = frame([(1, 2), (3, 4), (5, 6), (7, 8)])
+    truth = frame([(1, 2), (5, 6), (9, 10)])
+    m = evaluate(pairs, truth, threshold=0.5, candidates=cands, n_left=10)
+    assert (m["tp"], m["fp"], m["fn"]) == (1, 0, 2)
+    assert m["pair_completeness"] == pytest.approx(2 / 3)
+    assert m["reduction_ratio"] == pytest.approx(1 - 4 / 45)
+    assert m["n_candidates"] == 4
+    # no n_left: no reduction ratio
+    assert evaluate(pairs, truth)["reduction_ratio"] is None
+
+
+def test_evaluate_empty_predictions_give_nan_precision():
+    m = evaluate(frame([(1, 2)], [0.1]), frame([(1, 2)]), threshold=0.5)
+    assert (m["tp"], m["fp"], m["fn"]) == (0, 0, 1)
+    assert math.isnan(m["precision"])
+    assert m["recall"] == 0.0
+    assert math.isnan(m["f1"])
+    assert m["pair_completeness"] == 1.0
+
+
+def test_evaluate_errors_and_warnings():
+    with pytest.raises(ValueError, match=r"truth: missing column\(s\) \['right_id'\]"):
+        evaluate(frame([(1, 2)]), pd.DataFrame({"left_id": [1]}))
+    with pytest.raises(ValueError, match="no score column 'p'"):
+        evaluate(frame([(1, 2)], [0.5]), frame([(1, 2)]), threshold=0.5, score_column="p")
+    with pytest.raises(ValueError, match="n_right given without n_left"):
+        evaluate(frame([(1, 2)]), frame([(1, 2)]), n_right=3)
+    with pytest.raises(ValueError, match="dedupe=True with n_right"):
+        evaluate(frame([(1, 2)]), frame([(1, 2)]), n_left=3, n_right=3, dedupe=True)
+    truth = frame([(1, 2)]).astype("str")
+    with pytest.warns(UserWarning, match="1 never equals '1'"):
+        assert evaluate(frame([(1, 2)]), truth)["tp"] == 0
+
+
+def test_evaluate_bundled_truth_against_itself():
+    from erblock.datasets import load_dblp_acm
+
+    dblp, acm, truth = load_dblp_acm()
+    m = evaluate(truth, truth, n_left=len(dblp), n_right=len(acm))
+    assert (m["precision"], m["recall"], m["pair_completeness"]) == (1.0, 1.0, 1.0)
+    assert m["tp"] == 2224
+    assert m["reduction_ratio"] == pytest.approx(1 - 2224 / (2616 * 2294))
+
+
+# --------------------------------------------------------------------------- pr_curve
+
+
+def test_pr_curve_literal():
+    pairs = frame([(1, 2), (4, 5), (3, 4), (6, 7), (7, 6)], [0.9, 0.7, 0.7, 0.2, 0.6])
+    truth = frame([(2, 1), (3, 4), (8, 9)])
+    curve = pr_curve(pairs, truth)
+    # {6,7} appears twice: counts once, with its best score 0.6; 0.7 is a tie of two pairs
+    assert curve["threshold"].tolist() == [0.9, 0.7, 0.6]
+    assert curve["precision"].tolist() == pytest.approx([1.0, 2 / 3, 0.5])
+    assert curve["recall"].tolist() == pytest.approx([1 / 3, 2 / 3, 2 / 3])
+    assert curve["f1"].tolist() == pytest.approx([0.5, 2 / 3, 4 / 7])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 6), st.sampled_from([0.1, 0.3, 0.5, 0.8])),
+        min_size=1,
+        max_size=25,
+    ),
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=10),
+    st.booleans(),
+)
+def test_pr_curve_agrees_with_evaluate(rows, true_rows, dedupe):
+    pairs = pd.DataFrame(rows, columns=["left_id", "right_id", "score"])
+    truth = frame(true_rows)
+    if dedupe:  # no self pairs in dedupe
+        pairs = pairs[pairs["left_id"] != pairs["right_id"]]
+        truth = truth[truth["left_id"] != truth["right_id"]]
+        if pairs.empty or truth.empty:
+            return
+    curve = pr_curve(pairs, truth, dedupe=dedupe)
+    for t, p, r, f in curve.itertuples(index=False):
+        m = evaluate(pairs, truth, threshold=t, dedupe=dedupe)
+        assert p == pytest.approx(m["precision"])
+        assert r == pytest.approx(m["recall"])
+        assert f == pytest.approx(m["f1"], nan_ok=True)
+
+
+def test_plot_pr_curve_writes_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    pairs = frame([(1, 2), (3, 4), (5, 6)], [0.9, 0.5, 0.2])
+    curve = pr_curve(pairs, frame([(1, 2), (5, 6)]))
+    out = plot_pr_curve(curve, tmp_path / "pr.png", title="test")
+    with open(out, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+# --------------------------------------------------------------------------- cluster_metrics
+
+
+def s(labels):
+    return pd.Series(labels, index=[f"r{i}" for i in range(len(labels))])
+
+
+@pytest.mark.parametrize(
+    ("pred", "true", "ari"),
+    [
+        # values from scikit-learn's adjusted_rand_score documentation
+        ([0, 0, 1, 1], [0, 0, 1, 1], 1.0),
+        ([0, 0, 1, 1], [1, 1, 0, 0], 1.0),
+        ([0, 0, 1, 2], [0, 0, 1, 1], 4 / 7),
+        ([0, 0, 1, 1], [0, 0, 1, 2], 4 / 7),
+        ([0, 0, 0, 0], [0, 1, 2, 3], 0.0),
+        ([0, 0, 1, 1], [0, 1, 0, 1], -0.5),
+        ([0, 1, 2, 3], [0, 1, 2, 3], 1.0),  # all singletons on both sides
+    ],
+)
+def test_adjusted_rand_index_literal(pred, true, ari):
+    assert cluster_metrics(s(pred), s(true))["adjusted_rand_index"] == pytest.approx(ari)
+
+
+def test_cluster_metrics_pairwise_literal_and_alignment():
+    pred = s(["a", "a", "a", "b", "c"])  # pairs: 01 02 12
+    true = s([7, 7, 8, 8, 9])  # pairs: 01 23
+    m = cluster_metrics(pred, true.iloc[::-1])  # aligned by index, not position
+    assert (m["tp"], m["pred_pairs"], m["true_pairs"]) == (1, 3, 2)
+    assert m["precision"] == pytest.approx(1 / 3)
+    assert m["recall"] == pytest.approx(1 / 2)
+    assert m["f1"] == pytest.approx(0.4)
+    assert (m["n_records"], m["n_pred_clusters"], m["n_true_clusters"]) == (5, 3, 3)
+    with pytest.raises(ValueError, match="must label the same records"):
+        cluster_metrics(pred, true.iloc[:4])
+
+
+def brute_force(pred, true):
+    """Pair-counting definitions, straight from the pairs."""
+    tp = fp = fn = tn = 0
+    for i, j in itertools.combinations(range(len(pred)), 2):
+        same_p, same_t = pred[i] == pred[j], true[i] == true[j]
+        tp += same_p and same_t
+        fp += same_p and not same_t
+        fn += same_t and not same_p
+        tn += not same_p and not same_t
+    # ARI from the 2x2 pair confusion matrix (the form scikit-learn uses)
+    den = (tp + fn) * (fn + tn) + (tp + fp) * (fp + tn)
+    ari = 1.0 if den == 0 else 2.0 * (tp * tn - fn * fp) / den
+    return tp, tp + fp, tp + fn, ari
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=30),
+)
+def test_cluster_metrics_equal_brute_force(labels):
+    pred, true = [a for a, _ in labels], [b for _, b in labels]
+    m = cluster_metrics(s(pred), s(true))
+    tp, pred_pairs, true_pairs, ari = brute_force(pred, true)
+    assert (m["tp"], m["pred_pairs"], m["true_pairs"]) == (tp, pred_pairs, true_pairs)
+    assert m["adjusted_rand_index"] == pytest.approx(ari)
+    if pred_pairs:
+        assert m["precision"] == pytest.approx(tp / pred_pairs)
+    else:
+        assert math.isnan(m["precision"])
