@@ -83,8 +83,10 @@ def _check_comparisons(comparisons: Sequence[Comparison], frames: Sequence[tuple
                     f"{c.method!r} compares text; use 'numeric' or 'exact', or convert the "
                     "column with .astype(str)"
                 )
+            # text is parsed as numbers (CSV input); values that are not numbers are missing
             if c.method == "numeric" and not (
                 pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
+                or pd.api.types.is_string_dtype(dtype)
             ):
                 raise TypeError(
                     f"compare: column {col!r} of {name} is {dtype}, but method 'numeric' needs "

@@ -5,6 +5,12 @@
 * nothing: the current default client if the user made one, else a quiet, threads-based
   ``LocalCluster`` owned by erblock, started once and reused (threads suit rapidfuzz,
   which releases the GIL, and need no ``__main__`` guard in user scripts).
+
+Before a client is used, :func:`check_workers` asks every worker which erblock it can
+import (with a probe that needs no erblock to unpickle), so a worker without erblock or
+with another version fails up front with a clear message instead of an unpickling error
+deep inside a task. :func:`make_security` builds the ``distributed.security.Security``
+of a TLS-secured scheduler from PEM file paths (what the CLI's ``--tls-*`` flags pass).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from distributed import Client
 _lock = threading.Lock()
 _local: dict[str, Any] = {}
 _remote: dict[str, Client] = {}
+_checked: dict[tuple[str, frozenset[str]], bool] = {}
 
 
 def _close_all() -> None:
@@ -50,7 +57,7 @@ def local_client(threads: int | None = None) -> Client:
             n_workers=1,
             threads_per_worker=threads,
             processes=False,
-            dashboard_address=None,
+            dashboard_address=":0",  # a free port: never collide with another cluster's 8787
             silence_logs=logging.ERROR,
         )
         client = Client(cluster, set_as_default=False)
@@ -58,8 +65,21 @@ def local_client(threads: int | None = None) -> Client:
         return client
 
 
-def get_client(client: Client | str | None = None, security: Any = None) -> Client:
-    """The client a run should use (see module docstring)."""
+def get_client(client: Client | str | None = None, security: Any = None,
+               check: bool = True) -> Client:
+    """The client a run should use (see module docstring).
+
+    ``security`` (a ``distributed.security.Security``, see :func:`make_security`) is used
+    when connecting to a scheduler address. With ``check`` the workers' erblock version is
+    verified once per set of workers (:func:`check_workers`).
+    """
+    c = _get_client(client, security)
+    if check:
+        check_workers(c)
+    return c
+
+
+def _get_client(client: Client | str | None, security: Any) -> Client:
     if isinstance(client, Client):
         return client
     if isinstance(client, str):
@@ -67,12 +87,19 @@ def get_client(client: Client | str | None = None, security: Any = None) -> Clie
             existing = _remote.get(client)
             if existing is not None and existing.status == "running":
                 return existing
+            if client.startswith("tls://") and security is None:
+                raise ValueError(
+                    f"client: {client!r} is a TLS address; pass security= (see "
+                    "erblock.engine.cluster.make_security, or the CLI's --tls-ca-file, "
+                    "--tls-cert and --tls-key)"
+                )
             try:
                 c = Client(client, set_as_default=False, security=security, timeout="20s")
-            except OSError as exc:
+            except (OSError, TimeoutError) as exc:
                 raise ConnectionError(
                     f"client: could not connect to the Dask scheduler at {client!r} ({exc}); "
-                    "check the address and that `dask scheduler` is running"
+                    "check the address, that `dask scheduler` is running and, for tls://, "
+                    "the certificate files"
                 ) from exc
             _remote[client] = c
             return c
@@ -89,6 +116,19 @@ def get_client(client: Client | str | None = None, security: Any = None) -> Clie
         return local_client()
 
 
+def close_remote(address: str | None = None) -> None:
+    """Close the cached client of scheduler ``address`` (all cached remote clients if None).
+
+    Call before stopping a scheduler that runs were pointed at by address, so the cached
+    client does not keep trying to reconnect.
+    """
+    with _lock:
+        for addr in [address] if address is not None else list(_remote):
+            c = _remote.pop(addr, None)
+            if c is not None:
+                c.close()
+
+
 def total_threads(client: Client) -> int:
     """Worker threads of the cluster (at least 1)."""
     try:
@@ -99,8 +139,112 @@ def total_threads(client: Client) -> int:
 
 
 def dashboard_link(client: Client) -> str | None:
+    """The dashboard address, when the cluster serves one (bokeh installed), else None."""
+    import importlib.util
+
+    if importlib.util.find_spec("bokeh") is None:
+        return None
     try:
         link = client.dashboard_link
     except Exception:  # noqa: BLE001 - no dashboard is not an error
         return None
     return link or None
+
+
+# -- TLS ------------------------------------------------------------------------------
+
+
+def make_security(ca_file: str | None = None, cert: str | None = None, key: str | None = None,
+                  require_encryption: bool = True) -> Any:
+    """``distributed.security.Security`` for a TLS-secured scheduler, from PEM file paths.
+
+    ``ca_file`` is the certificate authority that signed the scheduler's and workers'
+    certificates; ``cert``/``key`` are this client's certificate and private key (``key``
+    may be omitted when ``cert`` holds both). Files are checked now, so a typo fails here
+    with the argument named rather than as a TLS handshake error.
+    """
+    from distributed.security import Security
+
+    for name, path in (("tls_ca_file", ca_file), ("tls_cert", cert), ("tls_key", key)):
+        if path is not None and not os.path.isfile(path):
+            raise FileNotFoundError(f"{name}: no such file {path!r}")
+    if ca_file is None or cert is None:
+        raise ValueError(
+            "TLS needs at least tls_ca_file and tls_cert (and tls_key unless the certificate "
+            f"file holds the key); got tls_ca_file={ca_file!r}, tls_cert={cert!r}"
+        )
+    return Security(
+        tls_ca_file=ca_file,
+        tls_client_cert=cert,
+        tls_client_key=key,
+        require_encryption=require_encryption,
+    )
+
+
+# -- worker check ---------------------------------------------------------------------
+
+
+def _probe_source() -> dict[str, Any]:
+    """Runs on a worker: which erblock it imports (needs only the standard library)."""
+    import importlib
+    import sys
+
+    out: dict[str, Any] = {"python": "%d.%d.%d" % sys.version_info[:3]}
+    try:
+        mod = importlib.import_module("erblock")
+    except Exception as exc:  # noqa: BLE001 - reported to the client, not raised here
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    out["erblock"] = getattr(mod, "__version__", None)
+    out["path"] = getattr(mod, "__file__", None)
+    return out
+
+
+# A copy of the probe with its own globals: it pickles by value, so a worker that cannot
+# import erblock can still run it (a reference to erblock.engine.cluster would not unpickle).
+_probe = type(_probe_source)(_probe_source.__code__, {"__builtins__": __builtins__},
+                             "erblock_worker_probe")
+
+
+def check_workers(client: Client) -> dict[str, dict[str, Any]]:
+    """Verify every worker imports the same erblock version as this process.
+
+    Raises ``RuntimeError`` naming the workers that lack erblock or have another version
+    (and what to install). Cached per scheduler and set of workers, so runs on the same
+    cluster pay one round trip once. In-process clusters share this interpreter and are
+    not probed.
+    """
+    from .. import __version__
+
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:  # older distributed
+        info = client.scheduler_info()
+    workers = frozenset(info.get("workers", {}))
+    cache_key = (str(info.get("id", client.scheduler.address if client.scheduler else "")),
+                 workers)
+    if not workers or cache_key in _checked or _in_process(client):
+        return {}
+    results = client.run(_probe, on_error="return")
+    bad = []
+    for addr, res in sorted(results.items()):
+        if isinstance(res, BaseException):
+            bad.append(f"{addr}: the probe failed ({type(res).__name__}: {res})")
+        elif "error" in res:
+            bad.append(f"{addr}: cannot import erblock ({res['error']})")
+        elif res.get("erblock") != __version__:
+            bad.append(f"{addr}: erblock {res.get('erblock')} at {res.get('path')}")
+    if bad:
+        raise RuntimeError(
+            f"the Dask workers must run erblock {__version__} (this process), but:\n  "
+            + "\n  ".join(bad)
+            + f"\ninstall erblock=={__version__} in the workers' environment (e.g. "
+            f"`pip install erblock=={__version__}`, or use the client's image) and restart them"
+        )
+    _checked[cache_key] = True
+    return results
+
+
+def _in_process(client: Client) -> bool:
+    cluster = getattr(client, "cluster", None)
+    return cluster is not None and getattr(cluster, "processes", True) is False

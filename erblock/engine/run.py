@@ -288,9 +288,7 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
                     t, plan_d, parts[0][t], right, job, id_dtypes, out_dir))
         futures = client.compute(tasks, optimize_graph=False)
         if job.progress:
-            from distributed import progress
-
-            progress(futures)
+            show_progress(futures, "compare")
         try:
             results = client.gather(futures)
         except BaseException:
@@ -321,6 +319,37 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     if pairs is not None:
         pairs.attrs["erblock_report"] = report
     return pairs, report
+
+
+def show_progress(futures: list[Any], label: str, stream: Any = None) -> None:
+    """A one-line progress bar with ETA on stderr, advanced as Dask futures finish.
+
+    Uses ``distributed.as_completed``, so it works with any client (local or remote)
+    without a scheduler-side feed; errors surface later, in ``gather``.
+    """
+    import sys
+
+    from distributed import as_completed
+
+    stream = stream or sys.stderr
+    total, start = len(futures), time.perf_counter()
+    width = 30
+
+    def draw(done: int) -> None:
+        elapsed = time.perf_counter() - start
+        eta = elapsed / done * (total - done) if done else float("nan")
+        filled = int(width * done / total) if total else width
+        eta_text = f"ETA {eta:5.1f}s" if done < total else "done    "
+        stream.write(f"\r{label:<8} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+                     f"{elapsed:6.1f}s {eta_text}")
+        stream.flush()
+
+    draw(0)
+    loop = futures[0].client.loop if futures else None  # erblock's client need not be default
+    for done, _ in enumerate(as_completed(futures, loop=loop), 1):
+        draw(done)
+    stream.write("\n")
+    stream.flush()
 
 
 def _settings(job: Job, r: int, m: int) -> dict[str, Any]:

@@ -1,0 +1,101 @@
+"""The command line, run in-process through ``erblock.cli.main`` against real files."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from oracle import brute_dedupe, brute_link, pair_list
+
+from erblock.blocking import Composite, Phonetic, Prefix, Token
+from erblock.cli import main, parse_compare, parse_key
+
+
+@pytest.fixture
+def people(tmp_path):
+    df = pd.DataFrame({
+        "surname": ["smith", "smyth", "smith", "jones", "johns", None, "brown"],
+        "first": ["ann", "anne", "bob", "carl", "karl", "x", "y"],
+        "age": [30, 31, 50, 40, 41, 20, 22],
+    })
+    path = tmp_path / "people.csv"
+    df.to_csv(path, index=False)
+    return df, path
+
+
+def test_parse_key_forms():
+    assert parse_key("prefix:title:3") == Prefix("title", 3)
+    assert parse_key("soundex:surname") == Phonetic("surname", "soundex")
+    assert parse_key("year+token:title") == Composite((parse_key("year"), Token("title", 0)))
+    with pytest.raises(ValueError, match="cannot read 'prefix:title'"):
+        parse_key("prefix:title")
+
+
+def test_parse_compare_forms():
+    c = parse_compare("age:numeric:scale=5:weight=2")
+    assert (c.column, c.method, c.weight, c.option["scale"]) == ("age", "numeric", 2.0, 5.0)
+    c = parse_compare("title=name:jaro_winkler")
+    assert (c.column, c.right_column) == ("title", "name")
+    with pytest.raises(ValueError, match="COLUMN:METHOD"):
+        parse_compare("title")
+
+
+def test_dedupe_writes_parquet_and_report(people, tmp_path, capsys):
+    df, path = people
+    out, rep = tmp_path / "out", tmp_path / "run.json"
+    code = main(["dedupe", str(path), "--key", "soundex:surname", "--compare",
+                 "first:jaro_winkler", "--compare", "age:numeric:scale=10", "-o", str(out),
+                 "--report", str(rep), "--quiet"])
+    assert code == 0
+    pairs = pd.read_parquet(out)
+    df.index = pd.RangeIndex(len(df))
+    assert set(pair_list(pairs)) == brute_dedupe(df, [Phonetic("surname", "soundex")])
+    report = json.loads(rep.read_text())
+    assert report["comparisons"] == len(pairs)
+    assert set(report["phases"]) == {"profile", "plan", "route_compare", "write"}
+    assert report["records"]["not_blocked"] == 1
+
+
+def test_link_prints_json(people, tmp_path, capsys):
+    df, path = people
+    code = main(["link", str(path), str(path), "--key", "surname", "--compare",
+                 "first:exact", "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    df.index = pd.RangeIndex(len(df))
+    assert out["comparisons"] == len(brute_link(df, df, ["surname"]))
+
+
+def test_plan_command(people, capsys):
+    _, path = people
+    assert main(["plan", str(path), "--key", "surname", "--n-tasks", "3",
+                 "--strategy", "blocksplit"]) == 0
+    text = capsys.readouterr().out
+    assert "total comparisons" in text and "blocksplit" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["dedupe", "X", "--key", "a", "--compare", "a:foo"], "unknown method 'foo'"),
+    (["dedupe", "X", "--key", "prefix:a", "--compare", "a:jaro"], "cannot read"),
+    (["dedupe", "X", "--key", "a", "--compare", "a:jaro", "--threshold", "2"], "threshold"),
+    (["dedupe", "/no/such/file.csv", "--key", "a", "--compare", "a:jaro"], "could not be read"),
+])
+def test_bad_arguments_exit_2_with_a_message(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_column_names_it(people, capsys):
+    _, path = people
+    assert main(["dedupe", str(path), "--key", "surnam", "--compare", "first:jaro",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "'surnam'" in err and "did you mean 'surname'" in err
+
+
+def test_demo_runs_on_bundled_data(capsys):
+    assert main(["demo", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["quality"]["f1"] > 0.9
+    assert out["quality"]["pair_completeness"] > 0.95
