@@ -21,3 +21,20 @@ def cluster():
 def client(cluster):
     with Client(cluster, set_as_default=False) as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def real_cluster():
+    """Address of a real ``dask scheduler`` with two ``dask worker`` processes (1 thread
+    each) on 127.0.0.1, started once per session on free ports and stopped at the end."""
+    from procs import ProcCluster
+
+    with ProcCluster(n_workers=2, nthreads=1) as pc:
+        yield pc.address
+
+
+@pytest.fixture
+def real_client(real_cluster):
+    """A client of :func:`real_cluster` for one test."""
+    with Client(real_cluster, set_as_default=False) as c:
+        yield c

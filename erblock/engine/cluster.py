@@ -189,7 +189,7 @@ def _probe_source() -> dict[str, Any]:
     import importlib
     import sys
 
-    out: dict[str, Any] = {"python": "%d.%d.%d" % sys.version_info[:3]}
+    out: dict[str, Any] = {"python": ".".join(map(str, sys.version_info[:3]))}
     try:
         mod = importlib.import_module("erblock")
     except Exception as exc:  # noqa: BLE001 - reported to the client, not raised here
