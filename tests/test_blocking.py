@@ -1,0 +1,120 @@
+"""Key specs: what they compute, their round trip, and block-id hashing."""
+
+from __future__ import annotations
+
+import jellyfish
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from erblock.blocking import (
+    NULL_BLOCK,
+    Column,
+    Composite,
+    Lower,
+    Phonetic,
+    Prefix,
+    Token,
+    as_key_spec,
+    block_ids,
+    composite,
+    key_from_dict,
+    metaphone,
+    nysiis,
+    prefix,
+    soundex,
+    token,
+)
+
+ALL_SPECS = [Column("a"), Lower("a"), Prefix("a", 2), Prefix("a", 3, False), soundex("a"),
+             metaphone("a"), nysiis("a"), Token("a", 1), composite("a", prefix("b", 1))]
+
+
+@pytest.mark.parametrize("spec", ALL_SPECS, ids=repr)
+def test_round_trip(spec):
+    assert key_from_dict(spec.to_dict()) == spec
+
+
+def test_repr_says_what_runs():
+    assert repr(prefix("title", 3)) == "Prefix(column='title', n=3, normalize=True)"
+
+
+def test_values_of_each_spec():
+    df = pd.DataFrame({"a": ["Müller  Anne", "  mueller", None, "", "ROBERT"],
+                       "b": ["x1", "y", "z", "w", None]})
+    assert Lower("a").values(df).tolist()[:2] == ["muller anne", "mueller"]
+    assert Prefix("a", 3).values(df).tolist()[:2] == ["mul", "mue"]
+    assert Prefix("a", 3, normalize=False).values(df).tolist()[0] == "Mül"
+    assert soundex("a").values(df).tolist()[4] == jellyfish.soundex("robert")
+    assert nysiis("a").values(df).tolist()[4] == jellyfish.nysiis("robert")
+    assert Token("a", 1).values(df).tolist()[0] == "anne"
+    ids = block_ids(df, composite("a", "b"))
+    assert ids[2] == NULL_BLOCK and ids[3] == NULL_BLOCK and ids[4] == NULL_BLOCK
+    assert ids[0] != NULL_BLOCK
+
+
+def test_missing_and_empty_keys_are_not_blocked():
+    df = pd.DataFrame({"a": ["x", None, "", np.nan, "x"]})
+    ids = block_ids(df, Column("a"))
+    assert (ids[1:4] == NULL_BLOCK).all()
+    assert ids[0] == ids[4] != NULL_BLOCK
+
+
+def test_numbers_meet_across_dtypes():
+    # an int column in one source and a float column (because of NaN) in the other
+    a = block_ids(pd.DataFrame({"y": [1987, 2001]}), Column("y"))
+    b = block_ids(pd.DataFrame({"y": [1987.0, np.nan, 2001.0]}), Column("y"))
+    c = block_ids(pd.DataFrame({"y": ["1987", None, "2001"]}), Column("y"))
+    assert a.tolist() == [b[0], b[2]] == [c[0], c[2]]
+
+
+def test_string_dtypes_hash_alike():
+    values = ["ab", "c", None]
+    ids = [block_ids(pd.DataFrame({"k": pd.Series(values, dtype=d)}), Column("k"))
+           for d in (object, "string", "string[pyarrow]", "category")]
+    for other in ids[1:]:
+        assert other.tolist() == ids[0].tolist()
+
+
+@given(st.lists(st.one_of(st.none(), st.text(max_size=6)), max_size=30))
+def test_equal_keys_equal_ids(values):
+    df = pd.DataFrame({"k": pd.Series(values, dtype=object)})
+    ids = block_ids(df, Column("k"))
+    for i, vi in enumerate(values):
+        for j, vj in enumerate(values):
+            if vi and vj:
+                assert (ids[i] == ids[j]) == (vi == vj)
+            if not vi:
+                assert ids[i] == NULL_BLOCK
+
+
+def test_as_key_spec_forms_and_errors():
+    assert as_key_spec("a") == Column("a")
+    assert as_key_spec(("a", "b")) == Composite((Column("a"), Column("b")))
+    assert as_key_spec(("a",)) == Column("a")
+    with pytest.raises(TypeError, match="key must be"):
+        as_key_spec(3)
+    with pytest.raises(ValueError, match="prefix length"):
+        prefix("a", 0)
+    with pytest.raises(ValueError, match="phonetic algorithm"):
+        Phonetic("a", "caverphone")
+    assert token("a") == Token("a", 0)
+
+
+def test_callable_key_errors_name_the_function():
+    df = pd.DataFrame({"a": [1, 2, 3]})
+
+    def boom(d):
+        raise RuntimeError("bad")
+
+    def short(d):
+        return d["a"].iloc[:2]
+
+    with pytest.raises(ValueError, match="key function 'boom' raised RuntimeError"):
+        block_ids(df, as_key_spec(boom))
+    with pytest.raises(ValueError, match="returned 2 values for 3 records"):
+        block_ids(df, as_key_spec(short))
+    ids = block_ids(df, as_key_spec(lambda d: d["a"] % 2))
+    assert ids[0] == ids[2] != ids[1]
