@@ -123,13 +123,21 @@ def _split_link(builder: UnitBuilder, block: int, parts_r: np.ndarray, counts_r:
     builder.add_tasks(RECTANGLE, ur[a], us[b], szr[a] * szs[b])
 
 
-def plan_blocksplit(bdm: BDM, r: int, packing: Packing = lpt) -> Plan:
-    """BlockSplit (paper 004 §3.2) with further splitting of oversized sub-blocks."""
+def plan_blocksplit(bdm: BDM, r: int, packing: Packing = lpt, *,
+                    threshold: float | None = None) -> Plan:
+    """BlockSplit (paper 004 §3.2) with further splitting of oversized sub-blocks.
+
+    ``threshold`` (default P/r, the paper's rule) is the largest match task: blocks above
+    it are split, and split sub-blocks are cut into pieces until no task exceeds it. The
+    cost model (:mod:`erblock.balancing.cost`) tries several thresholds: the split degree.
+    """
     _check_r(r)
     blocks, n_r, n_s = bdm.block_sizes()
     comps = block_comparisons(n_r, n_s, bdm.link)
     total = int(comps.sum())
-    q = total / r
+    q = total / r if threshold is None else float(threshold)
+    if not q >= 0:
+        raise ValueError(f"threshold must be a number of comparisons >= 0, got {threshold!r}")
     split = comps > q
     keep = (comps > 0) & ~split
     builder = UnitBuilder()

@@ -99,10 +99,13 @@ def _structure_mask(left: _Side, right: _Side, li: np.ndarray, rj: np.ndarray) -
     if lb.min() != lb.max() or rb.min() != rb.max() or lb[0] != rb[0]:
         mask = lb[:, None] == rb[None, :]
     if left.keys is not None:
-        p = int(left.passes[li[0]])  # a unit belongs to one pass
-        for q in range(p):
+        # Pass of each left row: where blocks are equal both rows are of the same pass (block
+        # ids are mixed with the pass), so this also holds in units that mix blocks/passes.
+        lp = left.passes[li]
+        for q in range(int(lp.max())):
             lk, rk = left.keys[q][li], right.keys[q][rj]
-            earlier = (lk[:, None] == rk[None, :]) & (lk[:, None] != np.iinfo(np.int64).min)
+            earlier = (lk[:, None] == rk[None, :]) & (
+                (lk != np.iinfo(np.int64).min) & (lp > q))[:, None]
             mask = ~earlier if mask is None else mask & ~earlier
     return mask
 
