@@ -314,6 +314,15 @@ def test_dask_path_partitions_ids_and_distribution():
     assert df["block_key"].sum().compute() == full["block_key"].sum()
 
 
+def test_dask_graph_stays_small_with_many_blocks():
+    import pickle
+
+    df, _ = generate(1000, n_blocks=1_000_000, skew=("zipf", 1.0), npartitions=2)
+    # the shares are recomputed on the workers, not embedded in each task
+    assert len(pickle.dumps(dict(df.__dask_graph__()))) < 50_000
+    assert df["block_key"].max().compute() < 1_000_000
+
+
 def test_dask_link_ids_do_not_collide():
     r, s_, truth = generate(9_000, task="link", npartitions=3, seed=13)
     rc, sc, tc = r.compute(), s_.compute(), truth.compute()

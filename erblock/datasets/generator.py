@@ -31,7 +31,9 @@ Columns (index ``id``, ``int64``, unique; for link, ``df_s`` ids start at ``n``)
   (``int64``: the smallest record id of the entity, across ``df_r`` and ``df_s`` for link).
   ``entity_id`` is ground truth: never compare on it.
 
-Text columns have pandas' ``str`` dtype; missing values are NaN (``<NA>`` for ``year``).
+Text columns have pandas' ``str`` dtype (Arrow-backed); missing values are NaN (``<NA>``
+for ``year``). On the dask path, dask converts text columns to its ``string`` dtype
+(missing values ``<NA>``); the values are the same.
 """
 
 from __future__ import annotations
@@ -293,7 +295,8 @@ class _Spec:
 
     kind: str
     task: str
-    shares: tuple[float, ...]
+    n_blocks: int
+    skew: Skew
     dup_rate: float
     typo_rate: float
     token_drop_rate: float
@@ -308,6 +311,10 @@ class _Spec:
 
     def offset(self, part: int) -> int:
         return sum(self.sizes[:part])
+
+    def shares(self) -> np.ndarray:
+        # recomputed on the worker: millions of blocks must not travel in the graph
+        return block_shares(self.n_blocks, self.skew)
 
 
 # Stream ids: SeedSequence(seed, spawn_key=(partition, side, purpose, field)), so each
@@ -334,12 +341,14 @@ def block_shares(n_blocks: int, skew: Skew = ("exp", 0.5)) -> np.ndarray:
     if skew is None:
         w = np.ones(n_blocks)
     else:
-        if not (isinstance(skew, tuple) and len(skew) == 2 and skew[0] in ("exp", "zipf")):
+        if not (isinstance(skew, (tuple, list)) and len(skew) == 2 and skew[0] in ("exp", "zipf")):
             raise ValueError(f"skew must be None, ('exp', s) or ('zipf', alpha), got {skew!r}")
         law, a = skew
+        if isinstance(a, bool) or not isinstance(a, (int, float, np.number)):
+            raise ValueError(f"skew parameter must be a finite number >= 0, got {skew!r}")
         if not np.isfinite(a) or a < 0:
             raise ValueError(f"skew parameter must be a finite number >= 0, got {skew!r}")
-        w = np.exp(-a * k) if law == "exp" else (k + 1) ** -float(a)
+        w = np.exp(-float(a) * k) if law == "exp" else (k + 1) ** -float(a)
     return w / w.sum()
 
 
@@ -350,7 +359,7 @@ def _dedupe_structure(spec: _Spec, part: int) -> dict[str, np.ndarray]:
     """Who is a duplicate of whom, and block keys, for one dedupe partition."""
     m = spec.sizes[part]
     rng = _rng(spec, part, _R, _STRUCT)
-    p = np.asarray(spec.shares)
+    p = spec.shares()
     n_dup = int(round(m * spec.dup_rate))
     n_orig = m - n_dup
     if m and not n_orig:  # at least one original to copy from
@@ -379,7 +388,7 @@ def _dedupe_structure(spec: _Spec, part: int) -> dict[str, np.ndarray]:
 def _link_structure(spec: _Spec, part: int) -> dict[str, dict[str, np.ndarray]]:
     """R records and S records (copies of distinct R records plus fresh ones)."""
     m = spec.sizes[part]
-    p = np.asarray(spec.shares)
+    p = spec.shares()
     rng_r, rng_s = _rng(spec, part, _R, _STRUCT), _rng(spec, part, _S, _STRUCT)
     r_ids = spec.offset(part) + np.arange(m, dtype=np.int64)
     s_ids = spec.n + r_ids
@@ -626,12 +635,14 @@ def generate(
         not isinstance(npartitions, (int, np.integer)) or npartitions < 1
     ):
         raise ValueError(f"npartitions must be None or an integer >= 1, got {npartitions!r}")
+    block_shares(n_blocks, skew)  # validates n_blocks and skew
     p = max(int(npartitions or 1), 1)
     sizes = tuple(int(n) // p + (1 if i < int(n) % p else 0) for i in range(p))
     spec = _Spec(
         kind=kind,
         task=task,
-        shares=tuple(float(x) for x in block_shares(n_blocks, skew)),
+        n_blocks=int(n_blocks),
+        skew=None if skew is None else (str(skew[0]), float(skew[1])),
         dup_rate=float(dup_rate),
         typo_rate=float(typo_rate),
         token_drop_rate=float(token_drop_rate),
