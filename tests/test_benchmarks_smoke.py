@@ -1,0 +1,99 @@
+"""Smoke test of the benchmark scripts at tiny sizes, so they cannot rot.
+
+Checks code paths and exactness (every method keeps the same pairs, the planner's counts
+match the run), never speed: speed is measured by running the scripts themselves.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    return _load("bench_core")
+
+
+@pytest.mark.parametrize("s", [0.0, 0.5, 1.0])
+def test_exponential_sizes_follow_the_law(bench: ModuleType, s: float) -> None:
+    sizes = bench.exponential_sizes(100_003, 100, s)
+    assert sizes.sum() == 100_003
+    expected = 100_003 * np.exp(-s * np.arange(100)) / np.exp(-s * np.arange(100)).sum()
+    assert np.abs(sizes - expected).max() < 1.0  # largest-remainder rounding
+
+
+def test_skewed_job_has_the_stated_blocks(bench: ModuleType) -> None:
+    df = bench.skewed_job(3_000, 20, 0.5, 0.05, seed=3)
+    counts = np.bincount(df["block"].to_numpy(), minlength=20)
+    np.testing.assert_array_equal(counts, bench.exponential_sizes(3_000, 20, 0.5))
+    lengths = df["name"].str.len()
+    assert lengths.min() >= 5 and lengths.max() <= 26
+    assert bench.job_pairs(df) == int((counts * (counts - 1) // 2).sum())
+
+
+def test_kernels_agree_on_kept_pairs(bench: ModuleType) -> None:
+    df = bench.skewed_job(800, 8, 0.5, 0.1, seed=5)
+    full = bench.run_kernel(df, 0.85, 1, 4096)
+    tri = bench.run_kernel(df, 0.85, 1, 4096, triangle=True)
+    assert full["useful_pairs"] == tri["useful_pairs"] == bench.job_pairs(df)
+    assert full["kept_pairs"] == tri["kept_pairs"] > 0
+    assert tri["cells"] < full["cells"]
+
+
+@pytest.mark.parametrize("no_splink", [False, True], ids=["splink-if-installed", "no-splink"])
+def test_bench_core_quick_writes_results(bench: ModuleType, tmp_path: Path, client,
+                                         no_splink: bool) -> None:
+    argv = ["--quick", "--out", str(tmp_path)] + (["--no-splink"] if no_splink else [])
+    res = bench.main(argv, client=client)
+    data = json.loads((tmp_path / "core.json").read_text())
+    md = (tmp_path / "core.md").read_text()
+    assert data["quick"] is True and md.startswith("## ")
+    # (a) the planner targets hold even at tiny size
+    assert data["verdict"]["blocksplit_imbalance_max"] <= bench.TARGETS["blocksplit_imbalance_max"]
+    # (b) erblock did every candidate pair and kept what the kernels kept
+    t = res["throughput"]
+    run = t["runs"]["erblock"][0]
+    assert run["comparisons"] == t["job"]["candidate_pairs"]
+    assert t["kept_pairs"]["erblock"] == t["kept_pairs"]["kernel"] == t["kept_pairs"]["kernel_triangle"]
+    if bench.splink_available() and not no_splink:  # (c) only where Splink 5 is installed
+        (kept,) = t["kept_pairs"]["splink"]
+        assert abs(kept - t["kept_pairs"]["erblock"][0]) <= 1  # DuckDB's JW rounding
+        assert "erblock_over_splink_predict" in t["median"]
+    else:
+        assert not t["runs"]["splink"] and "Splink 5 is not installed" in md
+
+
+def test_summarize_orders_and_normalises_fragments(tmp_path: Path) -> None:
+    summarize = _load("summarize")
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "core.md").write_text("## Core\n\nbody\n")
+    (results / "core.json").write_text("{}")
+    (results / "aaa.md").write_text("# Top\n\n## Sub\n\ntext\n")
+    (results / "zzz.md").write_text("no heading here\n")
+    out = tmp_path / "page.md"
+    assert summarize.main(["--results", str(results), "--output", str(out)]) == 0
+    page = out.read_text()
+    assert page.index("## Core") < page.index("## Top") < page.index("### Sub") < page.index("## zzz")
+    assert "benchmarks/results/core.json" in page and "python benchmarks/summarize.py" in page
+    assert summarize.main(["--results", str(results), "--output", str(out), "--check"]) == 0
+    (results / "zzz.md").write_text("changed\n")
+    assert summarize.main(["--results", str(results), "--output", str(out), "--check"]) == 1
