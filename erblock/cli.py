@@ -29,18 +29,35 @@ EXAMPLES = {
   erblock link dblp.csv acm.csv --key year+token:title --compare title:jaro_winkler \\
       --compare authors:token_set --threshold 0.8 -o pairs/ --report run.json
   erblock link r.parquet s.parquet --key soundex:surname --compare surname:jaro_winkler \\
-      --scheduler tcp://scheduler:8786 -o s3-or-shared-dir/pairs""",
+      --scheduler tcp://scheduler:8786 -o /shared/pairs
+  erblock link 'r/part-*.csv' s.csv --map surname=family_name --id rid=sid \\
+      --key prefix:surname:4 --compare surname:jaro_winkler --compare given=first:jaro""",
     "dedupe": """examples:
   erblock dedupe people.csv --key soundex:surname --key dob \\
       --compare first_name:jaro_winkler --compare surname:jaro_winkler --compare dob:exact \\
       --threshold 0.85 -o dupes/ --report run.json
-  erblock dedupe 'data/part-*.parquet' --key prefix:title:3 --compare title:indel -o out/""",
+  erblock dedupe 'data/part-*.parquet' --key prefix:title:3 --compare title:indel -o out/
+  erblock dedupe file:///data/people.csv --id person_id --key lower:city \\
+      --compare name:jaro --scheduler tls://host:8786 --tls-ca-file ca.pem \\
+      --tls-cert client.pem --tls-key client.key --quiet --json""",
     "plan": """examples:
   erblock plan titles.csv --key prefix:title:3 --n-tasks 100
-  erblock plan dblp.csv acm.csv --key year --strategy blocksplit --json""",
+  erblock plan dblp.csv acm.csv --key year --strategy blocksplit --json
+  erblock plan people.parquet --key soundex:surname --plot plan.png""",
     "demo": """examples:
   erblock demo                      # link the bundled DBLP-ACM sample and score it
-  erblock demo -o demo-pairs/ --report demo.json""",
+  erblock demo -o demo-pairs/ --report demo.json
+  erblock report demo.json --html demo.html   # then open demo.html""",
+    "report": """examples:
+  erblock report run.json                           # summary on the terminal
+  erblock report run.json --html report.html        # one self-contained page
+  erblock report run.json --truth truth.csv --html report.html   # with quality metrics
+  erblock report run.json --truth truth.parquet --pairs pairs/ --json""",
+    "kube-spec": """examples:
+  erblock kube-spec --workers 8 --threads 2 --memory 8Gi > cluster.yaml
+  kubectl apply -f cluster.yaml
+  erblock link r.parquet s.parquet ... --scheduler tcp://erblock-scheduler.default:8786
+  erblock kube-spec --image registry.example.com/erblock:0.1.0 -o cluster.yaml""",
 }
 
 
@@ -118,6 +135,53 @@ def _number(value: str, text: str) -> float:
         raise UsageError(f"--compare {text!r}: {value!r} is not a number") from exc
 
 
+def parse_pairs(values: Sequence[str] | None, option: str) -> dict[str, str]:
+    """``["LEFT=RIGHT", ...]`` -> ``{LEFT: RIGHT}`` (for ``--map``)."""
+    out: dict[str, str] = {}
+    for text in values or []:
+        left, eq, right = text.partition("=")
+        if not eq or not left or not right:
+            raise UsageError(f"{option} {text!r}: expected LEFT=RIGHT (a column of R, then of S)")
+        if left in out:
+            raise UsageError(f"{option}: column {left!r} is mapped twice")
+        out[left] = right
+    return out
+
+
+def parse_id(text: str | None, n_inputs: int) -> tuple[str | None, str | None]:
+    """``--id COLUMN`` (both inputs) or ``--id LEFT=RIGHT`` (link, names differ)."""
+    if text is None:
+        return None, None
+    left, eq, right = text.partition("=")
+    if not eq:
+        return text, text
+    if n_inputs != 2:
+        raise UsageError(f"--id {text!r}: LEFT=RIGHT is for two inputs (link); give one column")
+    if not left or not right:
+        raise UsageError(f"--id {text!r}: expected COLUMN or LEFT=RIGHT")
+    return left, right
+
+
+def _add_cluster(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("cluster")
+    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="use an existing Dask cluster, e.g. tcp://127.0.0.1:8786 "
+                        "(default: a local cluster with one thread per core)")
+    g.add_argument("--tls-ca-file", default=None, metavar="PEM",
+                   help="certificate authority of a TLS-secured scheduler (tls://…)")
+    g.add_argument("--tls-cert", default=None, metavar="PEM", help="this client's certificate")
+    g.add_argument("--tls-key", default=None, metavar="PEM",
+                   help="this client's private key (if not inside --tls-cert)")
+
+
+def _add_display(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bars or messages on stderr (errors still appear)")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as one JSON object on stdout (for scripts; implies "
+                        "no progress display)")
+
+
 def _add_common(p: argparse.ArgumentParser, compare: bool = True) -> None:
     p.add_argument("--key", action="append", required=True, metavar="KEY", help=KEY_HELP)
     if compare:
@@ -126,32 +190,39 @@ def _add_common(p: argparse.ArgumentParser, compare: bool = True) -> None:
         p.add_argument("--threshold", type=float, default=None,
                        help="keep pairs with score >= THRESHOLD (in [0, 1])")
         p.add_argument("-o", "--output", default=None,
-                       help="directory for the pairs (parquet parts written by the workers); "
-                            "without it the pairs are printed")
+                       help="directory for the pairs (parquet parts written by the workers, "
+                            "moved under this name only when the run succeeds); without it "
+                            "the pairs are printed")
         p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
         p.add_argument("--report", default=None, metavar="JSON",
-                       help="write the run report (per task and per phase) to this file")
+                       help="write the run report (per task and per phase) to this file; "
+                            "draw it with `erblock report JSON --html FILE`")
         p.add_argument("--no-sort", action="store_true",
                        help="skip sorting pairs (sorted output is byte-identical across runs)")
     p.add_argument("--strategy", default="auto", help="auto, basic, blocksplit, … (default auto)")
     p.add_argument("--n-tasks", type=int, default=None, help="reduce tasks (default 4 × threads)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="use an existing Dask cluster, e.g. tcp://127.0.0.1:8786")
-    p.add_argument("--format", choices=("csv", "parquet"), default=None,
+    g = p.add_argument_group("input")
+    g.add_argument("--format", choices=("csv", "parquet"), default=None,
                    help="input format (default: from the file name)")
-    p.add_argument("--encoding", default=None, help="CSV text encoding (default utf-8)")
-    p.add_argument("--id", default=None, metavar="COLUMN",
-                   help="column holding unique record ids (default: row number)")
-    p.add_argument("--quiet", action="store_true", help="no progress display")
-    p.add_argument("--json", action="store_true", help="print the result as JSON (for scripts)")
+    g.add_argument("--encoding", default=None, help="CSV text encoding (default utf-8)")
+    g.add_argument("--id", default=None, metavar="COLUMN",
+                   help="column holding unique record ids (default: row number in input "
+                        "order); for link with different names LEFT=RIGHT")
+    g.add_argument("--map", action="append", default=None, metavar="LEFT=RIGHT",
+                   help="link only: S's column RIGHT is R's column LEFT (repeatable); keys and "
+                        "comparisons then name R's column for both")
+    _add_cluster(p)
+    _add_display(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``erblock`` argument parser (every command's ``--help`` ends with examples)."""
     parser = argparse.ArgumentParser(
         prog="erblock",
         description="Entity resolution with blocking on Dask, balanced for skewed blocks.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n\n".join(EXAMPLES.values()),
+        epilog="\n\n".join(EXAMPLES.values()) + "\n\nexit codes: 0 ok, 2 bad arguments or "
+               "input, 1 failure",
     )
     from . import __version__
 
@@ -159,32 +230,77 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("link", help="link two sources R × S", epilog=EXAMPLES["link"],
+                       description="Link two sources: compare every pair (r, s) that shares a "
+                                   "block, score it, keep pairs above --threshold.",
                        formatter_class=fmt)
-    p.add_argument("left", help="CSV/parquet file, glob or URL of R")
-    p.add_argument("right", help="CSV/parquet file, glob or URL of S")
+    p.add_argument("left", help="CSV/parquet file, directory, glob or fsspec URL of R")
+    p.add_argument("right", help="CSV/parquet file, directory, glob or fsspec URL of S")
     _add_common(p)
     p.set_defaults(func=cmd_link)
     p = sub.add_parser("dedupe", help="find duplicates in one source", epilog=EXAMPLES["dedupe"],
+                       description="Deduplicate one source: compare each unordered pair of "
+                                   "records that shares a block, once.",
                        formatter_class=fmt)
-    p.add_argument("input", help="CSV/parquet file, glob or URL")
+    p.add_argument("input", help="CSV/parquet file, directory, glob or fsspec URL")
     _add_common(p)
     p.set_defaults(func=cmd_dedupe)
     p = sub.add_parser("plan", help="profile the input and print the plan, without comparing",
+                       description="Profile the input (records per block and partition) and "
+                                   "print the plan a run would execute: loads per reduce "
+                                   "task, imbalance, replication, largest match tasks.",
                        epilog=EXAMPLES["plan"], formatter_class=fmt)
     p.add_argument("left", help="input (dedupe) or R (link)")
     p.add_argument("right", nargs="?", default=None, help="S (link)")
     _add_common(p, compare=False)
-    p.add_argument("--plot", default=None, metavar="PNG", help="draw the plan's loads to a PNG")
+    p.add_argument("--plot", default=None, metavar="PNG",
+                   help="draw the plan to a PNG: loads per reduce task, basic vs the chosen "
+                        "strategy, the largest blocks")
     p.set_defaults(func=cmd_plan)
     p = sub.add_parser("demo", help="link the bundled DBLP-ACM sample and report quality",
+                       description="Link the bundled DBLP-ACM sample (2,616 × 2,294 records "
+                                   "with their true matches) and print precision and recall.",
                        epilog=EXAMPLES["demo"], formatter_class=fmt)
     p.add_argument("-o", "--output", default=None, help="also write the pairs here (parquet)")
     p.add_argument("--report", default=None, metavar="JSON", help="write the run report")
     p.add_argument("--threshold", type=float, default=0.75, help="score threshold (default 0.75)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="existing Dask cluster")
-    p.add_argument("--quiet", action="store_true", help="no progress display")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_cluster(p)
+    _add_display(p)
     p.set_defaults(func=cmd_demo)
+    p = sub.add_parser("report", help="summarise a run report and draw it as an HTML page",
+                       description="Read the JSON written by --report: print its summary, "
+                                   "and with --html write one self-contained page (plan, "
+                                   "per-task times, phases, quality when truth is given).",
+                       epilog=EXAMPLES["report"], formatter_class=fmt)
+    p.add_argument("report", help="run report JSON (from link/dedupe/demo --report)")
+    p.add_argument("--html", default=None, metavar="FILE", help="write the HTML page here")
+    p.add_argument("--truth", default=None, metavar="FILE",
+                   help="true pairs, CSV or parquet with left_id,right_id: adds precision, "
+                        "recall, F1, pair completeness and reduction ratio")
+    p.add_argument("--pairs", default=None, metavar="PATH",
+                   help="pairs to evaluate (default: the run's output directory)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="evaluate only pairs with score >= THRESHOLD")
+    p.add_argument("--title", default=None, help="page title")
+    _add_display(p)
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("kube-spec", help="print a DaskCluster manifest for Kubernetes",
+                       description="Print a DaskCluster resource for the Dask Kubernetes "
+                                   "operator whose pods run this erblock version; apply it "
+                                   "with kubectl and pass --scheduler "
+                                   "tcp://NAME-scheduler.NAMESPACE:8786 to link/dedupe.",
+                       epilog=EXAMPLES["kube-spec"], formatter_class=fmt)
+    p.add_argument("--name", default="erblock", help="cluster name (default erblock)")
+    p.add_argument("--workers", type=int, default=2, help="worker pods (default 2)")
+    p.add_argument("--threads", type=int, default=2, help="threads per worker (default 2)")
+    p.add_argument("--memory", default="4Gi", help="memory per pod (default 4Gi)")
+    p.add_argument("--cpu", default=None, help="CPU per pod (default: --threads)")
+    p.add_argument("--image", default=None,
+                   help="container image with erblock (default: the Dask image matching this "
+                        "Dask/Python, installing erblock at start)")
+    p.add_argument("-o", "--output", default=None, metavar="YAML",
+                   help="write here instead of stdout")
+    p.add_argument("--json", action="store_true", help="JSON instead of YAML")
+    p.set_defaults(func=cmd_kube_spec, quiet=True)
     return parser
 
 
@@ -193,20 +309,49 @@ def _say(args: argparse.Namespace, *msg: Any) -> None:
         print(*msg, file=sys.stderr)
 
 
-def _client(args: argparse.Namespace) -> Any:
-    from .engine.cluster import dashboard_link, get_client
+def _progress(args: argparse.Namespace) -> bool:
+    return not (args.quiet or args.json)
 
-    client = get_client(args.scheduler)
+
+def _client(args: argparse.Namespace) -> Any:
+    """The client of --scheduler (with --tls-* security) or erblock's local cluster; prints
+    the dashboard link when the cluster serves one."""
+    from .engine.cluster import dashboard_link, get_client, make_security
+
+    tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
+    security = None
+    if any(v is not None for v in tls):
+        if args.scheduler is None:
+            raise UsageError("--tls-ca-file/--tls-cert/--tls-key secure the connection to "
+                             "--scheduler; give --scheduler tls://HOST:PORT too")
+        try:
+            security = make_security(*tls)
+        except ValueError as exc:
+            raise UsageError(str(exc).replace("tls_ca_file", "--tls-ca-file")
+                             .replace("tls_cert", "--tls-cert")) from exc
+    elif args.scheduler is not None and args.scheduler.startswith("tls://"):
+        raise UsageError(f"--scheduler {args.scheduler!r} is a TLS address; give "
+                         "--tls-ca-file and --tls-cert (and --tls-key)")
+    client = get_client(args.scheduler, security=security)
     link = dashboard_link(client)
     if link:
         _say(args, f"dashboard: {link}")
     return client
 
 
-def _read(path: str, args: argparse.Namespace) -> Any:
-    from .engine.io import read_table
+def _inputs(args: argparse.Namespace, paths: Sequence[str], client: Any) -> list[Any]:
+    """Read the inputs (lazy Dask frames indexed by record id), S renamed by --map."""
+    from .engine.io import read_table, rename_columns
 
-    return read_table(path, args.format, encoding=args.encoding, id_column=args.id)
+    ids = parse_id(args.id, len(paths))
+    mapping = parse_pairs(args.map, "--map")
+    if mapping and len(paths) != 2:
+        raise UsageError("--map renames columns of S for link; it needs two inputs")
+    frames = [read_table(path, args.format, encoding=args.encoding, id_column=ids[i],
+                         client=client) for i, path in enumerate(paths)]
+    if mapping:
+        frames[1] = rename_columns(frames[1], mapping, f"S ({paths[1]!r})")
+    return frames
 
 
 def _parse(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
@@ -217,14 +362,16 @@ def _parse(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
     return keys, compare
 
 
-def _run(args: argparse.Namespace, frames: list[Any], keys: list[Any], compare: list[Any]) -> int:
+def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     import erblock
 
+    keys, compare = _parse(args)
     client = _client(args)
+    frames = _inputs(args, paths, client)
     kwargs: dict[str, Any] = dict(
         key=keys if len(keys) > 1 else keys[0], compare=compare, strategy=args.strategy,
         n_tasks=args.n_tasks, threshold=args.threshold, client=client, output=args.output,
-        progress=not (args.quiet or args.json), sort=not args.no_sort, overwrite=args.overwrite,
+        progress=_progress(args), sort=not args.no_sort, overwrite=args.overwrite,
     )
     start = time.perf_counter()
     if len(frames) == 2:
@@ -238,7 +385,8 @@ def _run(args: argparse.Namespace, frames: list[Any], keys: list[Any], compare: 
     if args.json:
         out = report.to_dict()
         out["wall_seconds"] = wall
-        out.pop("tasks", None) if not args.report else None
+        if not args.report:
+            out.pop("tasks", None)
         print(json.dumps(out, default=str))
     else:
         _say(args, report.summary())
@@ -255,32 +403,91 @@ def _run(args: argparse.Namespace, frames: list[Any], keys: list[Any], compare: 
 
 
 def cmd_link(args: argparse.Namespace) -> int:
-    keys, compare = _parse(args)
-    return _run(args, [_read(args.left, args), _read(args.right, args)], keys, compare)
+    """``erblock link R S …``."""
+    return _run(args, [args.left, args.right])
 
 
 def cmd_dedupe(args: argparse.Namespace) -> int:
-    keys, compare = _parse(args)
-    return _run(args, [_read(args.input, args)], keys, compare)
+    """``erblock dedupe IN …``."""
+    if args.map:
+        raise UsageError("--map renames columns of S for link; dedupe has one input")
+    return _run(args, [args.input])
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    """``erblock plan IN [S] …``: profile, plan, print (and draw) without comparing."""
     import erblock
 
     keys = [parse_key(k) for k in args.key]
     client = _client(args)
-    left = _read(args.left, args)
-    right = _read(args.right, args) if args.right else None
-    p = erblock.plan(left, right, key=keys if len(keys) > 1 else keys[0],
-                     strategy=args.strategy, n_tasks=args.n_tasks, client=client)
+    frames = _inputs(args, [args.left] + ([args.right] if args.right else []), client)
+    p = erblock.plan(frames[0], frames[1] if len(frames) > 1 else None,
+                     key=keys if len(keys) > 1 else keys[0], strategy=args.strategy,
+                     n_tasks=args.n_tasks, client=client)
     if args.plot:
-        if not hasattr(p, "plot"):
-            raise UsageError("--plot is not available in this version")
-        p.plot(args.plot)
+        plot = getattr(p, "plot", None)
+        if plot is None:
+            raise RuntimeError("--plot: this erblock's Plan cannot draw itself (Plan.plot is "
+                               "missing)")
+        plot(args.plot)
+        _say(args, f"plan drawn to {args.plot}")
     if args.json:
         print(json.dumps(p.summary(), default=str))
     else:
         print(p.describe())
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``erblock report run.json [--html FILE] [--truth FILE]``."""
+    from .report import RunReport
+    from .report_html import load_report, quality_from_truth, write_html
+
+    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
+        raise UsageError(f"--threshold must be in [0, 1], got {args.threshold}")
+    if args.pairs is not None and args.truth is None:
+        raise UsageError("--pairs is evaluated against --truth; give --truth FILE too")
+    data = load_report(args.report)
+    quality = data.get("quality")
+    if args.truth is not None:
+        quality = quality_from_truth(data, args.truth, pairs=args.pairs,
+                                     threshold=args.threshold)
+    if args.html:
+        write_html(data, args.html, quality=quality, title=args.title)
+        _say(args, f"report page written to {args.html}")
+    fields = ("mode", "strategy", "n_tasks", "phases", "tasks", "plan", "records", "settings",
+              "output", "pairs")
+    report = RunReport(**{k: data[k] for k in fields if k in data})
+    if args.json:
+        out = {k: v for k, v in report.to_dict().items() if k != "tasks"}
+        out["quality"] = quality
+        if args.html:
+            out["html"] = args.html
+        print(json.dumps(out, default=str))
+        return 0
+    print(report.summary())
+    if quality:
+        print("quality:")
+        for k, v in quality.items():
+            if isinstance(v, float):
+                print(f"  {k:<18} {v:.4f}")
+            elif isinstance(v, int) or v is None:
+                print(f"  {k:<18} {v}")
+    return 0
+
+
+def cmd_kube_spec(args: argparse.Namespace) -> int:
+    """``erblock kube-spec``: a DaskCluster manifest for the Dask Kubernetes operator."""
+    from .engine.kube import cluster_spec, to_yaml
+
+    spec = cluster_spec(args.name, n_workers=args.workers, image=args.image,
+                        threads=args.threads, memory=args.memory, cpu=args.cpu)
+    text = json.dumps(spec, indent=2) + "\n" if args.json else to_yaml(spec)
+    if args.output:
+        with open(args.output, "w") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 
@@ -302,7 +509,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         erblock.comparison("authors", "token_set"),
     ]
     pairs = erblock.link(dblp, acm, key=key, compare=compare, threshold=None, client=client,
-                         progress=not (args.quiet or args.json), sort=True)
+                         progress=_progress(args), sort=True)
     report = pairs.attrs["erblock_report"]
     kept = pairs[pairs["score"] >= args.threshold]
     quality = _quality(kept, pairs, truth, len(dblp), len(acm))
@@ -354,6 +561,11 @@ def _quality(kept: Any, candidates: Any, truth: Any, n_left: int, n_right: int
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``erblock`` command; returns the exit code (0 ok, 2 bad arguments, 1 failure).
+
+    argparse itself exits with 2 (usage message on stderr) for unknown options or missing
+    arguments, and with 0 for ``--help``/``--version``.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -1,11 +1,21 @@
 """Reading inputs for the command line: CSV or parquet files, globs, fsspec URLs.
 
-Files are read lazily with Dask. A CSV read by Dask numbers rows from 0 in every
-partition, so without an id column every record gets a global row number as its id
-(partition offset + row), computed from the partition lengths.
+Everything is read lazily with Dask's readers, so a path may be a single file, a
+directory of parquet parts, a glob (``data/part-*.csv``) or any fsspec URL
+(``file:///data/*.parquet``, ``s3://bucket/people/``, ``gcs://…``: the protocol's fsspec
+package must be installed where the files are read, i.e. on the workers). Globs are
+expanded once here, so a pattern that matches nothing fails at once with the pattern
+named, not as an empty result.
+
+A CSV read by Dask numbers rows from 0 in every partition, so without an id column every
+record gets a global row number as its id (partition offset + row), computed from the
+partition lengths on the cluster that will run the job.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import dask.dataframe as dd
 import numpy as np
@@ -13,35 +23,74 @@ import pandas as pd
 
 FORMATS = ("csv", "parquet")
 
+_CSV_SUFFIXES = (".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst", ".csv", ".tsv", ".txt")
+_PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+
 
 def guess_format(path: str) -> str:
+    """``"csv"`` or ``"parquet"`` from the name (a glob's pattern counts; a name without a
+    suffix is taken for a parquet directory)."""
     p = path.lower().rstrip("/")
-    for suffix in (".csv.gz", ".csv.bz2", ".csv", ".tsv", ".txt"):
-        if p.endswith(suffix):
-            return "csv"
-    if p.endswith((".parquet", ".pq", ".parq")) or "." not in p.rsplit("/", 1)[-1]:
+    if p.endswith(_CSV_SUFFIXES):
+        return "csv"
+    if p.endswith(_PARQUET_SUFFIXES) or "." not in p.rsplit("/", 1)[-1]:
         return "parquet"
     raise ValueError(
         f"cannot tell the format of {path!r} from its name; pass --format csv or --format parquet"
     )
 
 
+def expand_paths(path: str, storage_options: Mapping[str, Any] | None = None) -> list[str]:
+    """The files (or parquet directory) ``path`` names, with globs expanded through fsspec.
+
+    Raises ``FileNotFoundError`` naming ``path`` when nothing exists there.
+    """
+    from fsspec.core import url_to_fs
+
+    try:
+        fs, root = url_to_fs(path, **dict(storage_options or {}))
+    except (ImportError, ValueError) as exc:  # unknown protocol, or its package missing
+        raise ValueError(f"input {path!r}: {exc}") from exc
+    protocol = fs.protocol[0] if isinstance(fs.protocol, (tuple, list)) else fs.protocol
+    if any(ch in root for ch in "*?["):
+        found = sorted(fs.glob(root))
+    else:
+        found = [root] if fs.exists(root) else []
+    if not found:
+        what = "no file matches" if any(ch in root for ch in "*?[") else "no such file or directory"
+        raise FileNotFoundError(f"input {path!r} could not be read: {what}")
+    if protocol in ("file", "local"):
+        return found
+    return [fs.unstrip_protocol(f) for f in found]
+
+
 def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None,
-               id_column: str | None = None, blocksize: str = "64MB") -> dd.DataFrame:
+               id_column: str | None = None, blocksize: str | int = "64MB",
+               storage_options: Mapping[str, Any] | None = None,
+               client: Any = None) -> dd.DataFrame:
     """A Dask frame of ``path`` whose index is a unique record id.
 
-    CSV columns are read as text (numbers are parsed by the comparisons that need them),
-    so dtypes never differ between partitions.
+    ``path`` is a file, a parquet directory, a glob or an fsspec URL (see the module
+    docstring). CSV columns are read as text (numbers are parsed by the comparisons that
+    need them), so dtypes never differ between partitions. With ``id_column`` that column
+    becomes the index (its uniqueness is checked during the run's profile pass); without
+    it records are numbered in input order. ``client``, when given, computes the partition
+    lengths for that numbering on its cluster (where the files may be the only ones to
+    exist).
     """
     fmt = fmt or guess_format(path)
     if fmt not in FORMATS:
         raise ValueError(f"--format must be one of {FORMATS}, got {fmt!r}")
+    files = expand_paths(path, storage_options)
+    opts = dict(storage_options or {})
     try:
         if fmt == "csv":
-            ddf = dd.read_csv(path, dtype=str, blocksize=blocksize,
-                              encoding=encoding or "utf-8", keep_default_na=True)
+            ddf = dd.read_csv(files, dtype=str, blocksize=blocksize,
+                              encoding=encoding or "utf-8", keep_default_na=True,
+                              storage_options=opts or None)
         else:
-            ddf = dd.read_parquet(path)
+            ddf = dd.read_parquet(files if len(files) > 1 else files[0],
+                                  storage_options=opts or None)
     except (FileNotFoundError, OSError) as exc:
         raise FileNotFoundError(f"input {path!r} could not be read: {exc}") from exc
     if id_column is not None:
@@ -49,24 +98,53 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
             raise KeyError(f"--id column {id_column!r} is not in {path!r} "
                            f"(columns: {list(ddf.columns)})")
         return _index_by(ddf, id_column)
-    return with_row_ids(ddf)
+    return with_row_ids(ddf, client=client)
+
+
+def rename_columns(ddf: dd.DataFrame, mapping: Mapping[str, str], name: str) -> dd.DataFrame:
+    """Rename columns of ``ddf`` by ``{new_name: existing_name}``.
+
+    The CLI's ``--map LEFT=RIGHT`` uses this on S so that keys and comparisons can name
+    R's columns. Fails naming the column when an existing one is missing or a new name
+    would collide with a column that is not renamed.
+    """
+    cols = [str(c) for c in ddf.columns]
+    renames: dict[str, str] = {}
+    for new, old in mapping.items():
+        if old not in cols:
+            raise KeyError(f"--map {new}={old}: column {old!r} is not in {name} (columns: {cols})")
+        renames[old] = new
+    clash = [new for old, new in renames.items()
+             if new in cols and new not in renames and new != old]
+    if clash:
+        raise ValueError(
+            f"--map: {name} already has a column {clash[0]!r} that is not renamed; "
+            f"map it too or choose another name")
+    return ddf.rename(columns=renames) if renames else ddf
 
 
 def _index_by(ddf: dd.DataFrame, column: str) -> dd.DataFrame:
     """Use ``column`` as the index, partition by partition (no shuffle, order kept)."""
     meta = ddf._meta.set_index(column)
-    return ddf.map_partitions(lambda p: p.set_index(column), meta=meta,
-                              align_dataframes=False, clear_divisions=True)
+
+    def _set(part: pd.DataFrame) -> pd.DataFrame:
+        return part.set_index(column)
+
+    return ddf.map_partitions(_set, meta=meta, align_dataframes=False, clear_divisions=True)
 
 
-def with_row_ids(ddf: dd.DataFrame) -> dd.DataFrame:
+def with_row_ids(ddf: dd.DataFrame, client: Any = None) -> dd.DataFrame:
     """Index every record by its global row number (input order across partitions)."""
-    lengths = ddf.map_partitions(len, meta=("n", "int64")).compute().tolist() \
-        if ddf.npartitions > 1 else [None]
-    offsets = np.concatenate([[0], np.cumsum(lengths[:-1])]).astype(np.int64) \
-        if ddf.npartitions > 1 else np.zeros(1, dtype=np.int64)
+    if ddf.npartitions > 1:
+        sizes = ddf.map_partitions(len, meta=("n", "int64"))
+        lengths = (client.compute(sizes, sync=True) if client is not None
+                   else sizes.compute()).tolist()
+        offsets = np.concatenate([[0], np.cumsum(lengths[:-1])]).astype(np.int64)
+    else:
+        offsets = np.zeros(1, dtype=np.int64)
 
-    def _number(part: pd.DataFrame, partition_info: dict | None = None) -> pd.DataFrame:
+    def _number(part: pd.DataFrame, partition_info: dict[str, Any] | None = None
+                ) -> pd.DataFrame:
         i = partition_info["number"] if partition_info else 0
         start = int(offsets[i])
         part = part.copy()
