@@ -98,7 +98,8 @@ def cluster_spec(
     if install:
         extra = env_vars.get("EXTRA_PIP_PACKAGES", "")
         env_vars["EXTRA_PIP_PACKAGES"] = f"{extra} {install}".strip()
-    env_list = [{"name": k, "value": str(v)} for k, v in env_vars.items()] or None
+    # a list even when empty: the CRD's schema has no null for env
+    env_list = [{"name": k, "value": str(v)} for k, v in env_vars.items()]
 
     cpu = cpu or str(threads)
     resources: dict[str, dict[str, str]] = {"limits": {"cpu": cpu}, "requests": {"cpu": cpu}}

@@ -1,0 +1,169 @@
+"""Inputs for the command line: CSV/parquet files, globs, directories and fsspec URLs.
+
+Every form is read through Dask's readers and must give the same records with the same
+ids (global row numbers in input order, or an ``--id`` column); the CLI runs on each
+form and on column mappings between R and S give the brute force's pairs.
+"""
+
+from __future__ import annotations
+
+import fsspec
+import pandas as pd
+import pytest
+from oracle import brute_dedupe, brute_link, pair_list
+
+from erblock.cli import main, parse_id, parse_pairs
+from erblock.engine.io import expand_paths, guess_format, read_table, rename_columns
+
+
+@pytest.fixture
+def people() -> pd.DataFrame:
+    return pd.DataFrame({
+        "pid": [f"p{i:02d}" for i in range(12)],
+        "surname": ["smith", "smyth", "smith", "jones", "johns", None, "brown", "braun",
+                    "smith", "jones", "li", "lee"],
+        "first": ["ann", "anne", "bob", "carl", "karl", "x", "y", "y", "annie", "carla",
+                  "wei", "way"],
+    })
+
+
+def _write_parts(df: pd.DataFrame, directory, fmt: str, n: int = 3) -> list[str]:
+    directory.mkdir(parents=True, exist_ok=True)
+    bounds = [round(i * len(df) / n) for i in range(n + 1)]
+    paths = []
+    for i in range(n):
+        part = df.iloc[bounds[i]:bounds[i + 1]]
+        path = directory / f"part-{i}.{fmt}"
+        if fmt == "csv":
+            part.to_csv(path, index=False)
+        else:
+            part.to_parquet(path, index=False)
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_glob_directory_and_url_give_the_same_records_in_input_order(people, tmp_path, fmt):
+    d = tmp_path / "in"
+    _write_parts(people, d, fmt)
+    forms = [str(d / f"part-*.{fmt}"), f"file://{d}/part-*.{fmt}"]
+    if fmt == "parquet":
+        forms.append(str(d))  # a parquet directory
+    for form in forms:
+        got = read_table(form).compute()
+        assert list(got.index) == list(range(len(people))), form
+        assert got["surname"].isna().tolist() == people["surname"].isna().tolist(), form
+        assert got["surname"].dropna().tolist() == people["surname"].dropna().tolist(), form
+        assert got["pid"].tolist() == people["pid"].tolist(), form
+
+
+def test_id_column_becomes_the_index(people, tmp_path):
+    path = tmp_path / "p.csv"
+    people.to_csv(path, index=False)
+    got = read_table(str(path), id_column="pid").compute()
+    assert got.index.tolist() == people["pid"].tolist()
+    assert "pid" not in got.columns
+    with pytest.raises(KeyError, match="--id column 'id' is not in"):
+        read_table(str(path), id_column="id")
+
+
+def test_fsspec_url_of_another_filesystem(people):
+    """A non-local protocol (fsspec's in-memory filesystem) is read the same way."""
+    fs = fsspec.filesystem("memory")
+    with fs.open("/erblock-test/people.csv", "w") as f:
+        people.to_csv(f, index=False)
+    try:
+        assert expand_paths("memory://erblock-test/*.csv") == ["memory:///erblock-test/people.csv"]
+        got = read_table("memory://erblock-test/people.csv").compute()
+        assert got["pid"].tolist() == people["pid"].tolist()
+    finally:
+        fs.rm("/erblock-test", recursive=True)
+
+
+@pytest.mark.parametrize(("path", "message"), [
+    ("nothing-*.csv", "no file matches"),
+    ("missing.parquet", "no such file or directory"),
+])
+def test_missing_inputs_are_named(tmp_path, path, message):
+    with pytest.raises(FileNotFoundError, match=message) as info:
+        read_table(str(tmp_path / path))
+    assert path in str(info.value)
+
+
+def test_unknown_protocol_and_format():
+    with pytest.raises(ValueError, match="'nope://x.csv'"):
+        read_table("nope://x.csv")
+    with pytest.raises(ValueError, match="pass --format"):
+        guess_format("data.json")
+    assert guess_format("data/part-*.csv.gz") == "csv"
+    assert guess_format("s3://bucket/people") == "parquet"
+
+
+def test_rename_columns_checks_names(people):
+    import dask.dataframe as dd
+
+    ddf = dd.from_pandas(people, npartitions=2)
+    out = rename_columns(ddf, {"name": "first"}, "S")
+    assert "name" in out.columns and "first" not in out.columns
+    with pytest.raises(KeyError, match="column 'given' is not in S"):
+        rename_columns(ddf, {"name": "given"}, "S")
+    with pytest.raises(ValueError, match="already has a column 'surname'"):
+        rename_columns(ddf, {"surname": "first"}, "S")
+
+
+def test_parse_pairs_and_id():
+    assert parse_pairs(["a=b", "c=d"], "--map") == {"a": "b", "c": "d"}
+    with pytest.raises(ValueError, match="expected LEFT=RIGHT"):
+        parse_pairs(["ab"], "--map")
+    assert parse_id("id", 1) == ("id", "id")
+    assert parse_id("rid=sid", 2) == ("rid", "sid")
+    with pytest.raises(ValueError, match="two inputs"):
+        parse_id("rid=sid", 1)
+
+
+def test_cli_dedupe_on_a_glob_of_csv_parts(people, tmp_path, capsys):
+    _write_parts(people, tmp_path / "in", "csv")
+    out = tmp_path / "out"
+    assert main(["dedupe", str(tmp_path / "in" / "part-*.csv"), "--key", "surname",
+                 "--compare", "first:jaro", "--id", "pid", "-o", str(out), "--quiet"]) == 0
+    pairs = pd.read_parquet(out)
+    assert set(pair_list(pairs)) == brute_dedupe(people.set_index("pid"), ["surname"])
+
+
+def test_cli_link_with_column_mapping_and_different_ids(people, tmp_path, capsys):
+    """S names its columns differently: --map for the key and a comparison, --id L=R."""
+    r = people.iloc[:8]
+    s = people.iloc[4:].rename(columns={"pid": "sid", "surname": "family", "first": "given"})
+    r.to_csv(tmp_path / "r.csv", index=False)
+    s.to_parquet(tmp_path / "s.parquet", index=False)
+    out = tmp_path / "links"
+    code = main(["link", str(tmp_path / "r.csv"), str(tmp_path / "s.parquet"),
+                 "--map", "surname=family", "--id", "pid=sid", "--key", "surname",
+                 "--compare", "first=given:jaro_winkler", "--compare", "surname:exact",
+                 "-o", str(out), "--quiet"])
+    assert code == 0
+    pairs = pd.read_parquet(out)
+    expected = brute_link(r.set_index("pid"),
+                          s.rename(columns={"family": "surname"}).set_index("sid"), ["surname"])
+    assert set(pair_list(pairs)) == expected
+    assert set(pairs["right_id"]) <= set(s["sid"])
+    assert pairs["surname_exact"].eq(1.0).all()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--map", "surname"], "expected LEFT=RIGHT"),
+    (["--map", "surname=nope"], "column 'nope' is not in S"),
+])
+def test_cli_bad_mapping_exits_2(people, tmp_path, capsys, argv, message):
+    people.to_csv(tmp_path / "p.csv", index=False)
+    p = str(tmp_path / "p.csv")
+    assert main(["link", p, p, "--key", "surname", "--compare", "first:jaro", "--quiet",
+                 *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_map_refused_for_dedupe(people, tmp_path, capsys):
+    people.to_csv(tmp_path / "p.csv", index=False)
+    assert main(["dedupe", str(tmp_path / "p.csv"), "--key", "surname", "--compare",
+                 "first:jaro", "--map", "a=b"]) == 2
+    assert "--map" in capsys.readouterr().err
