@@ -79,7 +79,9 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     """Precision, recall, F1, pair completeness and reduction ratio of a run's pairs.
 
     ``truth``: a DataFrame or a CSV/parquet path with ``left_id``, ``right_id``.
-    ``pairs``: a DataFrame or a parquet path; by default the run's output directory.
+    ``pairs``: a DataFrame or a parquet path; by default the run's output directory. When
+    those pairs were cut by the run's threshold, the candidates are the compared pairs the
+    report counts: the reduction ratio uses that count and pair completeness is None.
     Ids are compared as text when the two sides differ in type (CSV input gives numbers
     as text), so ``17`` and ``"17"`` match.
     """
@@ -99,6 +101,15 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
         n_right = None
     m = evaluate(pairs_df, truth_df, threshold=threshold, n_left=n_left, n_right=n_right,
                  dedupe=not link)
+    if pairs is None and d.get("settings", {}).get("threshold") is not None:
+        # The workers kept only pairs above the run's threshold: the candidates were all
+        # compared pairs, which the report counts but did not keep.
+        compared = sum(int(t.get("comparisons", 0)) for t in d.get("tasks", []))
+        m["n_candidates"] = compared
+        m["pair_completeness"] = None  # unknown: the candidates below the threshold are gone
+        if n_left:
+            total = n_left * n_right if n_right else n_left * (n_left - 1) // 2
+            m["reduction_ratio"] = 1.0 - compared / total if total else math.nan
     return {k: v for k, v in m.items() if not isinstance(v, pd.DataFrame)}
 
 
@@ -220,12 +231,13 @@ def _chart_scatter(d: Mapping[str, Any]) -> str:
     fig = _figure(4.6, 3.2)
     ax = fig.add_subplot()
     ax.scatter(comps, seconds, s=14, color=BAR_COLOR, alpha=0.8)
-    if n > 1 and comps.max() > comps.min():
+    if n >= 4 and comps.max() > comps.min():
         b, c = np.polyfit(comps, seconds, 1)
-        xs = np.array([comps.min(), comps.max()])
-        ax.plot(xs, b * xs + c, color=PREDICTED_COLOR, lw=1.5,
-                label=f"{c * 1e3:.1f} ms + {b * 1e9:.1f} ns/comparison")
-        ax.legend(fontsize=8, loc="upper left")
+        if b > 0:  # a fit only means something when time grows with comparisons
+            xs = np.array([comps.min(), comps.max()])
+            ax.plot(xs, b * xs + c, color=PREDICTED_COLOR, lw=1.5,
+                    label=f"fit: {c * 1e3:.1f} ms + {b * 1e9:.1f} ns/comparison")
+            ax.legend(fontsize=8, loc="upper left")
     ax.set_xlabel("comparisons")
     ax.set_ylabel("seconds")
     ax.set_title("time against comparisons, per task")
@@ -270,7 +282,7 @@ th{color:#555;font-weight:600}td.num{text-align:right;font-variant-numeric:tabul
 .cards{display:flex;flex-wrap:wrap;gap:10px}
 .card{border:1px solid #ddd;border-radius:6px;padding:8px 14px;min-width:130px;background:#f5f8fb}
 .card b{display:block;font-size:20px;color:#1f3b5a}.card span{font-size:12px;color:#555}
-img{max-width:100%;height:auto}.row{display:flex;flex-wrap:wrap;gap:12px}
+img{max-width:100%;height:auto}.row{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 code{background:#eef;padding:1px 4px;border-radius:3px;font-size:12px}
 .note{color:#666;font-size:12px}
 """
