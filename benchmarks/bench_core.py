@@ -501,10 +501,24 @@ def machine_info() -> dict[str, Any]:
         pass
     info["versions"] = {m: _version(m) for m in (
         "erblock", "dask", "distributed", "rapidfuzz", "numpy", "pandas", "splink", "duckdb")}
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, check=True).stdout.strip()
+    import erblock
+
+    # Where erblock was imported from, and which commit: a snapshot run (PYTHONPATH pointing
+    # at `git archive` output) names its commit in ERBLOCK_BENCH_COMMIT; a run from the work
+    # tree says whether erblock/ had uncommitted changes.
+    info["erblock_path"] = str(Path(erblock.__file__).resolve().parent)
+    commit = os.environ.get("ERBLOCK_BENCH_COMMIT")
+    if commit:
         info["git_commit"] = commit
+        info["erblock_source"] = "snapshot of the commit"
+        return info
+    try:
+        info["git_commit"] = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+            check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "erblock"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        info["erblock_source"] = "work tree" + (" with uncommitted changes" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         pass
     return info
@@ -527,7 +541,8 @@ def render_markdown(res: dict[str, Any]) -> str:
                  f"({res['machine'].get('cpu_model', 'unknown CPU')}), "
                  f"{res['machine'].get('memory_gib', '?')} GiB; erblock "
                  f"{res['machine']['versions'].get('erblock')} "
-                 f"(commit {res['machine'].get('git_commit', '?')[:10]}), dask "
+                 f"(commit {res['machine'].get('git_commit', '?')[:10]}, "
+                 f"{res['machine'].get('erblock_source', '?')}), dask "
                  f"{res['machine']['versions'].get('dask')}, rapidfuzz "
                  f"{res['machine']['versions'].get('rapidfuzz')}, splink "
                  f"{res['machine']['versions'].get('splink')}, duckdb "
