@@ -173,7 +173,7 @@ def link(
     df_s: Any,
     key: Any = None,
     compare: Any = None,
-    scoring: str = "mean",
+    scoring: Any = "mean",
     strategy: str = "auto",
     n_tasks: int | None = None,
     threshold: float | None = None,
@@ -188,6 +188,12 @@ def link(
     (of ``df_s``), one similarity column per comparison and ``score``; the run report is
     in ``pairs.attrs["erblock_report"]``. With ``output="dir"``, workers write parquet
     parts into that directory and the :class:`~erblock.report.RunReport` is returned.
+    ``scoring="em"`` fits an unsupervised Fellegi-Sunter model during the run (see
+    :mod:`erblock.matchers.scoring`) and adds ``match_weight`` and ``match_probability``;
+    the default decision is ``match_probability >= 0.5`` and ``threshold`` then applies to
+    ``match_probability``. The fitted model is in ``pairs.attrs["erblock_model"]`` (or
+    ``_erblock_model.json`` in the output directory); pass it, or any model from
+    :func:`erblock.load_model`, as ``scoring=`` to score without refitting.
 
     Options: ``npartitions`` (input partitions for pandas input), ``persist`` (keep the
     prepared records in cluster memory between profile and route; default True),
@@ -205,7 +211,7 @@ def dedupe(
     df: Any,
     key: Any = None,
     compare: Any = None,
-    scoring: str = "mean",
+    scoring: Any = "mean",
     strategy: str = "auto",
     n_tasks: int | None = None,
     threshold: float | None = None,
@@ -226,14 +232,48 @@ def dedupe(
     return _finish(job, [df], client, check, scoring)
 
 
-def _finish(job: Job, frames: list[Any], client: Any, check: list[bool], scoring: str
+def _as_scoring(scoring: Any, job: Job) -> tuple[Any, Job]:
+    """The model a run scores with (None = mean score) and the job it runs.
+
+    ``"mean"``: the weighted mean in ``score``; ``"em"``: a new
+    :class:`~erblock.matchers.scoring.FellegiSunter` fitted during the run; a
+    ``FellegiSunter`` (fitted: used as is; unfitted: fitted during the run, in place) or a
+    fitted ``SupervisedModel``: adds ``match_weight`` and ``match_probability``, and
+    ``threshold`` applies to ``match_probability``. A ``ScoreThreshold`` is the mean score
+    with its threshold (unless ``threshold`` is given).
+    """
+    import dataclasses
+
+    from .matchers.scoring import FellegiSunter
+    from .matchers.supervised import ScoreThreshold, SupervisedModel
+
+    if isinstance(scoring, str):
+        if scoring == "mean":
+            return None, job
+        if scoring == "em":
+            return FellegiSunter().bind(job.comparisons), job
+        close = difflib.get_close_matches(scoring, ("mean", "em"), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"scoring must be 'mean', 'em' or a model, got {scoring!r}{hint}")
+    if isinstance(scoring, ScoreThreshold):
+        if job.threshold is None:
+            job = dataclasses.replace(job, threshold=scoring.threshold)
+        return None, job
+    if isinstance(scoring, (FellegiSunter, SupervisedModel)):
+        return scoring.bind(job.comparisons), job
+    raise TypeError(
+        "scoring must be 'mean', 'em', a FellegiSunter, a fitted SupervisedModel or a "
+        f"ScoreThreshold (e.g. erblock.load_model('model.json')), got {type(scoring).__name__}"
+    )
+
+
+def _finish(job: Job, frames: list[Any], client: Any, check: list[bool], scoring: Any
             ) -> pd.DataFrame | RunReport:
-    if scoring != "mean":
-        raise ValueError(f"scoring must be 'mean', got {scoring!r}")
+    model, job = _as_scoring(scoring, job)
     from .engine.cluster import get_client
 
     c = get_client(client)
-    pairs, report = run(job, frames, c, check_ids=check)
+    pairs, report = run(job, frames, c, check_ids=check, scoring=model)
     if pairs is None:
         return report
     return pairs

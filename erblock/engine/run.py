@@ -36,6 +36,7 @@ from ..balancing.bdm import BDM, SRC_R, SRC_S
 from ..balancing.plan import Plan
 from ..balancing.strategies import STRATEGIES
 from ..blocking.keys import NULL_BLOCK, KeySpec
+from ..matchers import scoring as _scoring
 from ..matchers.compare import DEFAULT_CELL_BUDGET, compare_task, empty_pairs
 from ..matchers.comparisons import Comparison
 from ..report import RunReport
@@ -250,9 +251,13 @@ def _id_dtype(df: Any, id_column: str | None) -> object:
     return df.index.dtype
 
 
-def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[bool]
-        ) -> tuple[pd.DataFrame | None, RunReport]:
-    """Run ``job`` on ``frames`` ([df] or [df_r, df_s]); return pairs (or None) and report."""
+def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[bool],
+        scoring: Any = None) -> tuple[pd.DataFrame | None, RunReport]:
+    """Run ``job`` on ``frames`` ([df] or [df_r, df_s]); return pairs (or None) and report.
+
+    ``scoring``: None for the mean score, or a model bound to ``job.comparisons`` (see
+    :func:`_compare_scored`); its fitted form is in ``pairs.attrs["erblock_model"]``.
+    """
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
     threads = total_threads(client)
@@ -276,7 +281,10 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
                        output=final_dir)
     t2 = time.perf_counter()
     results: list[tuple[pd.DataFrame | None, dict[str, Any]]] = []
-    if plan.total_comparisons > 0:
+    if plan.total_comparisons > 0 and scoring is not None:
+        results = _compare_scored(client, job, plan, prepared, r, id_dtypes, out_dir, scoring,
+                                  rec, report.settings)
+    elif plan.total_comparisons > 0:
         plan_d = dask.delayed(plan, name=f"erblock-plan-{uuid.uuid4().hex}")
         routed = [_routed(p, plan_d, r, job.shuffle_method) for p in prepared]
         parts = [rt.to_delayed() for rt in routed]
@@ -305,19 +313,25 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     if out_dir is None:
         frames_out = [p for p, _ in results if p is not None and len(p)]
         pairs = (pd.concat(frames_out, ignore_index=True) if frames_out
-                 else empty_pairs(job.comparisons, id_dtypes))
+                 else _empty_pairs(job, id_dtypes, scoring))
         if job.sort:
             pairs = sort_pairs(pairs)
     else:
         if not results:  # no comparisons: still leave a readable, empty dataset
-            empty_pairs(job.comparisons, id_dtypes).to_parquet(
+            _empty_pairs(job, id_dtypes, scoring).to_parquet(
                 os.path.join(out_dir, "part-00000.parquet"), index=False)
+        if scoring is not None and _fitted(scoring):
+            scoring.to_json(os.path.join(out_dir, MODEL_FILE))
         _finish_output(out_dir, final_dir, job.overwrite)
     phases["write"] = time.perf_counter() - t3
     report.phases = phases
     report.settings["write_task_seconds"] = float(sum(s["write_seconds"] for s in report.tasks))
+    if scoring is not None:
+        report.settings["scoring"] = scoring.report() if _fitted(scoring) else scoring.kind
     if pairs is not None:
         pairs.attrs["erblock_report"] = report
+        if scoring is not None:
+            pairs.attrs["erblock_model"] = scoring
     return pairs, report
 
 
@@ -386,3 +400,227 @@ def _finish_output(work: str, final: str, overwrite: bool) -> None:
             raise FileExistsError(f"output: {final!r} appeared during the run")
         shutil.rmtree(final)
     os.replace(work, final)
+
+
+# -- scoring: Fellegi-Sunter EM in two phases, or a fitted model in one ---------------
+
+MODEL_FILE = "_erblock_model.json"  #: a leading "_" keeps parquet readers off the file
+
+
+def _fitted(model: Any) -> bool:
+    return bool(getattr(model, "fitted", False))
+
+
+def _empty_pairs(job: Job, id_dtypes: tuple[object, object], scoring: Any) -> pd.DataFrame:
+    out = empty_pairs(job.comparisons, id_dtypes)
+    if scoring is not None:
+        out["match_weight"] = pd.Series([], dtype=np.float64)
+        out["match_probability"] = pd.Series([], dtype=np.float64)
+    return out
+
+
+def _worker_name() -> str:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except ValueError:
+        return "local"
+
+
+def _tf_value_column(job: Job, model: Any) -> str | None:
+    """``_erb_v<i>`` holding the term-frequency column's values, if the model adjusts one."""
+    k = getattr(model, "tf_index_", None)
+    if k is None:
+        return None
+    from .route import value_column
+
+    return value_column(job.col_index()[job.comparisons[k].column])
+
+
+def _compare_unscored(task: int, plan: Plan, left: pd.DataFrame, right: pd.DataFrame | None,
+                      job: Job, id_dtypes: tuple[object, object], tf_col: str | None
+                      ) -> tuple[pd.DataFrame, dict[str, Any], np.ndarray | None]:
+    """All candidate pairs of a reduce task (no threshold), stats, tf-column values."""
+    pairs, stats = compare_task(task, plan, left, right, job.comparisons, job.col_index(),
+                                len(job.keys), None, id_dtypes, job.cell_budget)
+    stats.worker = _worker_name()
+    tf_values = _scoring.tf_values_for(pairs, left, tf_col) if tf_col else None
+    return pairs, stats.to_dict(), tf_values
+
+
+def _keep_task(task: int, plan: Plan, left: pd.DataFrame, right: pd.DataFrame | None,
+               job: Job, id_dtypes: tuple[object, object], model: Any, tf_col: str | None
+               ) -> _scoring.KeptTask:
+    """EM phase 1 (worker): compare, compute level vectors, keep everything in memory."""
+    pairs, stats, tf_values = _compare_unscored(task, plan, left, right, job, id_dtypes, tf_col)
+    return _scoring.keep_task(pairs, stats, model, tf_values)
+
+
+def _write_part(pairs: pd.DataFrame, out_dir: str, task: int) -> float:
+    """Write one reduce task's pairs atomically as ``part-<task>.parquet``; seconds taken."""
+    start = time.perf_counter()
+    final = os.path.join(out_dir, f"part-{task:05d}.parquet")
+    tmp = f"{final}.{uuid.uuid4().hex}.tmp"
+    pairs.to_parquet(tmp, index=False, engine="pyarrow")
+    os.replace(tmp, final)
+    return time.perf_counter() - start
+
+
+def _finish_scored(pairs: pd.DataFrame, stats: dict[str, Any], start: float, job: Job,
+                   out_dir: str | None) -> tuple[pd.DataFrame | None, dict[str, Any]]:
+    stats = dict(stats)
+    if job.sort and len(pairs):
+        pairs = sort_pairs(pairs)
+    stats["pairs"] = len(pairs)
+    stats["seconds"] = stats["seconds"] + (time.perf_counter() - start)
+    if out_dir is None:
+        return pairs, stats
+    stats["write_seconds"] = _write_part(pairs, out_dir, stats["task"])
+    return None, stats
+
+
+def _score_task(kept: _scoring.KeptTask, model: Any, job: Job, out_dir: str | None
+                ) -> tuple[pd.DataFrame | None, dict[str, Any]]:
+    """EM phase 2 (worker): score the kept pairs, apply the threshold, return or write."""
+    start = time.perf_counter()
+    pairs = _scoring.score_kept(kept, model, job.threshold)
+    return _finish_scored(pairs, kept.stats, start, job, out_dir)
+
+
+def _model_task(task: int, plan: Plan, left: pd.DataFrame, right: pd.DataFrame | None,
+                job: Job, id_dtypes: tuple[object, object], model: Any, tf_col: str | None,
+                out_dir: str | None) -> tuple[pd.DataFrame | None, dict[str, Any]]:
+    """A fitted model (worker): compare, score, apply the threshold, return or write."""
+    pairs, stats, tf_values = _compare_unscored(task, plan, left, right, job, id_dtypes, tf_col)
+    start = time.perf_counter()
+    if tf_values is not None:
+        pairs = pairs.assign(**{_scoring.TF_COLUMN: tf_values})
+    scored = _scoring.score_pairs(pairs, model, job.threshold)
+    return _finish_scored(scored, stats, start, job, out_dir)
+
+
+def _u_sample_fractions(job: Job, rec: dict[str, int], u_pairs: int) -> list[float]:
+    """Record-sample fraction per source so that the sample gives about ``u_pairs`` pairs."""
+    if job.link:
+        nr, ns = max(rec.get("records_r", 0), 1), max(rec.get("records_s", 0), 1)
+        f = min(1.0, float(np.sqrt(u_pairs / (nr * ns))))
+        return [f, f]
+    n = max(rec.get("records_r", 0), 2)
+    target = (1.0 + np.sqrt(1.0 + 8.0 * u_pairs)) / 2.0  # n(n-1)/2 = u_pairs
+    return [min(1.0, float(target / n))]
+
+
+def _compare_scored(client: Client, job: Job, plan: Plan, prepared: Sequence[dd.DataFrame],
+                    r: int, id_dtypes: tuple[object, object], out_dir: str | None, model: Any,
+                    rec: dict[str, int], settings: dict[str, Any]
+                    ) -> list[tuple[pd.DataFrame | None, dict[str, Any]]]:
+    """Compare and score with ``model``; returns per-task (pairs or None, stats).
+
+    A fitted model runs in one phase (compare, score, threshold in each task). An unfitted
+    :class:`~erblock.matchers.scoring.FellegiSunter` runs in two: (1) every task compares
+    without a threshold, keeps its pairs and their level vectors in worker memory (a
+    future) and only its pattern histogram is gathered, while one more task counts levels
+    over random record pairs (u) and, with ``tf_adjust``, partitions count values; (2) the
+    client fits EM on the summed histogram, scatters the model, and each kept future is
+    scored on its worker (``match_probability >= threshold``), returned or written.
+    """
+    plan_d = dask.delayed(plan, name=f"erblock-plan-{uuid.uuid4().hex}")
+    routed = [_routed(p, plan_d, r, job.shuffle_method) for p in prepared]
+    parts = [rt.to_delayed() for rt in routed]
+    tf_col = _tf_value_column(job, model)
+    timing: dict[str, float] = {}
+    futures: list[Any] = []
+    try:
+        if _fitted(model):
+            model_d = dask.delayed(model, name=f"erblock-model-{uuid.uuid4().hex}")
+            tasks = []
+            for t in range(r):
+                right = parts[1][t] if job.link else None
+                with dask.annotate(priority=int(plan.loads[t])):
+                    tasks.append(dask.delayed(_model_task, pure=False)(
+                        t, plan_d, parts[0][t], right, job, id_dtypes, model_d, tf_col, out_dir))
+            futures = client.compute(tasks, optimize_graph=False)
+            if job.progress:
+                show_progress(futures, "compare")
+            return client.gather(futures)
+
+        t0 = time.perf_counter()
+        model_d = dask.delayed(model, name=f"erblock-model-{uuid.uuid4().hex}")
+        tasks = []
+        for t in range(r):
+            right = parts[1][t] if job.link else None
+            with dask.annotate(priority=int(plan.loads[t])):
+                tasks.append(dask.delayed(_keep_task, pure=False)(
+                    t, plan_d, parts[0][t], right, job, id_dtypes, model_d, tf_col))
+        kept = client.compute(tasks, optimize_graph=False)
+        futures = list(kept)
+        hist_f = client.map(_scoring.kept_histogram, kept, pure=False)
+        futures += hist_f
+        # u from random record pairs: a deterministic record sample, compared in one task
+        fractions = _u_sample_fractions(job, rec, model.u_pairs)
+        samples = []
+        for p, f in zip(prepared, fractions):
+            s = p.map_partitions(_scoring.sample_records, f, model.seed, meta=p._meta,
+                                 align_dataframes=False)
+            samples.append(dask.delayed(pd.concat)(s.to_delayed(), ignore_index=True))
+        vcols = [value_column_of(job, c.column) for c in job.comparisons]
+        u_task = dask.delayed(_scoring.u_level_counts)(
+            samples[0], samples[1] if job.link else None, job.comparisons, vcols,
+            model.specs_, job.cell_budget)
+        extra = [u_task]
+        if tf_col is not None:
+            extra += [dask.delayed(_scoring.tf_counts)(d, tf_col)
+                      for p in prepared for d in p.to_delayed()]
+        extra_f = client.compute(extra)
+        futures += extra_f
+        if job.progress:
+            show_progress(kept, "compare")
+        hists = client.gather(hist_f)
+        (u_counts, n_u), *tf_parts = client.gather(extra_f)
+        timing["phase1"] = time.perf_counter() - t0
+
+        t1 = time.perf_counter()
+        merged = _scoring.PatternHistogram.merge(hists)
+        model.set_blocking_columns(_blocking_columns(job))
+        model.fit_histogram(merged, u_counts, n_u_pairs=n_u)
+        if tf_col is not None:
+            counts = pd.concat([c for c in tf_parts if len(c)])
+            counts = counts.groupby(level=0, sort=False).sum() if len(counts) else counts
+            total = float(counts.sum())
+            model.set_tf(counts / total if total else counts.astype(np.float64))
+        timing["fit"] = time.perf_counter() - t1
+        settings["histogram_bytes"] = int(sum(h.nbytes for h in hists))
+
+        t2 = time.perf_counter()
+        [model_f] = client.scatter([model], broadcast=True)
+        scored = client.map(_score_task, kept, model=model_f, job=job, out_dir=out_dir,
+                            pure=False)
+        futures += scored
+        results = client.gather(scored)
+        timing["score"] = time.perf_counter() - t2
+        settings["scoring_seconds"] = timing
+        return results
+    except BaseException:
+        if out_dir is not None:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
+    finally:
+        client.cancel(futures)  # frees the kept pairs on the workers
+
+
+def _blocking_columns(job: Job) -> set[str] | None:
+    """Columns any blocking key reads (None when a key function does not declare them)."""
+    cols: set[str] = set()
+    for k in job.keys:
+        if not k.columns:
+            return None
+        cols.update(k.columns)
+    return cols
+
+
+def value_column_of(job: Job, column: str) -> str:
+    """Name of the prepared column holding ``column``'s values (``_erb_v<i>``)."""
+    from .route import value_column
+
+    return value_column(job.col_index()[column])

@@ -1,0 +1,299 @@
+"""Supervised scoring from labelled pairs, and the plain threshold on ``score``.
+
+:class:`SupervisedModel` learns ``match_probability`` from pairs whose truth is known
+(``erblock.evaluate``'s truth frame, or a boolean label per pair). Features are, per
+comparison, the similarity (missing → 0) and a missing-value indicator, so a missing
+value is never confused with a disagreement. Two estimators from scikit-learn (an
+optional dependency: ``pip install 'erblock[ml]'``, needed to *fit* only):
+
+* ``"logistic"`` — ``LogisticRegression``; saved as its coefficients and intercept.
+* ``"gradient_boosting"`` — ``GradientBoostingClassifier`` (log loss); saved as its trees
+  (``children_left``, ``children_right``, ``feature``, ``threshold``, leaf ``value``),
+  its learning rate and its initial log-odds. That is a documented, pickle-free JSON
+  format: erblock evaluates the trees itself with numpy (``x[feature] <= threshold`` goes
+  left), so a saved model scores pairs without scikit-learn and gives the same
+  probabilities as ``predict_proba`` (checked in the tests).
+
+``match_weight`` is the log2 odds of ``match_probability``, as for Fellegi-Sunter.
+
+:class:`ScoreThreshold` is the simplest classifier: ``score >= threshold``; it exists so
+that a decision rule on the mean score can be saved and loaded like the other models.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .scoring import RESERVED_COLUMNS, TF_COLUMN, _read_json
+
+__all__ = ["ScoreThreshold", "SupervisedModel", "labels_from_truth"]
+
+
+def labels_from_truth(pairs: pd.DataFrame, truth: pd.DataFrame, dedupe: bool) -> np.ndarray:
+    """Boolean label per row of ``pairs``: is (``left_id``, ``right_id``) a true pair?
+
+    For dedupe the pair is unordered ((a, b) is (b, a)).
+    """
+    for name, f in (("pairs", pairs), ("truth", truth)):
+        missing = {"left_id", "right_id"} - set(f.columns)
+        if missing:
+            raise ValueError(f"{name}: missing column(s) {sorted(missing)}")
+    true = pd.MultiIndex.from_arrays([truth["left_id"].to_numpy(), truth["right_id"].to_numpy()])
+    got = pd.MultiIndex.from_arrays([pairs["left_id"].to_numpy(), pairs["right_id"].to_numpy()])
+    hit = got.isin(true)
+    if dedupe:
+        rev = pd.MultiIndex.from_arrays([pairs["right_id"].to_numpy(),
+                                         pairs["left_id"].to_numpy()])
+        hit |= rev.isin(true)
+    return np.asarray(hit, dtype=bool)
+
+
+def _features(pairs: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """(pairs × 2·comparisons) features: similarity (NaN → 0), then missing indicators."""
+    missing = [c for c in columns if c not in pairs.columns]
+    if missing:
+        raise KeyError(f"pairs: missing similarity column(s) {missing}; got {list(pairs.columns)}")
+    sims = np.column_stack([pairs[c].to_numpy(np.float64, na_value=np.nan) for c in columns]) \
+        if len(columns) else np.zeros((len(pairs), 0))
+    null = np.isnan(sims)
+    return np.hstack([np.where(null, 0.0, sims), null.astype(np.float64)])
+
+
+def _similarity_columns(pairs: pd.DataFrame) -> list[str]:
+    return [c for c in pairs.columns if c not in RESERVED_COLUMNS and c != TF_COLUMN
+            and pd.api.types.is_numeric_dtype(pairs[c])]
+
+
+def _probability_from_logit(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
+
+
+class SupervisedModel:
+    """A classifier of pairs fitted on labelled pairs (scikit-learn needed to fit).
+
+    Parameters
+    ----------
+    kind
+        ``"logistic"`` (default) or ``"gradient_boosting"``.
+    **params
+        Passed to the scikit-learn estimator (e.g. ``C=1.0``, ``n_estimators=100``).
+
+    Fitted attributes: ``features_`` (similarity columns), and ``coef_``, ``intercept_``
+    (logistic) or ``trees_``, ``init_logit_``, ``learning_rate_`` (gradient boosting).
+    """
+
+    kinds = ("logistic", "gradient_boosting")
+
+    def __init__(self, kind: str = "logistic", **params: Any) -> None:
+        if kind not in self.kinds:
+            raise ValueError(f"kind must be one of {self.kinds}, got {kind!r}")
+        self.kind = kind
+        self.params = dict(params)
+        self.features_: list[str] | None = None
+        self.coef_: np.ndarray | None = None
+        self.intercept_: float | None = None
+        self.trees_: list[dict[str, np.ndarray]] | None = None
+        self.init_logit_: float | None = None
+        self.learning_rate_: float | None = None
+        self.n_train_ = 0
+
+    @property
+    def fitted(self) -> bool:
+        return self.features_ is not None
+
+    def __repr__(self) -> str:
+        state = f"fitted on {self.features_}" if self.fitted else "not fitted"
+        return f"SupervisedModel({self.kind!r}, {state})"
+
+    def bind(self, compare: Any) -> SupervisedModel:
+        """Check that ``compare`` produces the similarity columns the model was fitted on."""
+        from .comparisons import as_comparisons
+
+        if not self.fitted:
+            raise ValueError("scoring: a SupervisedModel must be fitted on labelled pairs first "
+                             "(model.fit(pairs, truth))")
+        names = [c.name for c in as_comparisons(compare)]
+        missing = [f for f in self.features_ or () if f not in names]
+        if missing:
+            raise ValueError(f"scoring: the model needs similarity columns {missing}, but this "
+                             f"run compares {names}; use the same compare= as when fitting")
+        return self
+
+    def fit(self, pairs: pd.DataFrame, truth: pd.DataFrame | None = None, *,
+            labels: Any = None, features: Sequence[str] | None = None,
+            dedupe: bool = False) -> SupervisedModel:
+        """Fit on ``pairs`` labelled by ``truth`` (true pairs) or by ``labels`` (bool per row).
+
+        ``features``: the similarity columns to use (default: every numeric column other
+        than ids, ``score`` and match columns). ``dedupe=True`` matches truth unordered.
+        """
+        try:
+            from sklearn.ensemble import GradientBoostingClassifier
+            from sklearn.linear_model import LogisticRegression
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("SupervisedModel.fit needs scikit-learn: "
+                              "pip install 'erblock[ml]'") from e
+        if (truth is None) == (labels is None):
+            raise ValueError("fit: give exactly one of truth (true pairs) or labels (per row)")
+        y = (labels_from_truth(pairs, truth, dedupe) if truth is not None
+             else np.asarray(labels, dtype=bool))
+        if len(y) != len(pairs):
+            raise ValueError(f"labels: {len(y)} labels for {len(pairs)} pairs")
+        if y.all() or not y.any():
+            raise ValueError("fit: the labels must contain both matches and non-matches")
+        cols = list(features) if features is not None else _similarity_columns(pairs)
+        if not cols:
+            raise ValueError("fit: no similarity columns in pairs")
+        X = _features(pairs, cols)
+        if self.kind == "logistic":
+            est = LogisticRegression(**{"max_iter": 1000, **self.params}).fit(X, y)
+            self.coef_ = est.coef_[0].astype(np.float64)
+            self.intercept_ = float(est.intercept_[0])
+        else:
+            est = GradientBoostingClassifier(**self.params).fit(X, y)
+            prior = float(est.init_.predict_proba(X[:1])[0, 1])
+            self.init_logit_ = math.log(prior) - math.log1p(-prior)
+            self.learning_rate_ = float(est.learning_rate)
+            self.trees_ = []
+            for t in est.estimators_[:, 0]:
+                tr = t.tree_
+                self.trees_.append({
+                    "children_left": tr.children_left.astype(np.int64),
+                    "children_right": tr.children_right.astype(np.int64),
+                    "feature": tr.feature.astype(np.int64),
+                    "threshold": tr.threshold.astype(np.float64),
+                    "value": tr.value[:, 0, 0].astype(np.float64),
+                })
+        self.features_ = cols
+        self.n_train_ = len(pairs)
+        return self
+
+    def _logit(self, pairs: pd.DataFrame) -> np.ndarray:
+        if not self.fitted:
+            raise RuntimeError("SupervisedModel is not fitted: call fit(pairs, truth) first")
+        X = _features(pairs, self.features_ or [])
+        if self.kind == "logistic":
+            return X @ self.coef_ + self.intercept_  # type: ignore[operator]
+        z = np.full(len(X), self.init_logit_, dtype=np.float64)
+        for t in self.trees_ or ():
+            node = np.zeros(len(X), dtype=np.int64)
+            left, right = t["children_left"], t["children_right"]
+            feat, thr = t["feature"], t["threshold"]
+            active = left[node] >= 0
+            while active.any():
+                idx = np.flatnonzero(active)
+                nd = node[idx]
+                go_left = X[idx, feat[nd]] <= thr[nd]
+                node[idx] = np.where(go_left, left[nd], right[nd])
+                active = left[node] >= 0
+            z += self.learning_rate_ * t["value"][node]  # type: ignore[operator]
+        return z
+
+    def predict_proba(self, pairs: pd.DataFrame) -> np.ndarray:
+        """match_probability of each pair."""
+        return _probability_from_logit(self._logit(pairs))
+
+    def predict(self, pairs: pd.DataFrame, threshold: float = 0.5) -> np.ndarray:
+        """Default decision: ``match_probability >= threshold``."""
+        return self.predict_proba(pairs) >= threshold
+
+    def apply(self, pairs: pd.DataFrame) -> pd.DataFrame:
+        """``pairs`` with ``match_weight`` (log2 odds) and ``match_probability`` added."""
+        z = self._logit(pairs)
+        out = pairs.drop(columns=[TF_COLUMN], errors="ignore").copy()
+        out["match_weight"] = z / math.log(2.0)
+        out["match_probability"] = _probability_from_logit(z)
+        return out
+
+    def report(self) -> dict[str, Any]:
+        return {"kind": self.kind, "features": self.features_, "n_train": self.n_train_}
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "format": 1, "params": self.params,
+                             "features": self.features_, "n_train": self.n_train_}
+        if self.kind == "logistic" and self.coef_ is not None:
+            d["coef"] = self.coef_.tolist()
+            d["intercept"] = self.intercept_
+        if self.kind == "gradient_boosting" and self.trees_ is not None:
+            d["init_logit"] = self.init_logit_
+            d["learning_rate"] = self.learning_rate_
+            d["trees"] = [{k: v.tolist() for k, v in t.items()} for t in self.trees_]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SupervisedModel:
+        if d.get("kind") not in cls.kinds:
+            raise ValueError(f"not a supervised model: kind={d.get('kind')!r}")
+        model = cls(d["kind"], **(d.get("params") or {}))
+        model.features_ = list(d["features"]) if d.get("features") is not None else None
+        model.n_train_ = int(d.get("n_train", 0))
+        if "coef" in d:
+            model.coef_ = np.asarray(d["coef"], dtype=np.float64)
+            model.intercept_ = float(d["intercept"])
+        if "trees" in d:
+            model.init_logit_ = float(d["init_logit"])
+            model.learning_rate_ = float(d["learning_rate"])
+            model.trees_ = [{k: np.asarray(v, dtype=np.float64 if k in ("threshold", "value")
+                                           else np.int64) for k, v in t.items()}
+                            for t in d["trees"]]
+        return model
+
+    def to_json(self, path: str | os.PathLike | None = None) -> str:
+        """The model as JSON text (also written to ``path`` when given)."""
+        text = json.dumps(self.to_dict())
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
+    @classmethod
+    def from_json(cls, text_or_path: str | os.PathLike) -> SupervisedModel:
+        return cls.from_dict(_read_json(text_or_path))
+
+
+class ScoreThreshold:
+    """Classify by the mean score alone: a match when ``score >= threshold``."""
+
+    kinds = ("score_threshold",)
+    kind = "score_threshold"
+
+    def __init__(self, threshold: float = 0.8) -> None:
+        if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) \
+                or not 0.0 <= float(threshold) <= 1.0:
+            raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+        self.threshold = float(threshold)
+
+    def __repr__(self) -> str:
+        return f"ScoreThreshold({self.threshold:g})"
+
+    def predict(self, pairs: pd.DataFrame) -> np.ndarray:
+        if "score" not in pairs.columns:
+            raise KeyError(f"pairs: no 'score' column; got {list(pairs.columns)}")
+        return pairs["score"].to_numpy(np.float64, na_value=np.nan) >= self.threshold
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "format": 1, "threshold": self.threshold}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ScoreThreshold:
+        if d.get("kind") != cls.kind:
+            raise ValueError(f"not a score threshold: kind={d.get('kind')!r}")
+        return cls(float(d["threshold"]))
+
+    def to_json(self, path: str | os.PathLike | None = None) -> str:
+        text = json.dumps(self.to_dict())
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
+    @classmethod
+    def from_json(cls, text_or_path: str | os.PathLike) -> ScoreThreshold:
+        return cls.from_dict(_read_json(text_or_path))

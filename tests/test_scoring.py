@@ -1,0 +1,409 @@
+"""Scoring: Fellegi-Sunter EM (on histograms, exact), tf adjustment, JSON, supervised, engine."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import erblock
+from erblock.matchers.comparisons import as_comparisons
+from erblock.matchers.scoring import (
+    FellegiSunter,
+    KeptTask,
+    LevelSpec,
+    PatternHistogram,
+    fit_em,
+    keep_task,
+    kept_histogram,
+    load_model,
+    resolve_levels,
+)
+from erblock.matchers.supervised import ScoreThreshold, SupervisedModel, labels_from_truth
+
+# ---------------------------------------------------------------------- synthetic model
+
+LAMBDA = 0.15
+M = [np.array([0.05, 0.15, 0.8]), np.array([0.1, 0.9]), np.array([0.05, 0.05, 0.2, 0.7])]
+U = [np.array([0.85, 0.1, 0.05]), np.array([0.75, 0.25]), np.array([0.7, 0.2, 0.08, 0.02])]
+NULL_RATE = [0.0, 0.1, 0.05]
+
+
+def draw_gamma(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Level vectors drawn from the known model (with nulls) and the true match flags."""
+    rng = np.random.default_rng(seed)
+    match = rng.random(n) < LAMBDA
+    gamma = np.empty((n, len(M)), dtype=np.int8)
+    for k, (m, u) in enumerate(zip(M, U)):
+        gm = rng.choice(len(m), size=n, p=m)
+        gu = rng.choice(len(u), size=n, p=u)
+        g = np.where(match, gm, gu)
+        g[rng.random(n) < NULL_RATE[k]] = -1
+        gamma[:, k] = g
+    return gamma, match
+
+
+def test_em_recovers_known_parameters():
+    gamma, _ = draw_gamma(200_000)
+    n_levels = [len(m) for m in M]
+    start_u = [np.full(n, 1.0 / n) for n in n_levels]  # u unknown: EM estimates it too
+    res = fit_em(gamma, np.ones(len(gamma)), n_levels, start_u, fix_u=False, max_iter=1000,
+                 tol=1e-9)
+    assert res["converged"]
+    assert res["lambda"] == pytest.approx(LAMBDA, abs=0.01)
+    for k in range(len(M)):
+        np.testing.assert_allclose(res["m"][k], M[k], atol=0.02)
+        np.testing.assert_allclose(res["u"][k], U[k], atol=0.02)
+
+
+def test_em_with_fixed_u_recovers_lambda_and_m():
+    gamma, _ = draw_gamma(100_000, seed=1)
+    res = fit_em(gamma, np.ones(len(gamma)), [len(m) for m in M], U, fix_u=True, tol=1e-9)
+    assert res["lambda"] == pytest.approx(LAMBDA, abs=0.01)
+    for k in range(len(M)):
+        np.testing.assert_allclose(res["m"][k], M[k], atol=0.02)
+        np.testing.assert_array_equal(res["u"][k], U[k])  # untouched
+
+
+def test_histogram_em_equals_pair_level_em():
+    gamma, _ = draw_gamma(30_000, seed=2)
+    radix = [len(m) + 1 for m in M]
+    # histograms of three "tasks", merged as the client does
+    chunks = np.array_split(gamma, 3)
+    hist = PatternHistogram.merge([PatternHistogram.from_gamma(c, radix) for c in chunks])
+    assert hist.total == len(gamma)
+    assert len(hist.codes) <= math.prod(radix)
+    kw = dict(n_levels=[len(m) for m in M], u=U, fix_u=[True, False, True], max_iter=50,
+              tol=0.0)
+    by_hist = fit_em(hist.gamma(), hist.counts, **kw)
+    by_pair = fit_em(gamma, np.ones(len(gamma)), **kw)
+    assert by_hist["lambda"] == pytest.approx(by_pair["lambda"], rel=1e-9)
+    for a, b in zip(by_hist["m"] + by_hist["u"], by_pair["m"] + by_pair["u"]):
+        np.testing.assert_allclose(a, b, rtol=1e-9)
+
+
+def test_histogram_codes_round_trip():
+    gamma, _ = draw_gamma(1000, seed=3)
+    radix = [len(m) + 1 for m in M]
+    hist = PatternHistogram.from_gamma(gamma, radix)
+    decoded = hist.gamma()
+    # every decoded row occurs in gamma with the counted multiplicity
+    rows, counts = np.unique(gamma, axis=0, return_counts=True)
+    got = {tuple(r): c for r, c in zip(decoded.tolist(), hist.counts.tolist())}
+    assert got == {tuple(r): c for r, c in zip(rows.tolist(), counts.tolist())}
+
+
+# --------------------------------------------------------------------------- levels
+
+
+def test_levels_thresholds_tolerance_and_null():
+    spec = LevelSpec("x", "x", "levenshtein", (0.8, 0.9, 1.0))
+    sims = np.array([np.float32(0.9), 0.89, 1.0, np.nan, 0.0, np.float32(0.8)], dtype=np.float64)
+    assert spec.levels(sims).tolist() == [2, 1, 3, -1, 0, 1]
+    assert spec.labels() == ["< 0.8", ">= 0.8", ">= 0.9", "exact"]
+
+
+def test_resolve_levels_defaults_overrides_and_errors():
+    comps = as_comparisons({"name": "jaro_winkler", "dob": "exact"})
+    specs = resolve_levels(comps, {"name": (0.7, 1.0)})
+    assert specs[0].thresholds == (0.7, 1.0)
+    assert specs[1].thresholds == (1.0,)
+    with pytest.raises(ValueError, match="name no comparison.*'dob'"):
+        resolve_levels(comps, {"nmae": (0.9,)})
+    with pytest.raises(ValueError, match=r"levels\['name'\] must be distinct thresholds"):
+        resolve_levels(comps, {"name": (0.0, 1.0)})
+    with pytest.raises(ValueError, match="fix_u must be"):
+        FellegiSunter(fix_u="sometimes")
+    with pytest.raises(ValueError, match="tf_adjust: 'city' names no comparison"):
+        FellegiSunter(tf_adjust="city").bind(comps)
+
+
+# ------------------------------------------------------------------ model on pandas
+
+
+def _pairs_from_gamma(gamma: np.ndarray) -> pd.DataFrame:
+    """A pairs frame whose similarity columns land exactly on the given levels."""
+    values = {0: 0.5, 1: 0.85, 2: 0.95, 3: 1.0}
+    cols = {}
+    for k, name in enumerate(["a", "b", "c"]):
+        g = gamma[:, k]
+        if k == 1:  # two levels: thresholds (1.0,)
+            v = np.where(g == 1, 1.0, 0.0)
+        elif k == 0:  # three levels: thresholds (0.8, 1.0)
+            v = np.select([g == 0, g == 1, g == 2], [0.5, 0.85, 1.0])
+        else:
+            v = np.vectorize(values.get)(np.maximum(g, 0)).astype(float)
+        cols[name] = np.where(g < 0, np.nan, v)
+    n = len(gamma)
+    return pd.DataFrame({"left_id": np.arange(n), "right_id": np.arange(n) + n, **cols})
+
+
+LEVELS = {"a": (0.8, 1.0), "b": (1.0,), "c": (0.8, 0.92, 1.0)}
+
+
+def test_fit_on_pandas_pairs_and_apply():
+    gamma, match = draw_gamma(50_000, seed=4)
+    pairs = _pairs_from_gamma(gamma)
+    model = FellegiSunter(levels=LEVELS, fix_u=False, tol=1e-9).fit(pairs)
+    assert model._gamma_of(pairs).tolist() == gamma.tolist()
+    assert model.lambda_ == pytest.approx(LAMBDA, abs=0.01)
+    out = model.apply(pairs)
+    assert {"match_weight", "match_probability"} <= set(out.columns)
+    assert out["match_probability"].between(0, 1).all()
+    # the posterior separates the simulated matches well
+    pred = out["match_probability"].to_numpy() >= 0.5
+    tp = (pred & match).sum()
+    assert tp / pred.sum() > 0.9 and tp / match.sum() > 0.9
+    # weights are log2 odds
+    np.testing.assert_allclose(out["match_probability"],
+                               1 / (1 + 2.0 ** -out["match_weight"]), rtol=1e-12)
+    s = model.summary()
+    assert list(s.columns[:5]) == ["comparison", "level", "label", "m", "u"]
+    assert len(s) == 3 + 2 + 4
+
+
+def test_json_round_trip_gives_identical_scores(tmp_path):
+    gamma, _ = draw_gamma(5000, seed=5)
+    pairs = _pairs_from_gamma(gamma)
+    model = FellegiSunter(levels=LEVELS, tf_adjust="b", fix_u=False).fit(
+        pairs, tf=pd.Series({"x": 0.01, "y": 0.5}))
+    tfv = np.where(np.arange(len(pairs)) % 2 == 0, "x", "y")
+    path = tmp_path / "model.json"
+    text = model.to_json(path)
+    json.loads(text)  # plain JSON
+    for loaded in (FellegiSunter.from_json(text), FellegiSunter.from_json(path),
+                   load_model(path)):
+        assert isinstance(loaded, FellegiSunter)
+        assert loaded.to_dict() == model.to_dict()
+        pd.testing.assert_frame_equal(loaded.apply(pairs, tfv), model.apply(pairs, tfv))
+    unfitted = FellegiSunter(levels={"a": (0.5, 1.0)}, u_pairs=1000)
+    again = FellegiSunter.from_json(unfitted.to_json())
+    assert again.to_dict() == unfitted.to_dict() and not again.fitted
+
+
+def test_tf_adjustment_rewards_rare_values():
+    gamma = np.array([[2, 1, 3], [2, 1, 3], [2, 0, 3], [2, 1, 3]], dtype=np.int8)
+    pairs = _pairs_from_gamma(gamma)
+    train, _ = draw_gamma(20_000, seed=6)
+    model = FellegiSunter(levels=LEVELS, tf_adjust="b", fix_u=False).fit(
+        _pairs_from_gamma(train), tf=pd.Series({"rare": 0.001, "common": 0.3}))
+    values = np.array(["rare", "common", "rare", "unseen"], dtype=object)
+    plain = model.match_weight_of(gamma)
+    adjusted = model.match_weight_of(gamma, values)
+    u_rand = model.u_random_[1][-1]
+    # exact agreement: weight + log2(u_random / tf(v)); unseen values get the smallest tf
+    assert adjusted[0] - plain[0] == pytest.approx(math.log2(u_rand / 0.001))
+    assert adjusted[1] - plain[1] == pytest.approx(math.log2(u_rand / 0.3))
+    assert adjusted[3] - plain[3] == pytest.approx(math.log2(u_rand / 0.001))
+    assert adjusted[2] == plain[2]  # not at the exact level: unchanged
+    assert adjusted[0] > adjusted[1]
+    with pytest.warns(UserWarning, match="tf_values"):
+        model.apply(pairs)
+
+
+def test_unfitted_model_errors():
+    with pytest.raises(RuntimeError, match="not fitted"):
+        FellegiSunter().bind({"a": "exact"}).weight_tables()
+    with pytest.raises(ValueError, match="fitted on comparisons"):
+        gamma, _ = draw_gamma(1000)
+        FellegiSunter(levels=LEVELS).fit(_pairs_from_gamma(gamma)).bind({"zzz": "exact"})
+
+
+# ---------------------------------------------------------------------- supervised
+
+
+def _labelled(n: int = 4000, seed: int = 7) -> tuple[pd.DataFrame, pd.DataFrame]:
+    gamma, match = draw_gamma(n, seed=seed)
+    pairs = _pairs_from_gamma(gamma)
+    rng = np.random.default_rng(seed)
+    pairs["a"] = np.clip(pairs["a"] + rng.normal(0, 0.03, n), 0, 1)
+    truth = pairs.loc[match, ["left_id", "right_id"]]
+    return pairs, truth
+
+
+def test_labels_from_truth_link_and_dedupe():
+    pairs = pd.DataFrame({"left_id": [1, 2, 3], "right_id": [10, 20, 30]})
+    truth = pd.DataFrame({"left_id": [1, 30], "right_id": [10, 3]})
+    assert labels_from_truth(pairs, truth, dedupe=False).tolist() == [True, False, False]
+    assert labels_from_truth(pairs, truth, dedupe=True).tolist() == [True, False, True]
+
+
+@pytest.mark.parametrize("kind", ["logistic", "gradient_boosting"])
+def test_supervised_fit_and_json(kind, tmp_path):
+    pytest.importorskip("sklearn")
+    pairs, truth = _labelled()
+    params = {"n_estimators": 30, "max_depth": 3, "random_state": 0} \
+        if kind == "gradient_boosting" else {}
+    model = SupervisedModel(kind, **params).fit(pairs, truth)
+    assert model.features_ == ["a", "b", "c"]
+    prob = model.predict_proba(pairs)
+    y = labels_from_truth(pairs, truth, dedupe=False)
+    pred = prob >= 0.5
+    assert (pred == y).mean() > 0.9
+    loaded = load_model(model.to_json(tmp_path / "m.json"))
+    assert isinstance(loaded, SupervisedModel)
+    np.testing.assert_allclose(loaded.predict_proba(pairs), prob, rtol=1e-12)
+    # erblock's own evaluation of the saved trees / coefficients equals scikit-learn's
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    from erblock.matchers.supervised import _features
+
+    X = _features(pairs, ["a", "b", "c"])
+    est = (GradientBoostingClassifier(**params) if kind == "gradient_boosting"
+           else LogisticRegression(max_iter=1000)).fit(X, y)
+    np.testing.assert_allclose(prob, est.predict_proba(X)[:, 1], rtol=1e-9, atol=1e-12)
+
+
+def test_supervised_errors():
+    pairs, truth = _labelled(200)
+    with pytest.raises(ValueError, match="exactly one of truth"):
+        SupervisedModel().fit(pairs)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        SupervisedModel("forest")
+    with pytest.raises(ValueError, match="must be fitted"):
+        SupervisedModel().bind({"a": "exact"})
+
+
+def test_score_threshold_round_trip():
+    t = ScoreThreshold(0.7)
+    assert load_model(t.to_json()).threshold == 0.7
+    pairs = pd.DataFrame({"left_id": [1, 2], "right_id": [3, 4], "score": [0.9, 0.5]})
+    assert t.predict(pairs).tolist() == [True, False]
+    with pytest.raises(ValueError, match=r"threshold must be a number in \[0, 1\]"):
+        ScoreThreshold(2)
+
+
+# --------------------------------------------------------------------- worker side
+
+
+def test_phase_one_sends_a_histogram_not_pairs():
+    gamma, _ = draw_gamma(20_000, seed=8)
+    pairs = _pairs_from_gamma(gamma)
+    model = FellegiSunter(levels=LEVELS).bind([("a", "jaro_winkler"), ("b", "exact"),
+                                               ("c", "jaro_winkler")])
+    model.specs_ = tuple(LevelSpec(s.column, s.column, s.method, s.thresholds)
+                         for s in model.specs_)
+    kept = keep_task(pairs, {"task": 0, "pairs": len(pairs), "seconds": 0.0}, model, None)
+    assert isinstance(kept, KeptTask) and len(kept.pairs) == len(pairs)
+    hist = kept_histogram(kept)
+    assert isinstance(hist, PatternHistogram)
+    assert hist.total == len(pairs)
+    # bounded by the number of level vectors, not by the number of pairs
+    assert len(hist.codes) <= math.prod(model.radix) == 4 * 3 * 5
+    assert hist.nbytes <= 16 * math.prod(model.radix)
+
+
+# ------------------------------------------------------------------------ end to end
+
+
+@pytest.fixture(scope="module")
+def people():
+    from erblock.datasets import generate
+
+    df, truth = generate(3000, kind="person", n_blocks=40, skew=None, dup_rate=0.3, seed=3)
+    return df, truth
+
+
+COMPARE = {"first_name": "jaro_winkler", "surname": "jaro_winkler", "dob": "levenshtein",
+           "city": "jaro_winkler", "zip": "exact"}
+
+
+def test_dedupe_em_end_to_end(client, people, monkeypatch):
+    df, truth = people
+    gathered: list = []
+    real_gather = client.gather
+
+    def spy(futures, *args, **kwargs):
+        out = real_gather(futures, *args, **kwargs)
+        gathered.append(out)
+        return out
+
+    monkeypatch.setattr(client, "gather", spy)
+    pairs = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="em", client=client,
+                           n_tasks=4)
+    assert {"match_weight", "match_probability", "score"} <= set(pairs.columns)
+    model = pairs.attrs["erblock_model"]
+    assert isinstance(model, FellegiSunter) and model.fitted
+    assert model.fixed_u_ == [True] * 5  # no comparison column is a blocking column
+    m = erblock.evaluate(pairs, truth, threshold=0.5, score_column="match_probability",
+                         n_left=len(df))
+    assert m["pair_completeness"] == 1.0
+    assert m["f1"] > 0.9, m
+    # phase 1 gathered only histograms (tiny); pairs came back only in phase 2
+    hist_batches = [g for g in gathered
+                    if isinstance(g, list) and g and isinstance(g[0], PatternHistogram)]
+    assert len(hist_batches) == 1
+    assert sum(h.total for h in hist_batches[0]) == model.n_candidates_ == len(pairs)
+    assert sum(h.nbytes for h in hist_batches[0]) < 0.05 * pairs.memory_usage().sum()
+    report = pairs.attrs["erblock_report"]
+    assert report.settings["scoring"]["kind"] == "fellegi_sunter"
+    assert report.pairs == len(pairs)
+
+
+def test_fitted_model_scores_without_refitting(client, people, tmp_path):
+    df, _ = people
+    first = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="em", client=client,
+                           n_tasks=3, sort=True)
+    model = load_model(first.attrs["erblock_model"].to_json())
+    again = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring=model, client=client,
+                           n_tasks=5, threshold=0.5, sort=True)
+    assert "scoring_seconds" not in again.attrs["erblock_report"].settings  # one phase
+    keep = first[first["match_probability"] >= 0.5].reset_index(drop=True)
+    pd.testing.assert_frame_equal(again, keep, check_like=True)
+    # written by the workers, with the model next to the parts
+    report = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="em",
+                            client=client, output=str(tmp_path / "out"), threshold=0.5)
+    written = pd.read_parquet(tmp_path / "out")
+    assert len(written) == report.pairs and (written["match_probability"] >= 0.5).all()
+    assert isinstance(load_model(tmp_path / "out" / "_erblock_model.json"), FellegiSunter)
+
+
+def test_em_with_tf_adjustment_end_to_end(client, people):
+    df, truth = people
+    model = FellegiSunter(tf_adjust="surname", u_pairs=200_000)
+    pairs = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring=model, client=client)
+    assert model.fitted and model.tf_ is not None  # fitted in place
+    assert model.tf_.sum() == pytest.approx(1.0)
+    assert "_erb_tf_value" not in pairs.columns
+    m = erblock.evaluate(pairs, truth, threshold=0.5, score_column="match_probability",
+                         n_left=len(df))
+    assert m["f1"] > 0.9, m
+
+
+def test_link_em_blocking_columns_refine_u(client):
+    from erblock.datasets import load_dblp_acm
+
+    dblp, acm, truth = load_dblp_acm()
+    key = erblock.composite("year", erblock.token("title", 0))
+    compare = {"title": "token_sort", "authors": "token_set", "venue": "token_set"}
+    pairs = erblock.link(dblp, acm, key=key, compare=compare, client=client,
+                         scoring=FellegiSunter(u_pairs=300_000))
+    model = pairs.attrs["erblock_model"]
+    assert model.fixed_u_ == [False, True, True]  # title is read by the blocking key
+    m = erblock.evaluate(pairs, truth, threshold=0.5, score_column="match_probability",
+                         n_left=len(dblp), n_right=len(acm))
+    assert m["f1"] > 0.9, m
+
+
+def test_scoring_argument_is_checked(people):
+    df, _ = people
+    with pytest.raises(ValueError, match="did you mean 'em'"):
+        erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="emm")
+    with pytest.raises(TypeError, match="scoring must be"):
+        erblock.dedupe(df, key="block_key", compare=COMPARE, scoring=object())
+    with pytest.raises(ValueError, match="must be fitted"):
+        erblock.dedupe(df, key="block_key", compare=COMPARE, scoring=SupervisedModel())
+
+
+def test_score_threshold_as_scoring(client, people):
+    df, _ = people
+    a = erblock.dedupe(df, key="block_key", compare=COMPARE, client=client,
+                       scoring=ScoreThreshold(0.8), sort=True)
+    b = erblock.dedupe(df, key="block_key", compare=COMPARE, client=client, threshold=0.8,
+                       sort=True)
+    pd.testing.assert_frame_equal(a, b)
+    assert (a["score"] >= 0.8).all()
