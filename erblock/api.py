@@ -270,13 +270,31 @@ def _as_scoring(scoring: Any, job: Job) -> tuple[Any, Job]:
 def _finish(job: Job, frames: list[Any], client: Any, check: list[bool], scoring: Any
             ) -> pd.DataFrame | RunReport:
     model, job = _as_scoring(scoring, job)
-    from .engine.cluster import get_client
+    from .engine.cluster import check_workers, get_client, scheduler_guard
 
-    c = get_client(client)
-    pairs, report = run(job, frames, c, check_ids=check, scoring=model)
+    c = get_client(client, check=False)
+    with scheduler_guard(c, job.output):  # a lost scheduler: one clear error, no output
+        check_workers(c)
+        pairs, report = run(job, frames, c, check_ids=check, scoring=model)
     if pairs is None:
         return report
     return pairs
+
+
+def _check_planning(options: dict[str, Any], strategy: str) -> None:
+    """Validate and normalise the ``cost_model`` and ``sample`` options (in place)."""
+    from .balancing.sampling import SampleGoal
+    from .engine.calibrate import check_cost_model
+
+    check_cost_model(options.get("cost_model"))
+    if options.get("sample") is not None:
+        options["sample"] = SampleGoal.from_option(options["sample"])
+        if strategy != "auto":
+            raise ValueError(
+                f"sample= builds its own plan from the sample (large blocks chopped, medium "
+                f"packed, small hashed), so strategy must be 'auto', got {strategy!r}; "
+                "drop sample= to use that strategy on a full profile"
+            )
 
 
 def plan(

@@ -16,9 +16,13 @@ of a TLS-secured scheduler from PEM file paths (what the CLI's ``--tls-*`` flags
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import CancelledError
 from typing import Any
 
 from distributed import Client
@@ -114,6 +118,50 @@ def _get_client(client: Client | str | None, security: Any) -> Client:
         return default_client()
     except ValueError:
         return local_client()
+
+
+class SchedulerLostError(ConnectionError):
+    """The connection to the Dask scheduler was lost during a run (the run was abandoned)."""
+
+
+@contextlib.contextmanager
+def scheduler_guard(client: Client, output: str | None = None) -> Iterator[None]:
+    """Turn the errors a lost scheduler causes into one clear :class:`SchedulerLostError`.
+
+    Without it a dead scheduler surfaces as a bare ``FutureCancelledError()`` or a
+    ``CommClosedError`` from deep inside distributed. Errors raised while the client is
+    still connected (bad input, a failing task, an existing output directory) pass
+    through unchanged.
+    """
+    try:
+        yield
+    except (CancelledError, OSError, TimeoutError) as exc:
+        from distributed.comm.core import CommClosedError
+
+        connection_error = isinstance(exc, (CancelledError, CommClosedError, TimeoutError))
+        if not _scheduler_lost(client, wait=2.0 if connection_error else 0.0):
+            raise
+        addr = getattr(getattr(client, "scheduler", None), "address", None) or "?"
+        where = (f"; nothing was written under {os.path.abspath(output)!r}"
+                 if output is not None else "")
+        raise SchedulerLostError(
+            f"lost the connection to the Dask scheduler at {addr} during the run "
+            f"({type(exc).__name__}: {exc or 'futures cancelled'}); the run was abandoned"
+            f"{where}. Check the scheduler's log, restart the scheduler and its workers, "
+            "and run again"
+        ) from exc
+
+
+def _scheduler_lost(client: Client, wait: float = 2.0) -> bool:
+    """True when the client is no longer connected to its scheduler (waits briefly, since
+    the client notices a closed connection a moment after the futures do)."""
+    deadline = time.monotonic() + wait
+    while True:
+        if client.status != "running":
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 def close_remote(address: str | None = None) -> None:

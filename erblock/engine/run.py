@@ -395,6 +395,10 @@ def _output_dirs(job: Job) -> tuple[str | None, str | None]:
 
 def _finish_output(work: str, final: str, overwrite: bool) -> None:
     """Move the finished parts under the final name (a failed run leaves nothing there)."""
+    # A worker killed while writing leaves its half-written ``*.tmp``; the recomputed task
+    # wrote the whole part under its final name, so the leftover is dropped here.
+    for leftover in Path(work).glob("*.tmp"):
+        leftover.unlink(missing_ok=True)
     if os.path.exists(final):
         if not overwrite and os.listdir(final):
             raise FileExistsError(f"output: {final!r} appeared during the run")

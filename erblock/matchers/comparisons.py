@@ -176,7 +176,10 @@ class Comparison:
             scorer, factor = _scorer(self.method)
             cutoff = None
             if score_cutoff is not None:
-                cutoff = score_cutoff / factor
+                # rapidfuzz compares its float64 score with the cutoff, but the caller keeps
+                # float32 scores >= threshold; a score just below the cutoff in float64 can
+                # round up to it in float32, so the kernel's cutoff sits a little lower.
+                cutoff = max(0.0, score_cutoff - 1e-6) / factor
             out = cdist(lv, rv, scorer=scorer, dtype=np.float32, workers=1, score_cutoff=cutoff)
             if factor != 1.0:
                 out *= np.float32(factor)
