@@ -148,7 +148,10 @@ def profile(prepared: Sequence[dd.DataFrame], client: Client, job: Job,
     for src, pdf in enumerate(prepared):
         for d in pdf.to_delayed():
             tasks.append((src, dask.delayed(_profile_partition)(d, check_ids[src])))
-    results = client.compute([t for _, t in tasks], sync=True) if tasks else []
+    futures = client.compute([t for _, t in tasks]) if tasks else []
+    if job.progress and futures:
+        show_progress(futures, "profile")
+    results = client.gather(futures) if futures else []
     cols: dict[str, list[np.ndarray]] = {"block": [], "part": [], "src": [], "count": []}
     records = {"R": 0, "S": 0}
     ids: dict[int, list[np.ndarray]] = {SRC_R: [], SRC_S: []}
@@ -236,6 +239,16 @@ def _run_task(task: int, plan: Plan, left: pd.DataFrame, right: pd.DataFrame | N
     return None, stats.to_dict()
 
 
+def _write_task(result: tuple[pd.DataFrame | None, dict[str, Any]], out_dir: str
+                ) -> tuple[pd.DataFrame | None, dict[str, Any]]:
+    """Write one reduce task's pairs (from :func:`_run_task`) as its parquet part."""
+    pairs, stats = result
+    assert pairs is not None
+    stats = dict(stats)
+    stats["write_seconds"] = _write_part(pairs, out_dir, int(stats["task"]))
+    return None, stats
+
+
 def sort_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     """Pairs in a canonical order: by left id, then right id."""
     try:
@@ -288,15 +301,26 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
         plan_d = dask.delayed(plan, name=f"erblock-plan-{uuid.uuid4().hex}")
         routed = [_routed(p, plan_d, r, job.shuffle_method) for p in prepared]
         parts = [rt.to_delayed() for rt in routed]
-        tasks = []
+        compared, tasks = [], []
         for t in range(r):
             right = parts[1][t] if job.link else None
             with dask.annotate(priority=int(plan.loads[t])):
-                tasks.append(dask.delayed(_run_task, pure=False)(
-                    t, plan_d, parts[0][t], right, job, id_dtypes, out_dir))
-        futures = client.compute(tasks, optimize_graph=False)
+                c = dask.delayed(_run_task, pure=False)(
+                    t, plan_d, parts[0][t], right, job, id_dtypes, None)
+                compared.append(c)
+                # with an output directory: compare, then write on the same worker (the
+                # scheduler runs a dependent where its input is), so each phase has a bar
+                tasks.append(c if out_dir is None
+                             else dask.delayed(_write_task, pure=False)(c, out_dir))
+        both = job.progress and out_dir is not None
+        futures = client.compute(compared + tasks if both else tasks, optimize_graph=False)
         if job.progress:
-            show_progress(futures, "compare")
+            # compare futures are released as they finish: their pairs stay on the
+            # workers only until written
+            show_progress(futures[:r], "compare", release=both)
+            if both:
+                show_progress(futures[r:], "write")
+        futures = futures[-r:]
         try:
             results = client.gather(futures)
         except BaseException:
@@ -335,11 +359,14 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     return pairs, report
 
 
-def show_progress(futures: list[Any], label: str, stream: Any = None) -> None:
+def show_progress(futures: list[Any], label: str, stream: Any = None,
+                  release: bool = False) -> None:
     """A one-line progress bar with ETA on stderr, advanced as Dask futures finish.
 
     Uses ``distributed.as_completed``, so it works with any client (local or remote)
-    without a scheduler-side feed; errors surface later, in ``gather``.
+    without a scheduler-side feed; errors surface later, in ``gather``. With ``release``
+    each future is released once finished (its result is then kept only as long as a
+    dependent task needs it).
     """
     import sys
 
@@ -351,17 +378,20 @@ def show_progress(futures: list[Any], label: str, stream: Any = None) -> None:
 
     def draw(done: int) -> None:
         elapsed = time.perf_counter() - start
-        eta = elapsed / done * (total - done) if done else float("nan")
+        eta = elapsed / done * (total - done) if done else 0.0
         filled = int(width * done / total) if total else width
-        eta_text = f"ETA {eta:5.1f}s" if done < total else "done    "
+        eta_text = ("done    " if done >= total else
+                    f"ETA {eta:5.1f}s" if done else "ETA     ?")
         stream.write(f"\r{label:<8} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
                      f"{elapsed:6.1f}s {eta_text}")
         stream.flush()
 
     draw(0)
     loop = futures[0].client.loop if futures else None  # erblock's client need not be default
-    for done, _ in enumerate(as_completed(futures, loop=loop), 1):
+    for done, future in enumerate(as_completed(futures, loop=loop), 1):
         draw(done)
+        if release:
+            future.release()
     stream.write("\n")
     stream.flush()
 
