@@ -326,9 +326,10 @@ def _client(args: argparse.Namespace) -> Any:
                              "--scheduler; give --scheduler tls://HOST:PORT too")
         try:
             security = make_security(*tls)
-        except ValueError as exc:
+        except (ValueError, FileNotFoundError) as exc:
             raise UsageError(str(exc).replace("tls_ca_file", "--tls-ca-file")
-                             .replace("tls_cert", "--tls-cert")) from exc
+                             .replace("tls_cert", "--tls-cert")
+                             .replace("tls_key", "--tls-key")) from exc
     elif args.scheduler is not None and args.scheduler.startswith("tls://"):
         raise UsageError(f"--scheduler {args.scheduler!r} is a TLS address; give "
                          "--tls-ca-file and --tls-cert (and --tls-key)")
