@@ -159,6 +159,7 @@ def test_scheduler_gone_before_run_fails_clearly():
     try:
         pc.scheduler.kill()
         pc.scheduler.popen.wait(10)
+        _wait_until(lambda: c.status != "running", 30, "the client to notice")
         df = pd.DataFrame({"k": ["a", "a"], "name": ["x", "y"]})
         with pytest.raises(SchedulerLostError, match="lost the connection to the Dask scheduler"):
             erblock.dedupe(df, key="k", compare={"name": "exact"}, client=c)

@@ -133,12 +133,16 @@ def scheduler_guard(client: Client, output: str | None = None) -> Iterator[None]
     still connected (bad input, a failing task, an existing output directory) pass
     through unchanged.
     """
-    try:
-        yield
-    except (CancelledError, OSError, TimeoutError) as exc:
-        from distributed.comm.core import CommClosedError
+    from distributed.client import ClosedClientError
+    from distributed.comm.core import CommClosedError
 
-        connection_error = isinstance(exc, (CancelledError, CommClosedError, TimeoutError))
+    try:
+        if client.status in ("connecting", "closing", "closed", "failed"):
+            raise CommClosedError(f"the client is {client.status}")
+        yield
+    except (CancelledError, OSError, TimeoutError, ClosedClientError) as exc:
+        connection_error = isinstance(
+            exc, (CancelledError, CommClosedError, TimeoutError, ClosedClientError))
         if not _scheduler_lost(client, wait=2.0 if connection_error else 0.0):
             raise
         addr = getattr(getattr(client, "scheduler", None), "address", None) or "?"
