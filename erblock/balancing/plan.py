@@ -11,6 +11,16 @@ Every strategy produces the same shape, so routing and comparing are written onc
   ``RECTANGLE`` (left unit × right unit). Each has its comparison count and a reduce task.
 * a record is sent once to each distinct reduce task that has a match task using its
   unit: ``replication`` = records routed / records with a key.
+* ``RANGE`` tasks (PairRange, :mod:`.pairrange`) compute the pairs ``[lo, hi)`` of one
+  block in its row-major order (triangle for dedupe, rectangle for link). Their units are
+  *ranked*: a record's global rank in its block (records of the block in earlier input
+  partitions + its rank in its partition) picks a *segment* of the unit, and every
+  segment has its own reduce tasks (:class:`Ranked`), so a record goes exactly to the
+  tasks whose range holds one of its pairs.
+* Cell strategies (:mod:`.cells`) key units by the sketch cell of the block id instead of
+  the block id (:class:`CellMap`), and cut a cell into *pieces* by a record's position in
+  ``[0, 1)`` (:class:`Pieces`); a unit then mixes blocks and the comparer only pairs
+  records of equal block ids. Their comparisons are estimates (``info["estimated"]``).
 
 Invariants (checked in tests against a brute force): every pair that blocking implies is
 in exactly one match task; ``loads[t]`` is the sum of comparisons of the match tasks of
@@ -30,7 +40,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 TRIANGLE = 0  #: all pairs inside one unit (dedupe)
 RECTANGLE = 1  #: all pairs left unit × right unit
-KIND_NAMES = {TRIANGLE: "triangle", RECTANGLE: "rectangle"}
+RANGE = 2  #: pairs [lo, hi) of one block in row-major order (PairRange)
+KIND_NAMES = {TRIANGLE: "triangle", RECTANGLE: "rectangle", RANGE: "range"}
 
 WHOLE = -1  #: part/piece value of a unit that holds a whole block of a source
 
@@ -64,16 +75,87 @@ class Splits:
 
 @dataclass(frozen=True)
 class MatchTasks:
-    """Match task table (parallel arrays)."""
+    """Match task table (parallel arrays). ``lo``/``hi`` (pair indices inside the block)
+    are only meaningful for ``RANGE`` tasks and may be None when a plan has none."""
 
     kind: np.ndarray
     left: np.ndarray  # unit id
     right: np.ndarray  # unit id (== left for triangles)
     comparisons: np.ndarray
     reduce_task: np.ndarray
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Units routed by a record's rank in its (block, source) (PairRange).
+
+    ``unit[g]`` (sorted) holds ``n[g]`` records; a record of input partition ``p`` has
+    global rank ``offset + local rank``, where ``offset`` is the row (``off_group``,
+    ``off_part``) of the offset table (records of the block in earlier partitions).
+    Unit ``g`` is cut into segments starting at ranks ``seg_start[seg_indptr[g]:
+    seg_indptr[g+1]]``; segment ``k`` goes to ``targets[tgt_indptr[k]:tgt_indptr[k+1]]``.
+    """
+
+    unit: np.ndarray
+    n: np.ndarray
+    off_group: np.ndarray
+    off_part: np.ndarray
+    offset: np.ndarray
+    seg_indptr: np.ndarray
+    seg_start: np.ndarray
+    tgt_indptr: np.ndarray
+    targets: np.ndarray
+
+    def segment_lengths(self) -> np.ndarray:
+        """Records in every segment."""
+        ends = np.empty(len(self.seg_start), dtype=np.int64)
+        ends[:-1] = self.seg_start[1:]
+        ends[self.seg_indptr[1:] - 1] = self.n  # the last segment of a unit ends at n
+        return ends - self.seg_start
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """Units picked by a record's position (cell strategies).
+
+    Records of key ``key[g]`` (a sketch cell) and source ``src[g]`` are cut into ``h[g]``
+    pieces, units ``unit0[g] .. unit0[g] + h[g] − 1``: a record at position ``x`` in
+    ``[0, 2^32)`` (:data:`POSITION_BITS`) goes to piece ``#{cuts of g <= x}``, with the
+    ``h − 1`` increasing cuts of group ``g`` in ``cuts[cut_indptr[g]:cut_indptr[g+1]]``.
+    """
+
+    key: np.ndarray
+    src: np.ndarray
+    unit0: np.ndarray
+    h: np.ndarray
+    cut_indptr: np.ndarray
+    cuts: np.ndarray
+
+
+POSITION_BITS = 32  #: record positions and piece cuts are fractions of 2^32
+
+
+@dataclass(frozen=True)
+class CellMap:
+    """Units keyed by sketch cell: the key of a block id is its cell in row ``theta`` of
+    the sketch ``spec`` (a :class:`~erblock.balancing.sketch.SketchSpec`)."""
+
+    spec: Any
+    theta: int
+
+    def keys(self, blocks: np.ndarray) -> np.ndarray:
+        return self.spec.cells(blocks, self.theta)
+
+
+def check_n_tasks(r: int) -> None:
+    """Raise unless ``r`` (the number of reduce tasks) is an integer >= 1."""
+    if not isinstance(r, (int, np.integer)) or isinstance(r, bool) or r < 1:
+        raise ValueError(f"n_tasks must be an integer >= 1, got {r!r}")
 
 
 class UnitBuilder:
@@ -89,9 +171,9 @@ class UnitBuilder:
         self, block: np.ndarray, src: np.ndarray | int, part: np.ndarray | int,
         piece: np.ndarray | int, size: np.ndarray,
     ) -> np.ndarray:
-        """Append units (arrays broadcast together); return their ids."""
+        """Append units (arrays or scalars broadcast together); return their ids."""
         block, src, part, piece, size = np.broadcast_arrays(
-            np.asarray(block, dtype=np.int64), np.asarray(src, dtype=np.int64),
+            np.atleast_1d(np.asarray(block, dtype=np.int64)), np.asarray(src, dtype=np.int64),
             np.asarray(part, dtype=np.int64), np.asarray(piece, dtype=np.int64),
             np.asarray(size, dtype=np.int64),
         )
@@ -139,6 +221,9 @@ class Plan:
     match: MatchTasks
     records_in: int
     info: dict[str, Any] = field(default_factory=dict)
+    ranked: Ranked | None = None
+    pieces: Pieces | None = None
+    cells: CellMap | None = None
 
     def __post_init__(self) -> None:
         loads = np.zeros(self.n_tasks, dtype=np.int64)
@@ -150,7 +235,15 @@ class Plan:
         indptr, targets = self._unit_targets()
         self.unit_indptr, self.unit_targets = indptr, targets
         fanout = np.diff(indptr)
-        self.records_routed = int((fanout * self.units.size).sum())
+        if self.ranked is not None and len(self.ranked.unit):
+            # ranked units go segment by segment, not to every task of their block
+            fanout = fanout.copy()
+            fanout[self.ranked.unit] = 0
+            seg_fanout = np.diff(self.ranked.tgt_indptr)
+            ranked_routed = int((seg_fanout * self.ranked.segment_lengths()).sum())
+        else:
+            ranked_routed = 0
+        self.records_routed = int((fanout * self.units.size).sum()) + ranked_routed
         self.replication = self.records_routed / self.records_in if self.records_in else 0.0
 
     def _unit_targets(self) -> tuple[np.ndarray, np.ndarray]:

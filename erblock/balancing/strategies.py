@@ -20,7 +20,9 @@ import math
 import numpy as np
 
 from .bdm import BDM, SRC_R, SRC_S, block_comparisons
+from .cells import plan_cellblock, plan_cellrange
 from .packing import Packing, hashed, lpt
+from .pairrange import plan_pairrange
 from .plan import RECTANGLE, TRIANGLE, WHOLE, Plan, UnitBuilder, Units, make_plan
 
 
@@ -169,4 +171,9 @@ def _check_r(r: int) -> None:
         raise ValueError(f"n_tasks must be an integer >= 1, got {r!r}")
 
 
-STRATEGIES = {"basic": plan_basic, "blocksplit": plan_blocksplit}
+#: name -> planner ``(profile, r, **options) -> Plan``. ``basic``, ``blocksplit`` and
+#: ``pairrange`` take a BDM; the cell strategies (``needs_sketch``) take a
+#: :class:`~erblock.balancing.sketch.SketchProfile` (what the engine profiles for them) or
+#: a BDM (sketched on the fly).
+STRATEGIES = {"basic": plan_basic, "blocksplit": plan_blocksplit, "pairrange": plan_pairrange,
+              "cellblock": plan_cellblock, "cellrange": plan_cellrange}

@@ -1,0 +1,346 @@
+"""Cell strategies on a sketch profile (paper 003 ch. IV): cell block and cell range division.
+
+A BDM grows with the number of blocks; a sketch (:mod:`.sketch`) does not. These planners
+never see a block: they plan on ``C^θ``, the estimated comparisons of each of the ``w``
+cells of one sketch row θ (:func:`~.sketch.cell_work`), and a record is routed by the cell
+of its block id in that row (:class:`~.plan.CellMap`). A cell may hold several blocks;
+the comparer pairs records only when their block ids are equal, so the pair set is exact
+whatever the sketch estimates. Only the loads are estimates: ``plan.loads`` (and the
+comparisons of each match task) are what the sketch predicts, ``plan.info["estimated"]``
+says so, and the run report shows the comparisons actually performed.
+
+**Cell block division** (003 Alg. 5). A cell whose estimated work ``W_j`` exceeds the
+sub-cell cap is divided into ``D_j`` sub-cells along one side (an R record goes to one
+sub-cell, an S record to every sub-cell of its cell), and all (sub-)cells are packed with
+LPT. The paper caps sub-cells at ``L̂/r`` (``D_j = ⌈W_j·r/L̂⌉``) and proves a makespan of
+at most ``(2 − 1/r)(1 + Δ/L)``; with items that close to the mean load LPT often does
+reach ~2 (100 sub-cells of 0.9 mean on 100 tasks leave some task with two), so the cap
+here is ``L̂/(g·r)`` with ``granularity`` g (default 4): LPT then ends within one item,
+``1/g`` of the mean, of the average. Deviations from the paper: the division is along
+the side with more records in the cell (not always R: one R record against a million S
+records could not be divided along R), and a record picks its sub-cell by its
+*position* (below), not at random.
+
+**Cell range division** (003 Alg. 6). PairRange over cells: the cells, in index order,
+lay their estimated work end to end on ``[0, L̂)``, which is cut into ``r`` equal ranges;
+a cell inside one range is one match task, a cell cut by range bounds is cut into one
+piece per range it meets, of its share of the work. Link: pieces along the side with
+more records (the paper's "rows", each one record of that side × the whole other side);
+every record of the other side goes to all ranges of its cell. Bound: ``1 + Δ/L``.
+
+**Dedupe** (one source; the paper only treats link). A cell is a triangle of pairs.
+Cell block division cuts a divided cell into ``D`` pieces and makes BlockSplit's tasks:
+each piece alone (triangle) and each pair of pieces (rectangle), ``D(D+1)/2`` tasks of at
+most the cap (``D = ⌈√(2·W_j/cap)⌉``), packed with LPT. Cell range division orders the
+cell's records by position and numbers the pairs row-major, as PairRange does; the
+pieces are bands of rows ``[u_k, u_{k+1})`` of the position axis, and band ``k`` holds
+the pairs whose earlier record is in it: piece ``k`` alone and piece ``k`` × every later
+piece. The work below position ``u`` is ``F(u) = 1 − (1 − u)²`` of the cell, so range
+bound ``f`` becomes the band bound ``u = 1 − √(1 − f)``. A record of piece ``k`` goes to
+the ranges of bands ``0 … k``, as PairRange sends a record to every range of an earlier
+row of its block.
+
+**Positions.** A record's position in ``[0, 1)`` (as a fraction of ``2^32``) spreads the
+records of every block evenly over the cell: the ``c`` records of a block in one input
+partition sit at ``(q + o)/c`` for their rank ``q`` there and a hashed offset ``o``
+(:func:`erblock.engine.route.record_positions`). A piece of width ``f`` then gets ``f·c``
+of them up to one record per partition, so every piece holds its share of every block and
+the true work of a piece follows the estimate of its cell.
+
+Profile: the planners take a :class:`~.sketch.SketchProfile` (what the engine's sketch
+profile builds), or a :class:`~.bdm.BDM`, from which they build the same sketch
+(a sketch is linear in the records, so this equals sketching the records). Options:
+``sketch`` (a :class:`~.sketch.SketchSpec` or dict: kind, d, w, seed; w defaults to 64·r).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .bdm import BDM, SRC_R, SRC_S
+from .packing import Packing, _water_fill, lpt
+from .plan import (
+    POSITION_BITS,
+    RANGE,
+    RECTANGLE,
+    TRIANGLE,
+    WHOLE,
+    CellMap,
+    MatchTasks,
+    Pieces,
+    Plan,
+    UnitBuilder,
+    check_n_tasks,
+)
+from .sketch import CellWork, SketchProfile, as_sketch_spec, from_bdm
+
+DEFAULT_GRANULARITY = 8.0
+PIECE = -2  #: ``part`` of a cell-piece unit (whole units have ``WHOLE``)
+_ONE = 1 << POSITION_BITS
+
+
+def sketch_profile(profile: BDM | SketchProfile, r: int, sketch: Any = None) -> SketchProfile:
+    """The sketch profile to plan on: ``profile`` itself, or the sketch of a BDM."""
+    if isinstance(profile, SketchProfile):
+        if sketch is not None:
+            spec = as_sketch_spec(sketch)
+            if spec.w is None:
+                spec = replace(spec, w=profile.spec.w)
+            if spec != profile.spec:
+                raise ValueError(f"sketch: {spec} differs from the profile's {profile.spec}; "
+                                 "profile again with these settings or drop sketch=")
+        return profile
+    if isinstance(profile, BDM):
+        return from_bdm(profile, as_sketch_spec(sketch).resolved(r))
+    raise TypeError("cell strategies plan on a SketchProfile or a BDM, got "
+                    f"{type(profile).__name__}")
+
+
+def _cuts(fractions: np.ndarray) -> np.ndarray:
+    """Interior cut points (fractions in (0, 1)) as integer positions in [1, 2^32)."""
+    return np.clip(np.floor(np.asarray(fractions, dtype=np.float64) * _ONE), 1, _ONE - 1
+                   ).astype(np.int64)
+
+
+class _CellPlan:
+    """Units, pieces and estimated match tasks of a cell plan, assembled into a Plan."""
+
+    def __init__(self, prof: SketchProfile, cw: CellWork) -> None:
+        self.prof, self.cw = prof, cw
+        self.units = UnitBuilder()
+        self.tasks: list[np.ndarray] = []  # rows: kind, left, right, reduce task (-1: pack)
+        self.costs: list[np.ndarray] = []
+        self.pieces: list[tuple[int, int, int, np.ndarray]] = []  # key, src, unit0, cuts
+
+    def whole(self, cells: np.ndarray, reduce_task: np.ndarray | int) -> None:
+        """Every cell of ``cells`` as one match task (on ``reduce_task``, -1: packed later)."""
+        cw = self.cw
+        work = cw.work[cells]
+        if self.prof.link:
+            ur = self.units.add_units(cells, SRC_R, WHOLE, WHOLE, cw.count_r[cells])
+            us = self.units.add_units(cells, SRC_S, WHOLE, WHOLE, cw.count_s[cells])
+            self.task(RECTANGLE, ur, us, work, reduce_task)
+        else:
+            u = self.units.add_units(cells, SRC_R, WHOLE, WHOLE, cw.count_r[cells])
+            self.task(TRIANGLE, u, u, work, reduce_task)
+
+    def task(self, kind: int, left: Any, right: Any, cost: Any, reduce_task: Any) -> None:
+        kind, left, right, cost, reduce_task = np.broadcast_arrays(
+            np.asarray(kind, np.int64), np.asarray(left, np.int64), np.asarray(right, np.int64),
+            np.asarray(cost, np.float64), np.asarray(reduce_task, np.int64))
+        self.tasks.append(np.stack([kind, left, right, reduce_task]))
+        self.costs.append(cost.copy())
+
+    def split(self, cell: int, fractions: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, int, int]:
+        """Cut ``cell`` into pieces at ``fractions`` (increasing, in (0, 1)) of the side it is
+        divided along (the one with more records); return the piece units, their widths,
+        that side and, for link, the whole unit of the other side (−1 for dedupe)."""
+        cw = self.cw
+        link = self.prof.link
+        side = SRC_R if (not link or cw.count_r[cell] >= cw.count_s[cell]) else SRC_S
+        count = cw.count_r[cell] if side == SRC_R else cw.count_s[cell]
+        cuts = _cuts(fractions)
+        bounds = np.r_[0, cuts, _ONE].astype(np.float64) / _ONE
+        widths = np.diff(bounds)
+        sizes = np.rint(widths * count).astype(np.int64)
+        ids = self.units.add_units(cell, side, PIECE, np.arange(len(widths)), sizes)
+        self.pieces.append((cell, side, int(ids[0]), cuts))
+        other = -1
+        if link:
+            o_src = SRC_S if side == SRC_R else SRC_R
+            o_cnt = cw.count_s[cell] if side == SRC_R else cw.count_r[cell]
+            other = int(self.units.add_units(cell, o_src, WHOLE, WHOLE, o_cnt)[0])
+        return ids, widths, side, other
+
+    def build(self, strategy: str, r: int, packing: Packing | None, info: dict[str, Any]
+              ) -> Plan:
+        units, splits, _ = self.units.build()
+        t = np.concatenate(self.tasks, axis=1) if self.tasks else np.zeros((4, 0), np.int64)
+        cost = np.concatenate(self.costs) if self.costs else np.zeros(0)
+        reduce_task = t[3].copy()
+        pack = reduce_task < 0
+        if pack.any():
+            if packing is None:  # pragma: no cover - the planners always pass one
+                raise ValueError("tasks left unassigned without a packing policy")
+            reduce_task[pack] = np.asarray(packing(cost[pack], r), dtype=np.int64)
+        comparisons = np.maximum(np.rint(cost), 1).astype(np.int64)
+        match = MatchTasks(t[0], t[1], t[2], comparisons, reduce_task)
+        if self.pieces:
+            key = np.array([p[0] for p in self.pieces], dtype=np.int64)
+            src = np.array([p[1] for p in self.pieces], dtype=np.int8)
+            unit0 = np.array([p[2] for p in self.pieces], dtype=np.int64)
+            h = np.array([len(p[3]) + 1 for p in self.pieces], dtype=np.int64)
+            cut_indptr = np.zeros(len(key) + 1, dtype=np.int64)
+            np.cumsum(h - 1, out=cut_indptr[1:])
+            cuts = np.concatenate([p[3] for p in self.pieces]).astype(np.int64)
+            pieces = Pieces(key, src, unit0, h, cut_indptr, cuts)
+        else:
+            z = np.zeros(0, np.int64)
+            pieces = Pieces(z, z.astype(np.int8), z, z, np.zeros(1, np.int64), z)
+        prof, cw = self.prof, self.cw
+        info = {
+            "estimated": True,
+            "sketch_kind": prof.spec.kind,
+            "sketch_d": prof.spec.d,
+            "sketch_w": int(prof.spec.w or 0),
+            "sketch_seed": prof.spec.seed,
+            "sketch_bytes": prof.nbytes,
+            "theta": cw.theta,
+            "estimator": cw.estimator,
+            "estimated_total": cw.total,
+            "cells": int((cw.work > 0).sum()),
+            **info,
+        }
+        return Plan(strategy, r, prof.link, units, splits, match, prof.n_records, info,
+                    pieces=pieces, cells=CellMap(prof.spec, cw.theta))
+
+
+def lpt_cell_order(costs: np.ndarray, r: int, *, tail: float = 0.01) -> np.ndarray:
+    """LPT for the items above ``tail`` of the mean load, water filling for the rest *in
+    the given order* (cell order) rather than by size.
+
+    Sketch estimates of small cells are noisy; sorted by estimate, the cells whose
+    counters cancelled would sit next to each other and fill the same reduce task. In cell
+    order their errors are independent and average out within a task.
+    """
+    costs = np.asarray(costs, dtype=np.float64)
+    out = np.zeros(len(costs), dtype=np.int64)
+    if len(costs) == 0:
+        return out
+    big = costs > tail * costs.sum() / r
+    out[big] = lpt(costs[big], r, tail=0.0)
+    loads = np.bincount(out[big], weights=costs[big], minlength=r).astype(np.float64)
+    small = np.flatnonzero(~big)
+    if len(small):
+        out[small] = _water_fill(loads, costs[small])
+    return out
+
+
+def plan_cellblock(profile: BDM | SketchProfile, r: int, *, sketch: Any = None,
+                   packing: Packing = lpt_cell_order, granularity: float = DEFAULT_GRANULARITY,
+                   estimate: str = "bounded") -> Plan:
+    """Cell block division (003 Alg. 5, sub-cells capped at ``L̂/(granularity·r)``)."""
+    check_n_tasks(r)
+    if not (isinstance(granularity, (int, float)) and granularity >= 1):
+        raise ValueError(f"granularity must be a number >= 1, got {granularity!r}")
+    prof = sketch_profile(profile, r, sketch)
+    cw = prof.work(estimate)
+    total = cw.total
+    cells = np.flatnonzero(cw.work > 0)
+    out = _CellPlan(prof, cw)
+    if total > 0:
+        cap = total / (r * granularity)
+        work = cw.work[cells]
+        if prof.link:
+            longest = np.maximum(cw.count_r[cells], cw.count_s[cells])
+            d = np.ceil(work / cap)
+        else:
+            longest = cw.count_r[cells]
+            d = np.ceil(np.sqrt(2.0 * work / cap))
+        d = np.clip(d, 1, np.maximum(longest, 1)).astype(np.int64)
+        out.whole(cells[d == 1], -1)
+        for cell, dj in zip(cells[d > 1].tolist(), d[d > 1].tolist()):
+            w = float(cw.work[cell])
+            frac = np.arange(1, dj) / dj
+            if prof.link:
+                ids, _, side, other = out.split(cell, frac)
+                left, right = (ids, other) if side == SRC_R else (other, ids)
+                out.task(RECTANGLE, left, right, w / dj, -1)
+            else:
+                ids, _, _, _ = out.split(cell, frac)
+                out.task(TRIANGLE, ids, ids, w / dj**2, -1)
+                a, b = np.triu_indices(dj, k=1)
+                out.task(RECTANGLE, ids[a], ids[b], 2 * w / dj**2, -1)
+    info = {"granularity": float(granularity),
+            "divided_cells": int(sum(len(p[3]) > 0 for p in out.pieces))}
+    return out.build("cellblock", r, packing, info)
+
+
+def plan_cellrange(profile: BDM | SketchProfile, r: int, *, sketch: Any = None,
+                   estimate: str = "bounded") -> Plan:
+    """Cell range division (003 Alg. 6): ``r`` equal ranges of the estimated cell work."""
+    check_n_tasks(r)
+    prof = sketch_profile(profile, r, sketch)
+    cw = prof.work(estimate)
+    total = cw.total
+    cells = np.flatnonzero(cw.work > 0)
+    out = _CellPlan(prof, cw)
+    n_cut = 0
+    if total > 0:
+        work = cw.work[cells]
+        start = np.cumsum(work) - work
+        bounds = np.arange(r + 1, dtype=np.float64) * (total / r)
+        t_first = np.clip(np.searchsorted(bounds, start, side="right") - 1, 0, r - 1)
+        t_last = np.clip(np.searchsorted(bounds, start + work, side="left") - 1, 0, r - 1)
+        t_last = np.maximum(t_last, t_first)
+        whole = t_first == t_last
+        out.whole(cells[whole], t_first[whole])
+        for k in np.flatnonzero(~whole).tolist():
+            cell, w, s0 = int(cells[k]), float(work[k]), float(start[k])
+            tasks = np.arange(t_first[k], t_last[k] + 1)
+            f = (bounds[tasks[1:]] - s0) / w  # work fraction at each inner range bound
+            u = f if prof.link else 1.0 - np.sqrt(np.clip(1.0 - f, 0.0, 1.0))
+            n_cut += 1
+            if prof.link:
+                ids, widths, side, other = out.split(cell, u)
+                ok = widths > 0  # a piece between two equal cuts gets no record
+                pieces = ids[ok]
+                left, right = (pieces, other) if side == SRC_R else (other, pieces)
+                out.task(RECTANGLE, left, right, w * widths[ok], tasks[ok])
+            else:
+                ids, widths, _, _ = out.split(cell, u)
+                ok = widths > 0
+                out.task(TRIANGLE, ids[ok], ids[ok], w * widths[ok] ** 2, tasks[ok])
+                a, b = np.triu_indices(len(ids), k=1)
+                keep = ok[a] & ok[b]
+                a, b = a[keep], b[keep]
+                out.task(RECTANGLE, ids[a], ids[b], 2 * w * widths[a] * widths[b], tasks[a])
+    return out.build("cellrange", r, None, {"cut_cells": n_cut})
+
+
+plan_cellblock.needs_sketch = True  # type: ignore[attr-defined]
+plan_cellrange.needs_sketch = True  # type: ignore[attr-defined]
+
+
+# -- what a plan really costs -----------------------------------------------------------
+
+
+def exact_task_comparisons(plan: Plan, unit: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """Comparisons every match task of ``plan`` really performs, given the unit and the
+    block id of every routed record (``unit`` −1: not routed).
+
+    For cell plans this is the truth behind the estimated ``plan.match.comparisons``
+    (records of different blocks in one unit are not compared); for exact plans it equals
+    them. ``RANGE`` tasks perform ``hi − lo``.
+    """
+    import pandas as pd
+
+    m = plan.match
+    out = np.zeros(len(m), dtype=np.int64)
+    sel = np.asarray(unit) >= 0
+    cnt = (pd.DataFrame({"u": np.asarray(unit)[sel], "b": np.asarray(block)[sel]})
+           .groupby(["u", "b"]).size().rename("c").reset_index())
+    tasks = pd.DataFrame({"mt": np.arange(len(m)), "l": m.left, "r": m.right, "k": m.kind})
+    tri = tasks[tasks["k"] == TRIANGLE].merge(cnt, left_on="l", right_on="u")
+    tri_sum = (tri["c"] * (tri["c"] - 1) // 2).groupby(tri["mt"]).sum()
+    out[tri_sum.index.to_numpy()] = tri_sum.to_numpy()
+    rect = (tasks[tasks["k"] == RECTANGLE].merge(cnt, left_on="l", right_on="u")
+            .merge(cnt, left_on=["r", "b"], right_on=["u", "b"], suffixes=("_l", "_r")))
+    rect_sum = (rect["c_l"] * rect["c_r"]).groupby(rect["mt"]).sum()
+    out[rect_sum.index.to_numpy()] = rect_sum.to_numpy()
+    rng = np.flatnonzero(m.kind == RANGE)
+    if len(rng):
+        out[rng] = m.hi[rng] - m.lo[rng]
+    return out
+
+
+def exact_loads(plan: Plan, unit: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """Comparisons every reduce task really performs (see :func:`exact_task_comparisons`)."""
+    per_task = exact_task_comparisons(plan, unit, block)
+    return np.bincount(plan.match.reduce_task, weights=per_task, minlength=plan.n_tasks
+                       ).astype(np.int64)
+
