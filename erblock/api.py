@@ -34,6 +34,12 @@ def _is_dask(df: Any) -> bool:
 def _check_frame(df: Any, name: str) -> None:
     if not isinstance(df, pd.DataFrame) and not _is_dask(df):
         raise TypeError(f"{name} must be a pandas or Dask DataFrame, got {type(df).__name__}")
+    dup = pd.Index(df.columns)[pd.Index(df.columns).duplicated()].unique().tolist()
+    if dup:
+        raise ValueError(
+            f"{name}: column names must be unique, repeated: {dup[:10]}; rename them "
+            "(e.g. df.columns = [...]) so each column can be named in key= and compare="
+        )
 
 
 def _columns(df: Any) -> list[str]:
@@ -63,10 +69,16 @@ def _as_keys(key: Any) -> tuple[KeySpec, ...]:
 
 
 def _check_keys(keys: Sequence[KeySpec], frames: Sequence[tuple[str, Any]]) -> None:
+    from .blocking.keys import FunctionKey, block_ids
+
     for k in keys:
         for name, df in frames:
             for col in k.columns:
                 _require_column(df, name, col, "key")
+            if isinstance(k, FunctionKey) and isinstance(df, pd.DataFrame) and len(df):
+                # A key function that raises or returns the wrong shape fails here, on the
+                # first records, with the same message it would give inside a worker.
+                block_ids(df.head(20), k)
 
 
 def _check_comparisons(comparisons: Sequence[Comparison], frames: Sequence[tuple[str, Any]]) -> None:

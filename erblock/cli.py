@@ -72,7 +72,7 @@ def parse_key(text: str) -> Any:
     parts = [p for p in text.split("+") if p]
     if not parts:
         raise UsageError(f"--key {text!r}: empty key")
-    specs = []
+    specs: list[k.KeySpec] = []
     for part in parts:
         bits = part.split(":")
         kind = bits[0]
@@ -379,7 +379,10 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
         result = erblock.link(frames[0], frames[1], **kwargs)
     else:
         result = erblock.dedupe(frames[0], **kwargs)
-    report = result if isinstance(result, erblock.RunReport) else result.attrs["erblock_report"]
+    if isinstance(result, erblock.RunReport):
+        report, pairs = result, None
+    else:
+        report, pairs = result.attrs["erblock_report"], result
     if args.report:
         report.to_json(args.report)
     wall = time.perf_counter() - start
@@ -391,15 +394,15 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
         print(json.dumps(out, default=str))
     else:
         _say(args, report.summary())
-        if args.output:
+        if pairs is None:
             _say(args, f"pairs written to {report.output}")
         else:
             import pandas as pd
 
             with pd.option_context("display.width", 160, "display.max_columns", 20):
-                print(result.head(20).to_string(index=False))
-                if len(result) > 20:
-                    print(f"… {len(result) - 20:,} more pairs (use -o DIR to write them all)")
+                print(pairs.head(20).to_string(index=False))
+                if len(pairs) > 20:
+                    print(f"… {len(pairs) - 20:,} more pairs (use -o DIR to write them all)")
     return 0
 
 
@@ -494,6 +497,8 @@ def cmd_kube_spec(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Link the bundled DBLP-ACM sample: bibliographic records with a known true mapping."""
+    import pandas as pd
+
     import erblock
     from erblock.blocking import Column, Composite, Token
     from erblock.datasets import load_dblp_acm
@@ -511,6 +516,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     ]
     pairs = erblock.link(dblp, acm, key=key, compare=compare, threshold=None, client=client,
                          progress=_progress(args), sort=True)
+    assert isinstance(pairs, pd.DataFrame)  # no output directory: the pairs come back
     report = pairs.attrs["erblock_report"]
     kept = pairs[pairs["score"] >= args.threshold]
     quality = _quality(kept, pairs, truth, len(dblp), len(acm))

@@ -282,12 +282,21 @@ class FunctionKey(KeySpec):
                 f"key function {name!r} returned {len(out)} values for {len(df)} records; "
                 "it must return one value per record"
             )
+        if isinstance(out, pd.Series) and not out.index.equals(df.index) and _same_labels(
+                out.index, df.index):
+            out = out.reindex(df.index)  # same records in another order: align by label
         series = out if isinstance(out, pd.Series) else pd.Series(out)
+        # otherwise one value per record by position (e.g. a Series after reset_index)
         series = pd.Series(series.to_numpy(), index=df.index)
         return as_key_strings(series)
 
     def to_dict(self) -> dict[str, Any]:
         raise TypeError("a function key cannot be written to a dict; use a named key spec")
+
+
+def _same_labels(a: pd.Index, b: pd.Index) -> bool:
+    """True when ``a`` and ``b`` hold the same unique labels (in any order)."""
+    return a.is_unique and b.is_unique and len(a) == len(b) and len(b.difference(a)) == 0
 
 
 KeyLike = Union[str, tuple, KeySpec, Callable[[pd.DataFrame], Any]]  # noqa: UP007 (runtime alias, py3.10)
@@ -347,6 +356,12 @@ def as_key_spec(key: KeyLike) -> KeySpec:
         return Composite(tuple(as_key_spec(p) for p in key))
     if callable(key):
         return FunctionKey(key)
+    if isinstance(key, (int, float, np.integer, np.floating)) and not isinstance(key, bool):
+        raise TypeError(
+            f"key: column labels must be strings, got {key!r} ({type(key).__name__}); name "
+            "the columns with text, e.g. df.columns = df.columns.astype(str), and pass "
+            f"key={str(key)!r}"
+        )
     raise TypeError(
         "key must be a column name, a tuple of columns, a callable DataFrame -> Series, "
         f"or a spec such as erblock.blocking.prefix('title', 3); got {type(key).__name__}"

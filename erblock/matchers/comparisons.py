@@ -159,10 +159,13 @@ class Comparison:
         if self.method == "numeric":
             arr = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
             return arr, missing | np.isnan(arr)
-        if self.method == "exact":
-            return values.to_numpy(dtype=object), missing
+        # An empty string is missing too, as it is for blocking keys: "" vs "" is no evidence
+        # of a match and "" vs "abc" none against it.
         text = values.astype("string").fillna("").to_numpy(dtype=object)
-        return text, missing
+        blank = text == ""
+        if self.method == "exact":
+            return values.to_numpy(dtype=object), missing | blank
+        return text, missing | blank
 
     def matrix(
         self, left: tuple[np.ndarray, np.ndarray], right: tuple[np.ndarray, np.ndarray],

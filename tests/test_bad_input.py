@@ -1,0 +1,337 @@
+"""The bad-input catalogue (docs/reliability.md): each case fails with a clear error, or is
+handled in a documented way whose effect is counted in the run report and checked here
+against the brute force.
+"""
+
+from __future__ import annotations
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from oracle import brute_dedupe, brute_link, pair_list
+
+import erblock
+from erblock.blocking import prefix
+
+DF = pd.DataFrame({"k": list("aabbc"), "name": ["ann", "anne", "bob", "bobby", "cy"]})
+JW = {"name": "jaro_winkler"}
+
+
+def _records(pairs: pd.DataFrame) -> dict:
+    return pairs.attrs["erblock_report"].records
+
+
+# -- columns ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (dict(key="nmae", compare=JW), KeyError, r"key column 'nmae' is not in df .*did you mean 'name'"),
+        (dict(key="k", compare={"nam": "jaro"}), KeyError, r"compare column 'nam' .*did you mean 'name'"),
+        (dict(key="k", compare={"name": "jaro_winkle"}), ValueError, r"unknown method 'jaro_winkle'.*did you mean 'jaro_winkler'"),
+        (dict(key=("k", "nmae"), compare=JW), KeyError, r"key column 'nmae'"),
+        (dict(key=prefix("nmae", 2), compare=JW), KeyError, r"key column 'nmae'"),
+        (dict(key="k", compare=JW, id="ident"), KeyError, r"id column 'ident' is not in df"),
+        (dict(key=0, compare=JW), TypeError, r"column labels must be strings, got 0"),
+        (dict(key="k", compare=JW, strategy="blocksplt"), ValueError, r"did you mean 'blocksplit'"),
+    ],
+)
+def test_missing_or_misspelled_names(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        erblock.dedupe(DF, **kwargs)
+
+
+def test_misspelled_column_in_s_names_df_s():
+    with pytest.raises(KeyError, match=r"compare column 'name' is not in df_s"):
+        erblock.link(DF, DF.rename(columns={"name": "nome"}), key="k", compare=JW)
+
+
+def test_duplicate_column_names():
+    dup = DF.set_axis(["k", "k"], axis=1)
+    with pytest.raises(ValueError, match=r"df: column names must be unique, repeated: \['k'\]"):
+        erblock.dedupe(dup, key="k", compare={"k": "jaro"})
+
+
+def test_not_a_dataframe():
+    with pytest.raises(TypeError, match="df must be a pandas or Dask DataFrame, got Series"):
+        erblock.dedupe(DF["k"], key="k", compare=JW)
+
+
+def test_reserved_column_prefix():
+    with pytest.raises(ValueError, match="'_erb_' are reserved"):
+        erblock.dedupe(DF.assign(_erb_x=1), key="k", compare=JW)
+
+
+# -- dtypes -----------------------------------------------------------------------------
+
+
+def test_numbers_in_a_string_comparison():
+    df = pd.DataFrame({"k": list("aa"), "n": [1, 2]})
+    with pytest.raises(TypeError, match=r"column 'n' of df holds numbers \(int64\) but method 'jaro'"):
+        erblock.dedupe(df, key="k", compare={"n": "jaro"})
+
+
+def test_text_in_a_numeric_comparison():
+    df = pd.DataFrame({"k": list("aa"), "d": pd.to_datetime(["2020-01-01", "2020-01-02"])})
+    with pytest.raises(TypeError, match=r"column 'd' of df is datetime64.*'numeric' needs numbers"):
+        erblock.dedupe(df, key="k", compare={"d": "numeric"})
+
+
+def test_mixed_types_are_compared_as_text_and_keyed_as_text(client):
+    # documented treatment: object columns mixing types are compared by their text, and
+    # keys are text too, so 1, 1.0 and "1" share a block
+    df = pd.DataFrame({"k": pd.Series(["1", 1, 1.0, "x"], dtype=object),
+                       "name": pd.Series(["12", 12, "ab", None], dtype=object)})
+    pairs = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, sort=True)
+    assert pair_list(pairs) == [(0, 1), (0, 2), (1, 2)]
+    assert pairs["name_jaro"].tolist()[0] == pytest.approx(1.0)  # "12" vs 12
+
+
+def test_object_numbers_in_numeric_comparison_unparseable_text_is_missing(client):
+    df = pd.DataFrame({"k": list("aaa"), "v": pd.Series(["1", "x", 3], dtype=object)})
+    pairs = erblock.dedupe(df, key="k", compare={"v": {"method": "numeric", "scale": 4}},
+                           client=client, sort=True)
+    sims = dict(zip(pair_list(pairs), pairs["v_numeric"]))
+    assert sims[(0, 2)] == pytest.approx(0.5)
+    assert np.isnan(sims[(0, 1)]) and np.isnan(sims[(1, 2)])
+
+
+@pytest.mark.parametrize("dtype", ["category", "string[pyarrow]", "string[python]",
+                                   pd.ArrowDtype(pa.string()), pd.ArrowDtype(pa.large_string()),
+                                   object])
+def test_string_like_dtypes_give_the_same_result(client, dtype):
+    ref = erblock.dedupe(DF.astype(object), key="k", compare={"name": "jaro", "k": "exact"},
+                         client=client, sort=True)
+    got = erblock.dedupe(DF.astype(dtype), key="k", compare={"name": "jaro", "k": "exact"},
+                         client=client, sort=True)
+    pd.testing.assert_frame_equal(got, ref)
+    mixed = erblock.link(DF.astype(dtype), DF.astype(object), key=prefix("name", 1),
+                         compare={"name": "jaro"}, client=client)
+    assert set(pair_list(mixed)) == brute_link(DF, DF, [prefix("name", 1)])
+
+
+# -- keys -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("null", [None, np.nan, pd.NA, ""])
+def test_all_null_key_column_gives_no_pairs_and_counts_every_record(client, null):
+    df = pd.DataFrame({"k": pd.Series([null] * 4, dtype=object), "name": list("abcd")})
+    pairs = erblock.dedupe(df, key="k", compare=JW, client=client)
+    assert len(pairs) == 0
+    assert list(pairs.columns) == ["left_id", "right_id", "name_jaro_winkler", "score"]
+    assert _records(pairs)["not_blocked"] == 4
+
+
+def test_nan_none_empty_string_in_keys_and_values(client):
+    # keys: None, NaN and "" are all "no key" (not blocked, counted); values: all missing,
+    # so their similarity is null and the score is the mean of what is there
+    df = pd.DataFrame({
+        "k": pd.Series(["x", "x", "x", "x", "x", None, np.nan, ""], dtype=object),
+        "name": pd.Series(["ann", None, np.nan, "", "ann", "ann", "ann", "ann"], dtype=object),
+        "city": pd.Series(["rome"] * 8, dtype=object),
+    })
+    pairs = erblock.dedupe(df, key="k", compare={"name": "jaro", "city": "exact"},
+                           client=client, sort=True)
+    assert set(pair_list(pairs)) == brute_dedupe(df, ["k"])
+    assert _records(pairs)["not_blocked"] == 3
+    got = pairs.set_index(["left_id", "right_id"])
+    assert got.loc[(0, 4), "name_jaro"] == pytest.approx(1.0)
+    for missing in (1, 2, 3):  # None, NaN and "" behave the same
+        assert np.isnan(got.loc[(0, missing), "name_jaro"])
+        assert got.loc[(0, missing), "score"] == pytest.approx(1.0)  # city only
+    assert np.isnan(got.loc[(1, 3), "name_jaro"])  # "" vs None: missing, not a match
+
+
+def test_empty_strings_are_missing_for_exact_too(client):
+    df = pd.DataFrame({"k": ["x"] * 3, "name": ["", "", "a"]})
+    pairs = erblock.dedupe(df, key="k", compare={"name": "exact"}, client=client, sort=True)
+    assert pairs["name_exact"].isna().all()
+
+
+def _boom(df):
+    raise RuntimeError("kaboom")
+
+
+def test_callable_key_that_raises_fails_before_any_dask_work():
+    with pytest.raises(ValueError, match="key function '_boom' raised RuntimeError: kaboom"):
+        erblock.dedupe(DF, key=_boom, compare=JW)
+
+
+def test_callable_key_that_raises_on_dask_input_fails_in_worker_with_the_same_message(client):
+    ddf = dd.from_pandas(DF, npartitions=2)
+    with pytest.raises(ValueError, match="key function '_boom' raised RuntimeError: kaboom"):
+        erblock.dedupe(ddf, key=_boom, compare=JW, client=client)
+
+
+def _short(df):
+    return df["k"].iloc[:2]
+
+
+@pytest.mark.parametrize("dask_input", [False, True])
+def test_key_of_the_wrong_length(client, dask_input):
+    df = dd.from_pandas(DF, npartitions=2) if dask_input else DF
+    with pytest.raises(ValueError, match=r"key function '_short' returned 2 values for \d records"):
+        erblock.dedupe(df, key=_short, compare=JW, client=client)
+
+
+def test_key_returning_a_scalar():
+    with pytest.raises(TypeError, match="must return a Series .* got str"):
+        erblock.dedupe(DF, key=lambda d: "x", compare=JW)
+
+
+def test_key_function_result_aligned_by_label_or_position(client):
+    # a Series with the same labels in another order is aligned by label; one with other
+    # labels (e.g. after reset_index) is taken by position
+    shuffled = erblock.dedupe(DF, key=lambda d: d["k"].iloc[::-1], compare=JW, client=client)
+    positional = erblock.dedupe(DF, key=lambda d: d["k"].reset_index(drop=True), compare=JW,
+                                client=client)
+    expected = brute_dedupe(DF, ["k"])
+    assert set(pair_list(shuffled)) == expected
+    assert set(pair_list(positional)) == expected
+
+
+# -- ids --------------------------------------------------------------------------------
+
+
+def test_duplicate_index_labels():
+    with pytest.raises(ValueError, match=r"df: the index has repeated labels \(e.g. \[0\]\)"):
+        erblock.dedupe(DF.set_axis([0, 0, 1, 2, 3]), key="k", compare=JW)
+
+
+def test_duplicate_index_labels_across_dask_partitions(client):
+    ddf = dd.from_pandas(DF.set_axis([0, 1, 2, 0, 1]), npartitions=2, sort=False)
+    with pytest.raises(ValueError, match=r"df: record ids are not unique \(2 ids repeat\)"):
+        erblock.dedupe(ddf, key="k", compare=JW, client=client)
+
+
+def test_missing_index_label():
+    with pytest.raises(ValueError, match="record ids must not be missing"):
+        erblock.dedupe(DF.set_axis([0.0, np.nan, 1.0, 2.0, 3.0]), key="k", compare=JW)
+
+
+def test_link_with_the_same_labels_in_r_and_s_is_fine(client):
+    # documented: left_id is a label of df_r, right_id of df_s; they may coincide
+    pairs = erblock.link(DF, DF, key="k", compare=JW, client=client)
+    assert set(pair_list(pairs)) == brute_link(DF, DF, ["k"])
+    assert (0, 0) in set(pair_list(pairs))
+
+
+def test_duplicate_ids_inside_one_link_source_are_refused():
+    with pytest.raises(ValueError, match="df_s: the index has repeated labels"):
+        erblock.link(DF, DF.set_axis([9, 9, 8, 7, 6]), key="k", compare=JW)
+
+
+# -- sizes ------------------------------------------------------------------------------
+
+
+def test_empty_inputs(client):
+    empty = DF.iloc[:0]
+    for pairs in (erblock.dedupe(empty, key="k", compare=JW, client=client),
+                  erblock.link(empty, DF, key="k", compare=JW, client=client),
+                  erblock.link(DF, empty, key="k", compare=JW, client=client),
+                  erblock.dedupe(dd.from_pandas(empty, npartitions=1), key="k", compare=JW,
+                                 client=client)):
+        assert len(pairs) == 0
+        assert list(pairs.columns) == ["left_id", "right_id", "name_jaro_winkler", "score"]
+
+
+def test_one_record(client):
+    pairs = erblock.dedupe(DF.iloc[:1], key="k", compare=JW, client=client, n_tasks=3)
+    assert len(pairs) == 0
+    assert _records(pairs)["records_r"] == 1
+    link = erblock.link(DF.iloc[:1], DF.iloc[:1], key="k", compare=JW, client=client)
+    assert pair_list(link) == [(0, 0)]
+
+
+def test_n_tasks_larger_than_the_number_of_pairs(client):
+    pairs = erblock.dedupe(DF, key="k", compare=JW, client=client, n_tasks=500,
+                           strategy="blocksplit")
+    rep = pairs.attrs["erblock_report"]
+    assert set(pair_list(pairs)) == brute_dedupe(DF, ["k"])
+    assert rep.n_tasks == 500 and rep.comparisons == 2
+    assert (rep.task_comparisons > 0).sum() == 2
+
+
+@pytest.mark.parametrize("bad", [1.5, -0.1, float("nan"), float("inf"), "0.5", True])
+def test_thresholds_outside_zero_one(bad):
+    with pytest.raises(ValueError, match=r"threshold must be a number in \[0, 1\]"):
+        erblock.dedupe(DF, key="k", compare=JW, threshold=bad)
+
+
+@pytest.mark.parametrize("edge", [0, 0.0, 1, 1.0, np.float64(0.5)])
+def test_thresholds_on_the_edges_are_accepted(client, edge):
+    pairs = erblock.dedupe(DF, key="k", compare=JW, threshold=edge, client=client)
+    assert (pairs["score"] >= float(edge)).all()
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "4"])
+def test_bad_n_tasks(bad):
+    with pytest.raises(ValueError, match=r"n_tasks must be an integer >= 1"):
+        erblock.dedupe(DF, key="k", compare=JW, n_tasks=bad)
+
+
+# -- text content -----------------------------------------------------------------------
+
+
+def test_unicode_and_emoji(client):
+    from rapidfuzz.distance import JaroWinkler
+
+    df = pd.DataFrame({"k": ["😀x", "😀y", "Zoë", "Zoe\u0308", "ZOË", "中文"],
+                       "name": ["👍🏽 ok", "👍🏽 okay", "Zoë", "Zoe\u0308", "zoë", "中文字"]})
+    key = prefix("k", 2)  # normalised: accents folded, lower case; emoji kept
+    pairs = erblock.dedupe(df, key=key, compare=JW, client=client, sort=True)
+    assert set(pair_list(pairs)) == brute_dedupe(df, [key]) == {(0, 1), (2, 3), (2, 4), (3, 4)}
+    got = pairs.set_index(["left_id", "right_id"])["name_jaro_winkler"]
+    assert got[(0, 1)] == pytest.approx(JaroWinkler.normalized_similarity("👍🏽 ok", "👍🏽 okay"),
+                                        abs=1e-6)
+    # values are compared as given (not normalised): composed ë vs e + combining mark differ
+    assert got[(2, 3)] < 1.0
+
+
+def test_very_long_strings(client):
+    from rapidfuzz.distance import Levenshtein
+
+    long = "ab" * 5000  # 10 000 characters
+    df = pd.DataFrame({"k": ["x"] * 3, "name": [long, long[:-1] + "c", "z" * 10_000]})
+    pairs = erblock.dedupe(df, key="k", compare={"name": "levenshtein"}, client=client,
+                           sort=True)
+    got = pairs.set_index(["left_id", "right_id"])["name_levenshtein"]
+    assert got[(0, 1)] == pytest.approx(Levenshtein.normalized_similarity(long, long[:-1] + "c"))
+    assert got[(0, 2)] == pytest.approx(0.0)
+    long_keys = erblock.dedupe(df.assign(k=df["name"]), key="k", compare=JW, client=client)
+    assert len(long_keys) == 0  # three different 10 000-character keys
+
+
+# -- Dask input -------------------------------------------------------------------------
+
+
+def test_dask_frame_with_unknown_divisions(client):
+    ddf = dd.from_pandas(DF, npartitions=3, sort=False).clear_divisions()
+    assert not ddf.known_divisions
+    pairs = erblock.dedupe(ddf, key="k", compare=JW, client=client)
+    assert set(pair_list(pairs)) == brute_dedupe(DF, ["k"])
+    link = erblock.link(ddf, DF, key="k", compare=JW, client=client)
+    assert set(pair_list(link)) == brute_link(DF, DF, ["k"])
+
+
+# -- options ----------------------------------------------------------------------------
+
+
+def test_unknown_option():
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\): \['npartition'\]"):
+        erblock.dedupe(DF, key="k", compare=JW, npartition=3)
+
+
+def test_client_of_the_wrong_type():
+    with pytest.raises(TypeError, match="client must be a distributed.Client, a scheduler address"):
+        erblock.dedupe(DF, key="k", compare=JW, client=42)
+
+
+def test_unreachable_scheduler_address():
+    from procs import free_port
+
+    with pytest.raises(ConnectionError, match="could not connect to the Dask scheduler"):
+        erblock.dedupe(DF, key="k", compare=JW, client=f"tcp://127.0.0.1:{free_port()}")
