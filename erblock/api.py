@@ -318,6 +318,7 @@ def plan(
     client: Any = None,
     id: Any = None,
     npartitions: int | None = None,
+    progress: bool = False,
 ) -> Plan:
     """Profile the input (the BDM) and return the plan a run would execute, without comparing.
 
@@ -338,7 +339,7 @@ def plan(
     threads = total_threads(c)
     job = Job(mode="link" if df_s is not None else "dedupe", keys=keys, comparisons=(),
               strategy=strategy, n_tasks=n_tasks, id_columns=(ids[0], ids[1]),
-              npartitions=npartitions)
+              npartitions=npartitions, progress=progress)
     ddfs = [to_dask(df, npartitions, threads) for _, df in frames]
     prepared = [prepare(d, job, src) for src, d in zip((SRC_R, SRC_S), ddfs)]
     bdm, rec = profile(prepared, c, job, check)

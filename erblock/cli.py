@@ -427,7 +427,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     frames = _inputs(args, [args.left] + ([args.right] if args.right else []), client)
     p = erblock.plan(frames[0], frames[1] if len(frames) > 1 else None,
                      key=keys if len(keys) > 1 else keys[0], strategy=args.strategy,
-                     n_tasks=args.n_tasks, client=client)
+                     n_tasks=args.n_tasks, client=client, progress=_progress(args))
     if args.plot:
         plot = getattr(p, "plot", None)
         if plot is None:

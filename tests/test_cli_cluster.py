@@ -113,6 +113,17 @@ def test_progress_bars_for_each_phase_with_eta(people_csv, real_cluster, tmp_pat
     assert "pairs written to" in err
 
 
+def test_plan_command_shows_the_profile_bar_on_a_remote_cluster(people_csv, real_cluster,
+                                                               capsys):
+    _, path = people_csv
+    assert main(["plan", str(path), "--key", "city", "--n-tasks", "6", "--scheduler",
+                 real_cluster]) == 0
+    captured = capsys.readouterr()
+    bars = _bars(captured.err)
+    assert list(bars) == ["profile"] and bars["profile"][-1][2] == "done"
+    assert "total comparisons" in captured.out
+
+
 def test_dashboard_link_is_printed_when_there_is_one(people_csv, monkeypatch, capsys, tmp_path):
     import erblock.engine.cluster as cluster
 
