@@ -7,6 +7,7 @@ error names the argument or column, shows the value and says what was expected.
 from __future__ import annotations
 
 import difflib
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ import pandas as pd
 from .balancing.bdm import SRC_R, SRC_S
 from .balancing.plan import Plan
 from .blocking.keys import KeySpec, as_key_spec
-from .engine.run import Job, make_plan, prepare, profile, run, to_dask
+from .engine.run import Job, prepare, run, to_dask
 from .matchers.comparisons import Comparison, as_comparisons
 from .report import RunReport
 
@@ -170,10 +171,12 @@ def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any,
     _check_comparisons(comparisons, frames)
     ids = id if isinstance(id, tuple) else (id, id)
     check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
-    allowed = {"npartitions", "persist", "progress", "sort", "cell_budget", "overwrite"}
+    allowed = {"npartitions", "persist", "progress", "sort", "cell_budget", "overwrite",
+               "cost_model", "sample"}
     unknown = set(options) - allowed
     if unknown:
         raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
+    _check_planning(options, strategy)
     job = Job(mode=mode, keys=keys, comparisons=comparisons, strategy=strategy, n_tasks=n_tasks,
               threshold=None if threshold is None else float(threshold), output=output,
               id_columns=(ids[0], ids[1]), shuffle_method=shuffle_method, **options)
@@ -318,33 +321,53 @@ def plan(
     client: Any = None,
     id: Any = None,
     npartitions: int | None = None,
+    compare: Any = None,
+    cost_model: Any = None,
+    sample: Any = None,
+    threshold: float | None = None,
     progress: bool = False,
 ) -> Plan:
     """Profile the input (the BDM) and return the plan a run would execute, without comparing.
 
     With ``df_s`` the plan is for linking ``df_r`` × ``df_s``, otherwise for deduplicating
-    ``df_r``.
+    ``df_r``. ``plan.describe()`` explains it (comparisons, largest blocks, predicted
+    makespan and imbalance of every candidate strategy, replication) and
+    ``plan.plot(path)`` draws its reduce-task loads next to Basic's.
+
+    The predicted makespan uses ``cost_model`` (see :func:`link`); with ``compare`` (and
+    ``strategy="auto"``) an uncalibrated session first calibrates on a sample of the input
+    with those comparisons, as a run would. ``sample={"delta": 0.1, "alpha": 0.95}`` plans
+    from a progressive sample of input partitions (paper 001) instead of a full profile.
     """
     frames = [("df_r", df_r)] + ([("df_s", df_s)] if df_s is not None else [])
     for name, df in frames:
         _check_frame(df, name)
-    _check_common(strategy, n_tasks, None, "tasks")
+    _check_common(strategy, n_tasks, threshold, "tasks")
     keys = _as_keys(key)
     _check_keys(keys, frames)
+    comparisons: tuple[Comparison, ...] = ()
+    if compare is not None:
+        comparisons = as_comparisons(compare)
+        _check_comparisons(comparisons, frames)
+    options: dict[str, Any] = {"cost_model": cost_model, "sample": sample}
+    _check_planning(options, strategy)
     ids = id if isinstance(id, tuple) else (id, id)
     check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
     from .engine.cluster import get_client, total_threads
+    from .engine.planning import plan_job
 
     c = get_client(client)
     threads = total_threads(c)
-    job = Job(mode="link" if df_s is not None else "dedupe", keys=keys, comparisons=(),
+    job = Job(mode="link" if df_s is not None else "dedupe", keys=keys, comparisons=comparisons,
               strategy=strategy, n_tasks=n_tasks, id_columns=(ids[0], ids[1]),
-              npartitions=npartitions, progress=progress)
-    ddfs = [to_dask(df, npartitions, threads) for _, df in frames]
+              threshold=None if threshold is None else float(threshold),
+              npartitions=npartitions, progress=progress, **options)
+    t0 = time.perf_counter()
+    ddfs = [to_dask(df, npartitions, threads, sample=job.sample is not None)
+            for _, df in frames]
     prepared = [prepare(d, job, src) for src, d in zip((SRC_R, SRC_S), ddfs)]
-    bdm, rec = profile(prepared, c, job, check)
     r = n_tasks or max(1, 4 * threads)
-    p = make_plan(bdm, strategy, r)
+    p, rec, timing = plan_job(c, job, prepared, check, threads, r, t0, explain=True)
     p.info.update({f"records_{k}": v for k, v in rec.items() if isinstance(v, int)})
-    p.bdm = bdm  # type: ignore[attr-defined]
+    p.info.update({f"{k}_seconds": v for k, v in timing.items()})
     return p

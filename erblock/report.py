@@ -38,6 +38,9 @@ class RunReport:
     settings: dict[str, Any] = field(default_factory=dict)
     output: str | None = None
     pairs: int = 0
+    #: what the plan predicted (makespan, imbalance, comparisons, cost model, candidates)
+    #: next to what was measured; see :func:`erblock.engine.planning.prediction`
+    prediction: dict[str, Any] = field(default_factory=dict)
 
     @property
     def comparisons(self) -> int:
@@ -86,6 +89,7 @@ class RunReport:
             "plan": self.plan,
             "settings": self.settings,
             "output": self.output,
+            "prediction": self.prediction,
             "tasks": self.tasks,
         }
 
@@ -99,13 +103,20 @@ class RunReport:
         d = self.to_dict()
         ph = ", ".join(f"{k} {v:.2f}s" for k, v in self.phases.items())
         rate = d["pairs_per_second"]
+        pred = self.prediction
+        predicted = (
+            f"; predicted makespan {pred['predicted_makespan']:.2f}s "
+            f"(measured {pred['measured_makespan']:.2f}s)"
+            if pred.get("predicted_makespan") is not None and "measured_makespan" in pred
+            else ""
+        )
         return (
             f"{self.mode} with {self.strategy} on {self.n_tasks} reduce tasks: "
             f"{self.comparisons:,} comparisons, {self.pairs:,} pairs kept; "
             f"imbalance {self.imbalance_comparisons:.3f} (comparisons), "
             f"{self.imbalance_seconds:.3f} (seconds); "
             f"{'' if rate is None else f'{rate:,.0f} comparisons/s; '}"
-            f"records not blocked {self.records.get('not_blocked', 0):,}; {ph}"
+            f"records not blocked {self.records.get('not_blocked', 0):,}; {ph}{predicted}"
         )
 
     def __repr__(self) -> str:

@@ -56,15 +56,45 @@ def as_key_strings(values: pd.Series) -> pd.Series:
     """Key values as strings, with numbers written the same way in every source.
 
     Integral floats (a column that became float because of NaN) are written as integers,
-    so a key ``1987`` in one source and ``1987.0`` in the other still meet.
+    so a key ``1987`` in one source and ``1987.0`` in the other still meet. The rule is per
+    value, never per column or partition: ``1987.0`` is ``"1987"`` whether or not the same
+    partition also holds ``1987.5``. Object columns mixing numbers and text get the same
+    treatment value by value (``1``, ``1.0`` and ``"1"`` are all ``"1"``).
     """
     if pd.api.types.is_float_dtype(values.dtype):
-        finite = values.dropna()
-        if len(finite) == 0 or bool(np.all(np.mod(finite.to_numpy(), 1) == 0)):
-            values = values.astype("Int64")
-    elif pd.api.types.is_bool_dtype(values.dtype):
-        values = values.astype("boolean")
+        return _float_key_strings(values)
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return values.astype("boolean").astype("string")
+    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) in (
+            "integer", "floating", "mixed-integer", "mixed-integer-float", "mixed", "boolean"):
+        return values.map(_scalar_key_string).astype("string")
     return values.astype("string")
+
+
+_EXACT_INT = 2.0**53  # floats below this are integers exactly
+
+
+def _float_key_strings(values: pd.Series) -> pd.Series:
+    arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    whole = np.isfinite(arr) & (np.mod(arr, 1) == 0) & (np.abs(arr) < _EXACT_INT)
+    text = values.astype("string")
+    if whole.any():
+        ints = pd.Series(np.where(whole, arr, 0).astype(np.int64), index=values.index)
+        text = text.mask(whole, ints.astype("string"))
+    return text
+
+
+def _scalar_key_string(v: Any) -> str | None:
+    """Canonical text of one key value of an object column (None when missing)."""
+    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)) and float(v).is_integer() and abs(v) < _EXACT_INT:
+        return str(int(v))
+    return str(v)
 
 
 class KeySpec:

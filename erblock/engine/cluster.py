@@ -70,20 +70,20 @@ def local_client(threads: int | None = None) -> Client:
 
 
 def get_client(client: Client | str | None = None, security: Any = None,
-               check: bool = True) -> Client:
+               check: bool = True, timeout: str = "20s") -> Client:
     """The client a run should use (see module docstring).
 
     ``security`` (a ``distributed.security.Security``, see :func:`make_security`) is used
     when connecting to a scheduler address. With ``check`` the workers' erblock version is
     verified once per set of workers (:func:`check_workers`).
     """
-    c = _get_client(client, security)
+    c = _get_client(client, security, timeout)
     if check:
         check_workers(c)
     return c
 
 
-def _get_client(client: Client | str | None, security: Any) -> Client:
+def _get_client(client: Client | str | None, security: Any, timeout: str) -> Client:
     if isinstance(client, Client):
         return client
     if isinstance(client, str):
@@ -98,7 +98,7 @@ def _get_client(client: Client | str | None, security: Any) -> Client:
                     "--tls-cert and --tls-key)"
                 )
             try:
-                c = Client(client, set_as_default=False, security=security, timeout="20s")
+                c = Client(client, set_as_default=False, security=security, timeout=timeout)
             except (OSError, TimeoutError) as exc:
                 raise ConnectionError(
                     f"client: could not connect to the Dask scheduler at {client!r} ({exc}); "

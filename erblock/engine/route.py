@@ -138,6 +138,11 @@ def record_units(records: pd.DataFrame, plan: Plan) -> np.ndarray:
                     "the input changed between the profile and the route phase"
                 )
             unit[hit] = sp.unit0[grp] + rank * h // cnt
+    # Hash routes (plans built from a progressive sample, balancing.sampling): pieces of
+    # chopped blocks by a hash of the record id; blocks the plan does not list, by block id.
+    hashing = getattr(plan, "hashing", None)
+    if hashing is not None:
+        hashing.fill(unit, blk, src, records["_erb_rid"].to_numpy())
     return unit
 
 

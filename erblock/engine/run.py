@@ -34,13 +34,13 @@ from distributed import Client
 
 from ..balancing.bdm import BDM, SRC_R, SRC_S
 from ..balancing.plan import Plan
-from ..balancing.strategies import STRATEGIES
 from ..blocking.keys import NULL_BLOCK, KeySpec
 from ..matchers import scoring as _scoring
 from ..matchers.compare import DEFAULT_CELL_BUDGET, compare_task, empty_pairs
 from ..matchers.comparisons import Comparison
 from ..report import RunReport
 from .cluster import total_threads
+from .planning import make_plan, plan_job, prediction  # noqa: F401 (make_plan: re-export)
 from .route import prepare_partition, route_partition
 
 
@@ -63,6 +63,8 @@ class Job:
     progress: bool = False
     sort: bool = False
     cell_budget: int = DEFAULT_CELL_BUDGET
+    cost_model: Any = None  # None, "calibrate", "default", CostModel, dict or RunReport
+    sample: Any = None  # progressive sampling goal (balancing.sampling.SampleGoal) or None
 
     @property
     def link(self) -> bool:
@@ -88,11 +90,19 @@ class Job:
 # -- prepare --------------------------------------------------------------------------
 
 
-def to_dask(df: Any, npartitions: int | None, threads: int) -> dd.DataFrame:
-    """A Dask frame of ``df`` keeping the input order (pandas frames are split in order)."""
+def to_dask(df: Any, npartitions: int | None, threads: int, sample: bool = False
+            ) -> dd.DataFrame:
+    """A Dask frame of ``df`` keeping the input order (pandas frames are split in order).
+
+    With ``sample`` (progressive sampling draws whole partitions) a pandas frame is cut
+    finer by default: partitions of about 2,000 records (at least 4 per worker thread, at
+    most 128).
+    """
     if isinstance(df, dd.DataFrame):
         return df
     n = len(df)
+    if npartitions is None and sample:
+        npartitions = max(1, min(n, max(4 * threads, min(128, -(-n // 2000)))))
     if npartitions is None:
         npartitions = max(1, min(2 * threads, -(-n // 5000))) if n else 1
     return dd.from_pandas(df, npartitions=max(1, min(npartitions, max(n, 1))), sort=False)
@@ -193,16 +203,7 @@ def profile(prepared: Sequence[dd.DataFrame], client: Client, job: Job,
     return bdm, stats
 
 
-def make_plan(bdm: BDM, strategy: str, r: int) -> Plan:
-    """Run a planner; ``auto`` picks the strategy with the lowest predicted max load."""
-    if strategy == "auto":
-        plans = [STRATEGIES[s](bdm, r) for s in ("basic", "blocksplit")]
-        # Prefer fewer routed records when max loads tie (basic replicates nothing).
-        best = min(plans, key=lambda p: (int(p.loads.max()) if len(p.loads) else 0,
-                                         p.records_routed))
-        best.info["auto"] = True
-        return best
-    return STRATEGIES[strategy](bdm, r)
+# make_plan (strategy or ``auto`` under the cost model) lives in .planning
 
 
 # -- route + compare ------------------------------------------------------------------
@@ -274,19 +275,15 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
     threads = total_threads(client)
-    ddfs = [to_dask(f, job.npartitions, threads) for f in frames]
+    ddfs = [to_dask(f, job.npartitions, threads, sample=job.sample is not None) for f in frames]
     id_dtypes = (_id_dtype(ddfs[0], job.id_columns[0]),
                  _id_dtype(ddfs[-1], job.id_columns[-1] if job.link else job.id_columns[0]))
     prepared = [prepare(d, job, src) for src, d in enumerate(ddfs)]
-    if job.persist:
+    if job.persist and job.sample is None:  # a sampled plan profiles only the sample
         prepared = [client.persist(p) for p in prepared]
-    bdm, rec = profile(prepared, client, job, check_ids)
-    phases["profile"] = time.perf_counter() - t0
-
-    t1 = time.perf_counter()
     r = job.n_tasks or max(1, 4 * threads)
-    plan = make_plan(bdm, job.strategy, r)
-    phases["plan"] = time.perf_counter() - t1
+    plan, rec, timing = plan_job(client, job, prepared, check_ids, threads, r, t0)
+    phases.update(timing)  # profile, plan
 
     out_dir, final_dir = _output_dirs(job)
     report = RunReport(mode=job.mode, strategy=plan.strategy, n_tasks=r, plan=plan.summary(),
@@ -349,6 +346,8 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
         _finish_output(out_dir, final_dir, job.overwrite)
     phases["write"] = time.perf_counter() - t3
     report.phases = phases
+    report.settings["threads"] = threads
+    report.prediction = prediction(plan, report)
     report.settings["write_task_seconds"] = float(sum(s["write_seconds"] for s in report.tasks))
     if scoring is not None:
         report.settings["scoring"] = scoring.report() if _fitted(scoring) else scoring.kind

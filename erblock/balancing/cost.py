@@ -1,0 +1,366 @@
+"""Cost model, makespan prediction and ``auto`` (papers 002 and 000), pure numpy.
+
+Comparisons alone do not say how long a reduce task runs: every task also pays a fixed
+overhead (scheduling, its shuffle output, sorting its records), every record it receives
+costs something (shipping, preparing the compared values), and every match task costs a
+kernel call. Paper 002 (Gufler et al.) argues for a cost model of the *reducer* instead
+of counting tuples; paper 000 (CSAW) shows the trade-off it creates: splitting a heavy key
+into ``P`` pieces divides its work by ``P`` but adds ``P`` per-task overheads (and, for
+ER, replicates records), so the best split degree minimises the predicted makespan
+``max_ℓ W_ℓ / P_ℓ + c + (1/T) Σ_ℓ (W_ℓ + c P_ℓ)`` rather than the imbalance.
+
+erblock's model of reduce task ``t``::
+
+    seconds_t = overhead_per_task + per_comparison · comparisons_t
+                + per_record · records_t + per_match_task · match_tasks_t
+
+and the makespan on ``T`` worker threads is the list schedule of these costs, largest
+first (the engine gives Dask the predicted load as task priority, so this is what the
+scheduler does): :func:`lpt_makespan`. The model is calibrated from what the cluster
+measured (:meth:`CostModel.fit` on a calibration job, :meth:`CostModel.from_report` on a
+previous run), never from assumed hardware figures, except for the documented defaults
+used when nothing was measured.
+
+``auto`` (:func:`choose`) builds candidate plans (every registered strategy that plans
+from a BDM, and BlockSplit at several split degrees) and keeps the one with the lowest
+predicted makespan; the table of candidates is kept in ``plan.info["candidates"]`` for
+:mod:`erblock.balancing.explain`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from .bdm import BDM
+from .plan import Plan
+
+#: BlockSplit split degrees tried by ``auto``: a block is split when it holds more than
+#: P / (factor · r) comparisons, and no match task exceeds that threshold. Factor 1 is the
+#: paper's rule; larger factors balance better at the price of more match tasks and more
+#: replicated records, smaller ones the other way round.
+SPLIT_FACTORS = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Seconds of a reduce task as a linear function of what it does (see module doc).
+
+    The defaults are rough figures for a 15-character Jaro-Winkler comparison on one core
+    of a laptop-class CPU (about 20 M comparisons/s including masks and scoring) and a
+    threads-based local cluster; ``source`` says where a model's numbers come from.
+    """
+
+    overhead_per_task: float = 2e-3
+    per_comparison: float = 5e-8
+    per_record: float = 2e-6
+    per_match_task: float = 3e-5
+    source: str = "default"
+
+    def __post_init__(self) -> None:
+        for name in ("overhead_per_task", "per_comparison", "per_record", "per_match_task"):
+            value = getattr(self, name)
+            if (not isinstance(value, (int, float)) or isinstance(value, bool)
+                    or not math.isfinite(value) or value < 0):
+                raise ValueError(
+                    f"CostModel.{name} must be a finite number of seconds >= 0, got {value!r}"
+                )
+
+    def task_seconds(self, comparisons: np.ndarray, records: np.ndarray | float = 0,
+                     match_tasks: np.ndarray | float = 0) -> np.ndarray:
+        """Predicted seconds of reduce tasks with these comparisons, records, match tasks."""
+        comparisons = np.asarray(comparisons, dtype=np.float64)
+        return (self.overhead_per_task + self.per_comparison * comparisons
+                + self.per_record * np.asarray(records, dtype=np.float64)
+                + self.per_match_task * np.asarray(match_tasks, dtype=np.float64))
+
+    @property
+    def comparisons_per_second(self) -> float:
+        """Throughput of one thread on comparisons alone."""
+        return 1.0 / self.per_comparison if self.per_comparison > 0 else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CostModel:
+        known = {"overhead_per_task", "per_comparison", "per_record", "per_match_task", "source"}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"CostModel.from_dict: unknown field(s) {sorted(unknown)}")
+        return cls(**dict(d))
+
+    # -- calibration ---------------------------------------------------------------------
+
+    @classmethod
+    def fit(
+        cls,
+        runs: Sequence[Mapping[str, Any]],
+        threads: int,
+        source: str = "calibrated",
+    ) -> CostModel:
+        """Fit a model to measured runs.
+
+        Each run is a mapping with per-reduce-task arrays ``comparisons``, ``records``,
+        ``match_tasks``, ``seconds`` (measured inside the task) and the measured ``wall``
+        seconds of the route+compare phase. The per-item costs come from a non-negative
+        least-squares fit of the task seconds (their intercept is the in-task overhead).
+        What the wall time holds beyond the list schedule of the measured task seconds is
+        work outside the tasks (scheduling, shuffling records, gathering pairs): with two
+        or more runs of different task counts it is split into a per-task part (from how
+        it grows with the number of tasks) and a part common to the runs, which is spread
+        over the per-item costs in proportion (the shuffle grows with the records, the
+        gathering of pairs with the comparisons); with one run it is all per task.
+        """
+        if not runs:
+            raise ValueError("CostModel.fit: give at least one measured run")
+        threads = _check_threads(threads)
+        cmp = np.concatenate([np.asarray(r["comparisons"], np.float64) for r in runs])
+        rec = np.concatenate([np.asarray(r["records"], np.float64) for r in runs])
+        mts = np.concatenate([np.asarray(r["match_tasks"], np.float64) for r in runs])
+        sec = np.concatenate([np.asarray(r["seconds"], np.float64) for r in runs])
+        coef = nnls_subsets(np.column_stack([np.ones_like(cmp), cmp, rec, mts]), sec)
+        c_in, b, a, d = (float(x) for x in coef)
+        if b <= 0:  # too few tasks to tell costs apart: charge all to comparisons
+            b, c_in, a, d = float(sec.sum() / max(cmp.sum(), 1.0)), 0.0, 0.0, 0.0
+        c_out, common = _outside_overhead(runs, threads)
+        first = runs[0]
+        variable = float(b * np.sum(first["comparisons"]) + a * np.sum(first["records"])
+                         + d * np.sum(first["match_tasks"]))
+        k = common * threads / variable if variable > 0 else 0.0
+        return cls(overhead_per_task=c_in + c_out, per_comparison=b * (1 + k),
+                   per_record=a * (1 + k), per_match_task=d * (1 + k), source=source)
+
+    @classmethod
+    def from_report(cls, report: Any, threads: int | None = None) -> CostModel:
+        """A model fitted to a previous :class:`~erblock.report.RunReport` (one run)."""
+        tasks = getattr(report, "tasks", None)
+        if not tasks:
+            raise ValueError("CostModel.from_report: the report has no measured reduce tasks")
+        threads = threads or int(report.settings.get("threads", 0) or 0)
+        if not threads:
+            raise ValueError("CostModel.from_report: the report does not say how many worker "
+                             "threads ran it; pass threads=")
+        run = {
+            "comparisons": [t["comparisons"] for t in tasks],
+            "records": [t["records"] for t in tasks],
+            "match_tasks": [t["match_tasks"] for t in tasks],
+            "seconds": [t["seconds"] + t.get("write_seconds", 0.0) for t in tasks],
+            "wall": float(report.phases.get("route_compare", 0.0)),
+        }
+        return cls.fit([run], threads, source="report")
+
+
+def _check_threads(threads: int) -> int:
+    if not isinstance(threads, (int, np.integer)) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    return int(threads)
+
+
+def nnls_subsets(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Non-negative least squares for a handful of columns, exactly: the best unconstrained
+    fit over every subset of columns whose coefficients are all >= 0."""
+    n_cols = x.shape[1]
+    best, best_err = np.zeros(n_cols), float(np.sum(y**2))
+    scale = np.maximum(np.abs(x).max(axis=0), 1e-300)
+    xs = x / scale
+    for k in range(1, n_cols + 1):
+        for cols in itertools.combinations(range(n_cols), k):
+            sub = xs[:, cols]
+            coef, *_ = np.linalg.lstsq(sub, y, rcond=None)
+            if np.any(coef < 0):
+                continue
+            err = float(np.sum((sub @ coef - y) ** 2))
+            if err < best_err - 1e-15:
+                best = np.zeros(n_cols)
+                best[list(cols)] = coef
+                best_err = err
+    return best / scale
+
+
+def _outside_overhead(runs: Sequence[Mapping[str, Any]], threads: int) -> tuple[float, float]:
+    """(seconds per reduce task, wall seconds common to the runs) spent outside the tasks;
+    the runs are the same job with different numbers of reduce tasks."""
+    measured = [(np.asarray(r["seconds"], np.float64), float(r["wall"]))
+                for r in runs if r.get("wall")]
+    if not measured:
+        return 0.0, 0.0
+
+    def excess(c: float, s: np.ndarray, wall: float) -> float:
+        return wall - lpt_makespan(s + c, threads)
+
+    if len(measured) == 1 or len({len(s) for s, _ in measured}) == 1:
+        s, wall = measured[0]
+        return _solve_c(lambda c: excess(c, s, wall)), 0.0
+    measured.sort(key=lambda m: len(m[0]))
+    (s1, w1), (s2, w2) = measured[0], measured[-1]
+    # the common part cancels in w2 - w1: solve it for c, then the common part from run 1
+    c = _solve_c(lambda c: (w2 - w1) - (lpt_makespan(s2 + c, threads)
+                                         - lpt_makespan(s1 + c, threads)))
+    return c, max(0.0, excess(c, s1, w1))
+
+
+def _solve_c(f: Callable[[float], float], hi: float = 10.0) -> float:
+    """Smallest c >= 0 with f(c) <= 0 for a decreasing f (bisection), 0 if f(0) <= 0."""
+    if f(0.0) <= 0:
+        return 0.0
+    if f(hi) > 0:
+        return hi
+    lo = 0.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+# -- prediction ------------------------------------------------------------------------
+
+
+def lpt_makespan(costs: np.ndarray, threads: int) -> float:
+    """Finish time of the list schedule of ``costs`` on ``threads``, largest first."""
+    costs = np.sort(np.asarray(costs, dtype=np.float64))[::-1]
+    threads = _check_threads(threads)
+    if len(costs) == 0:
+        return 0.0
+    if threads >= len(costs):
+        return float(costs[0])
+    heap = [0.0] * threads
+    for c in costs.tolist():
+        heapq.heapreplace(heap, heap[0] + c)
+    return float(max(heap))
+
+
+def plan_task_features(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per reduce task: predicted comparisons, records received, match tasks."""
+    r = plan.n_tasks
+    fanout = np.diff(plan.unit_indptr)
+    records = np.bincount(plan.unit_targets, weights=np.repeat(plan.units.size, fanout),
+                          minlength=r)[:r]
+    match_tasks = np.bincount(plan.match.reduce_task, minlength=r)[:r]
+    return plan.loads.astype(np.float64), records.astype(np.float64), match_tasks.astype(
+        np.float64)
+
+
+def predict(plan: Plan, model: CostModel, threads: int) -> dict[str, Any]:
+    """Predicted seconds per reduce task and makespan of ``plan`` on ``threads``.
+
+    ``makespan`` is the predicted route+compare wall time; ``ideal`` is the total work
+    spread perfectly over the threads, so ``makespan / ideal`` is the predicted loss to
+    imbalance and indivisible tasks.
+    """
+    cmp, rec, mts = plan_task_features(plan)
+    seconds = model.task_seconds(cmp, rec, mts) if plan.n_tasks else np.zeros(0)
+    makespan = lpt_makespan(seconds, threads)
+    ideal = float(seconds.sum() / threads) if len(seconds) else 0.0
+    mean = float(seconds.mean()) if len(seconds) else 0.0
+    return {
+        "makespan": makespan,
+        "ideal": ideal,
+        "imbalance_seconds": float(seconds.max() / mean) if mean > 0 else 1.0,
+        "task_seconds": seconds,
+        "threads": int(threads),
+    }
+
+
+# -- auto ------------------------------------------------------------------------------
+
+
+@dataclass
+class Candidate:
+    """One plan ``auto`` considered, with its prediction."""
+
+    label: str
+    plan: Plan
+    makespan: float
+    ideal: float
+    extra_seconds: float = 0.0
+
+    @property
+    def total(self) -> float:
+        """Predicted seconds including the extra profiling/planning this candidate needs."""
+        return self.makespan + self.extra_seconds
+
+    def row(self) -> dict[str, Any]:
+        p = self.plan
+        return {
+            "label": self.label,
+            "strategy": p.strategy,
+            "predicted_makespan": self.makespan,
+            "predicted_total": self.total,
+            "ideal": self.ideal,
+            "imbalance": p.imbalance,
+            "max_load": int(p.loads.max()) if p.n_tasks else 0,
+            "match_tasks": len(p.match),
+            "replication": p.replication,
+            "records_routed": p.records_routed,
+            "split_factor": p.info.get("split_factor"),
+        }
+
+
+def candidate_plans(
+    bdm: BDM, r: int, strategies: Mapping[str, Callable[..., Plan]] | None = None,
+    split_factors: Sequence[float] = SPLIT_FACTORS,
+) -> dict[str, Plan]:
+    """Plans of every registered strategy that plans from a BDM alone, and BlockSplit at
+    each split degree. Strategies that need more than ``(bdm, r)`` (a sketch) are skipped:
+    the engine adds them itself with their extra profiling cost."""
+    from .strategies import STRATEGIES, plan_blocksplit
+
+    strategies = STRATEGIES if strategies is None else strategies
+    out: dict[str, Plan] = {}
+    for name, planner in strategies.items():
+        if getattr(planner, "needs_sketch", False):
+            continue
+        if name == "blocksplit":
+            total = int(bdm.comparisons()[1].sum())
+            for f in split_factors:
+                threshold = total / (r * f) if total else 0.0
+                p = plan_blocksplit(bdm, r, threshold=threshold)
+                p.info["split_factor"] = float(f)
+                out["blocksplit" if f == 1.0 else f"blocksplit x{f:g}"] = p
+            continue
+        out[name] = planner(bdm, r)
+    return out
+
+
+def choose(plans: Mapping[str, Plan], model: CostModel, threads: int,
+           extra_seconds: Mapping[str, float] | None = None) -> tuple[Plan, list[Candidate]]:
+    """The plan with the lowest predicted makespan (plus its extra seconds), and all
+    candidates sorted best first. Ties go to the plan that routes fewer records."""
+    if not plans:
+        raise ValueError("choose: no candidate plans")
+    extra_seconds = extra_seconds or {}
+    cands = []
+    for label, p in plans.items():
+        pred = predict(p, model, threads)
+        cands.append(Candidate(label, p, pred["makespan"], pred["ideal"],
+                               float(extra_seconds.get(label, 0.0))))
+    cands.sort(key=lambda c: (c.total, c.plan.records_routed, c.label))
+    best = cands[0].plan
+    return best, cands
+
+
+def annotate(plan: Plan, model: CostModel, threads: int,
+             candidates: Sequence[Candidate] | None = None) -> None:
+    """Write the prediction (and the candidate table) into ``plan.info``."""
+    pred = predict(plan, model, threads)
+    plan.info["predicted_makespan"] = pred["makespan"]
+    plan.info["predicted_ideal"] = pred["ideal"]
+    plan.info["predicted_imbalance_seconds"] = pred["imbalance_seconds"]
+    plan.info["threads"] = int(threads)
+    plan.info["cost_model"] = model.to_dict()
+    plan.info["predicted_task_seconds"] = pred["task_seconds"]
+    if candidates is not None:
+        plan.info["candidates"] = [c.row() for c in candidates]
+        basic = next((c.plan for c in candidates if c.label == "basic"), None)
+        if basic is not None:
+            plan.info["basic_loads"] = basic.loads.copy()

@@ -1,0 +1,194 @@
+"""Calibrate the cost model on the cluster that will run the job.
+
+A small calibration job (a few thousand records taken from the job's own input, put into
+blocks of known, skewed sizes, and compared with the job's own comparisons) runs twice on
+the cluster with the Basic strategy, once with as many reduce tasks as worker threads and
+once with eight times as many. :meth:`CostModel.fit` turns what the two runs measured (per
+task seconds, comparisons, records, match tasks, and the wall time of route+compare) into
+per-comparison, per-record, per-match-task and per-reduce-task costs.
+
+The model is cached for the session per (scheduler address, worker threads, comparisons),
+so a session pays for calibration once. A user can pass their own model instead
+(``cost_model=CostModel(...)``, a dict, or a previous :class:`~erblock.report.RunReport`),
+or ``cost_model="default"`` to skip calibration.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from distributed import Client
+
+from ..balancing.cost import CostModel
+from ..blocking.keys import Column
+from .route import value_column
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .run import Job
+
+#: Block sizes of the calibration job: skewed (so tasks differ in comparisons per record)
+#: plus many blocks of 3 (so tasks differ in match tasks). About 3,000 records and
+#: 0.8 M comparisons: a few tenths of a second on two threads.
+CALIBRATION_BLOCKS = (1000, 600, 360, 216, 130, 78, 47, 28, 17, 10, 6, 4, 2) + (3,) * 160
+COST_MODEL_CHOICES = ("calibrate", "default")
+
+_lock = threading.Lock()
+_cache: dict[tuple[str, int, str], CostModel] = {}
+
+
+def _signature(job: Job) -> str:
+    """What the per-comparison cost depends on: the comparisons, how many pairs are kept
+    (the threshold) and where they go (returned to the client or written by workers)."""
+    return json.dumps({"comparisons": [c.to_dict() for c in job.comparisons],
+                       "threshold": job.threshold, "written": job.output is not None},
+                      sort_keys=True, default=str)
+
+
+def _address(client: Client) -> str:
+    try:
+        return str(client.scheduler.address)
+    except AttributeError:  # pragma: no cover - a client without a scheduler connection
+        return "unknown"
+
+
+def check_cost_model(value: Any) -> None:
+    """Validate the ``cost_model`` option (raises with what was expected)."""
+    from ..report import RunReport
+
+    if value is None or isinstance(value, (CostModel, RunReport)):
+        return
+    if isinstance(value, Mapping):
+        CostModel.from_dict(value)
+        return
+    if isinstance(value, str) and value in COST_MODEL_CHOICES:
+        return
+    raise ValueError(
+        "cost_model must be None (calibrate when strategy='auto'), 'calibrate', 'default', "
+        f"a CostModel, a dict of its fields or a previous RunReport; got {value!r}"
+    )
+
+
+def resolve_cost_model(client: Client, job: Job, prepared: Sequence[dd.DataFrame],
+                       threads: int, need: bool) -> tuple[CostModel, float]:
+    """The cost model for ``job`` and the seconds spent calibrating (0 when cached/given).
+
+    ``need`` says whether the caller's decision depends on the model (``auto``): only then
+    does an uncached session calibrate; otherwise a cached model of this cluster or the
+    default serves for the reported prediction.
+    """
+    from ..report import RunReport
+
+    spec = job.cost_model
+    if isinstance(spec, CostModel):
+        return spec, 0.0
+    if isinstance(spec, Mapping):
+        return CostModel.from_dict(spec), 0.0
+    if isinstance(spec, RunReport):
+        return CostModel.from_report(spec, threads), 0.0
+    if spec == "default":
+        return CostModel(), 0.0
+    key = (_address(client), threads, _signature(job))
+    with _lock:
+        cached = _cache.get(key)
+    if cached is not None and spec != "calibrate":
+        return cached, 0.0
+    if spec == "calibrate" or (need and job.comparisons):
+        start = time.perf_counter()
+        model = calibrate(client, job, prepared, threads)
+        with _lock:
+            _cache[key] = model
+        return model, time.perf_counter() - start
+    with _lock:  # any model measured on this cluster beats the default
+        same_cluster = [m for (addr, t, _), m in _cache.items()
+                        if addr == key[0] and t == threads]
+    return (same_cluster[-1] if same_cluster else CostModel()), 0.0
+
+
+def cached_models() -> dict[tuple[str, int, str], CostModel]:
+    """The models calibrated in this session (a copy)."""
+    with _lock:
+        return dict(_cache)
+
+
+def clear_cache() -> None:
+    """Forget calibrated models (the next ``auto`` run calibrates again)."""
+    with _lock:
+        _cache.clear()
+
+
+def _sample_values(client: Client, job: Job, prepared: Sequence[dd.DataFrame], n: int
+                   ) -> pd.DataFrame:
+    """Up to ``n`` records of the job's compared columns (left-side names)."""
+    src = prepared[0]
+    head = src.head(n * max(1, len(job.keys)), npartitions=min(4, src.npartitions),
+                    compute=False)
+    rows = client.compute(head, sync=True)
+    rows = rows.drop_duplicates("_erb_rid")
+    data = {}
+    for column, i in job.col_index().items():
+        data[column] = rows[value_column(i)].to_numpy()
+    frame = pd.DataFrame(data)
+    for column, i in job.col_index().items():
+        frame[column] = frame[column].astype(rows[value_column(i)].dtype)
+    return frame
+
+
+def calibration_frame(values: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Records drawn from ``values`` (with replacement when there are too few) with a
+    block key column ``erb_cal_key`` giving the blocks :data:`CALIBRATION_BLOCKS`."""
+    sizes = np.asarray(CALIBRATION_BLOCKS)
+    n = int(sizes.sum())
+    rng = np.random.default_rng(seed)
+    pick = rng.permutation(len(values))[:n] if len(values) >= n else rng.integers(
+        0, len(values), n)
+    frame = values.iloc[pick].reset_index(drop=True)
+    frame["erb_cal_key"] = np.repeat(np.arange(len(sizes)), sizes).astype(str)
+    return frame
+
+
+def calibrate(client: Client, job: Job, prepared: Sequence[dd.DataFrame], threads: int
+              ) -> CostModel:
+    """Run the calibration job twice on ``client`` and fit a :class:`CostModel`."""
+    from .run import Job as _Job
+    from .run import run
+
+    values = _sample_values(client, job, prepared, int(sum(CALIBRATION_BLOCKS)))
+    if len(values) == 0:
+        return CostModel(source="default (no records to calibrate with)")
+    frame = calibration_frame(values)
+    runs = []
+    for r in (threads, 8 * threads):
+        # pairs written like the job's: next to its output directory (storage the workers
+        # share), removed afterwards
+        out = None if job.output is None else os.path.join(
+            os.path.dirname(os.path.abspath(job.output)),
+            f".erblock-calibration-{uuid.uuid4().hex[:12]}")
+        cal = _Job(mode="dedupe", keys=(Column("erb_cal_key"),), comparisons=job.comparisons,
+                   strategy="basic", n_tasks=r, threshold=job.threshold, output=out,
+                   npartitions=threads, shuffle_method=job.shuffle_method,
+                   cell_budget=job.cell_budget, cost_model="default")
+        try:
+            _, report = run(cal, [frame], client, check_ids=[False])
+        finally:
+            if out is not None:
+                shutil.rmtree(out, ignore_errors=True)
+        runs.append({
+            "comparisons": report.task_comparisons,
+            "records": [t["records"] for t in sorted(report.tasks, key=lambda t: t["task"])],
+            "match_tasks": [t["match_tasks"]
+                            for t in sorted(report.tasks, key=lambda t: t["task"])],
+            "seconds": [t["seconds"] + t["write_seconds"]
+                        for t in sorted(report.tasks, key=lambda t: t["task"])],
+            "wall": report.phases["route_compare"],
+        })
+    return CostModel.fit(runs, threads, source=f"calibrated on {_address(client)}")

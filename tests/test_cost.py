@@ -1,0 +1,219 @@
+"""Cost model, makespan prediction and ``auto`` (erblock.balancing.cost): no cluster.
+
+Literal values for the model and the list schedule, a calibration fit that must recover
+the model that generated the measurements, hypothesis for the invariants of the split
+degrees (every pair exactly once at any threshold) and of the schedule (Graham's bounds),
+and ``auto`` choosing by predicted makespan, not by imbalance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_planners import bdms, planned_pairs, true_pairs
+
+from erblock.balancing import BDM, plan_basic, plan_blocksplit
+from erblock.balancing.cost import (
+    CostModel,
+    annotate,
+    candidate_plans,
+    choose,
+    lpt_makespan,
+    nnls_subsets,
+    plan_task_features,
+    predict,
+)
+
+
+def test_task_seconds_is_linear_in_what_a_task_does():
+    m = CostModel(overhead_per_task=1.0, per_comparison=0.5, per_record=0.25,
+                  per_match_task=2.0)
+    got = m.task_seconds(np.array([0, 4]), np.array([0, 8]), np.array([0, 1]))
+    assert got.tolist() == [1.0, 1.0 + 2.0 + 2.0 + 2.0]
+    assert m.comparisons_per_second == 2.0
+
+
+@pytest.mark.parametrize("field", ["overhead_per_task", "per_comparison", "per_record",
+                                   "per_match_task"])
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), "1", True])
+def test_cost_model_rejects_bad_values(field, bad):
+    with pytest.raises(ValueError, match=f"CostModel.{field} must be a finite number"):
+        CostModel(**{field: bad})
+
+
+def test_cost_model_dict_round_trip():
+    m = CostModel(0.01, 2e-8, 1e-6, 5e-5, source="test")
+    assert CostModel.from_dict(m.to_dict()) == m
+    with pytest.raises(ValueError, match="unknown field"):
+        CostModel.from_dict({"per_pair": 1.0})
+
+
+def test_lpt_makespan_literal():
+    # Graham's example: LPT gives 11 on 3 machines (optimum 9)
+    assert lpt_makespan(np.array([5, 5, 4, 4, 3, 3, 3]), 3) == 11.0
+    assert lpt_makespan(np.array([3.0, 1.0]), 8) == 3.0  # more threads than tasks
+    assert lpt_makespan(np.zeros(0), 2) == 0.0
+    with pytest.raises(ValueError, match="threads must be an integer >= 1"):
+        lpt_makespan(np.ones(3), 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(costs=st.lists(st.floats(0, 100), min_size=1, max_size=40), t=st.integers(1, 8))
+def test_lpt_makespan_within_list_scheduling_bounds(costs, t):
+    c = np.array(costs)
+    got = lpt_makespan(c, t)
+    assert max(c.max(), c.sum() / t) - 1e-9 <= got  # no schedule beats these
+    assert got <= c.sum() / t + c.max() * (1 - 1 / t) + 1e-9  # Graham's list bound
+
+
+def test_nnls_recovers_coefficients_and_keeps_them_non_negative():
+    rng = np.random.default_rng(0)
+    x = np.column_stack([np.ones(50), rng.uniform(0, 1e6, 50), rng.uniform(0, 1e4, 50)])
+    y = x @ np.array([0.002, 5e-8, 1e-6])
+    assert np.allclose(nnls_subsets(x, y), [0.002, 5e-8, 1e-6], rtol=1e-6)
+    # a column that only hurts gets 0, never a negative coefficient
+    y2 = x[:, 1] * 1e-7 - x[:, 2] * 1e-9
+    coef = nnls_subsets(x, y2)
+    assert (coef >= 0).all() and coef[2] == 0.0
+
+
+def _simulated_run(model: CostModel, r: int, threads: int, outside: float, seed: int):
+    """Per-task measurements a cluster following ``model`` would report, and the wall
+    time: in-task seconds exclude the part of the per-task overhead spent outside."""
+    rng = np.random.default_rng(seed)
+    cmp = rng.integers(0, 2_000_000, r).astype(float)
+    rec = rng.integers(10, 3000, r).astype(float)
+    mts = rng.integers(1, 40, r).astype(float)
+    c_in = 0.001
+    seconds = (c_in + model.per_comparison * cmp + model.per_record * rec
+               + model.per_match_task * mts)
+    c_out = model.overhead_per_task - c_in
+    wall = lpt_makespan(seconds + c_out, threads) + outside
+    return {"comparisons": cmp, "records": rec, "match_tasks": mts, "seconds": seconds,
+            "wall": wall}
+
+
+def test_fit_recovers_the_model_that_made_the_measurements():
+    truth = CostModel(overhead_per_task=0.004, per_comparison=4e-8, per_record=2e-6,
+                      per_match_task=5e-5)
+    runs = [_simulated_run(truth, 2, 2, 0.0, 1), _simulated_run(truth, 16, 2, 0.0, 2)]
+    fit = CostModel.fit(runs, threads=2)
+    assert fit.per_comparison == pytest.approx(truth.per_comparison, rel=1e-3)
+    assert fit.per_record == pytest.approx(truth.per_record, rel=1e-2)
+    assert fit.per_match_task == pytest.approx(truth.per_match_task, rel=1e-2)
+    assert fit.overhead_per_task == pytest.approx(truth.overhead_per_task, rel=0.05)
+    assert fit.source == "calibrated"
+
+
+def test_fit_spreads_common_outside_time_over_the_work():
+    truth = CostModel(overhead_per_task=0.001, per_comparison=4e-8, per_record=2e-6,
+                      per_match_task=0.0)
+    runs = [_simulated_run(truth, 2, 2, 0.5, 1), _simulated_run(truth, 16, 2, 0.5, 1)]
+    # same work in both runs (same seed): the extra 0.5 s is common to both, so it is
+    # spread over the per-item costs, not charged per task
+    runs[1] = {**runs[0], "wall": runs[0]["wall"]}
+    fit = CostModel.fit(runs, threads=2)
+    predicted = lpt_makespan(fit.task_seconds(runs[0]["comparisons"], runs[0]["records"],
+                                              runs[0]["match_tasks"]), 2)
+    assert predicted == pytest.approx(runs[0]["wall"], rel=0.1)
+    assert fit.per_comparison > truth.per_comparison
+
+
+def test_from_report_needs_tasks_and_threads():
+    class Report:
+        tasks = [{"comparisons": 10, "records": 5, "match_tasks": 1, "seconds": 0.1,
+                  "write_seconds": 0.0}]
+        settings: dict = {}
+        phases = {"route_compare": 0.2}
+
+    with pytest.raises(ValueError, match="threads"):
+        CostModel.from_report(Report())
+    m = CostModel.from_report(Report(), threads=1)
+    assert m.source == "report"
+    assert m.task_seconds(10, 5, 1) == pytest.approx(0.2, rel=1e-6)
+    Report.tasks = []
+    with pytest.raises(ValueError, match="no measured reduce tasks"):
+        CostModel.from_report(Report(), threads=1)
+
+
+def _skewed_bdm(s: float = 1.0, n: int = 20_000, m: int = 8, seed: int = 0) -> BDM:
+    rng = np.random.default_rng(seed)
+    w = np.exp(-s * np.arange(50))
+    blk = rng.choice(50, size=n, p=w / w.sum())
+    part = rng.integers(0, m, n)
+    u, c = np.unique(blk * m + part, return_counts=True)
+    return BDM.from_arrays(u // m, u % m, np.zeros(len(u)), c, (m, 0), False)
+
+
+def test_plan_task_features_add_up_to_the_plan():
+    plan = plan_blocksplit(_skewed_bdm(), 16)
+    cmp, rec, mts = plan_task_features(plan)
+    assert cmp.sum() == plan.total_comparisons
+    assert rec.sum() == plan.records_routed
+    assert mts.sum() == len(plan.match)
+
+
+def test_predict_uses_the_list_schedule():
+    plan = plan_basic(_skewed_bdm(), 8)
+    model = CostModel(0.0, 1e-6, 0.0, 0.0)
+    pred = predict(plan, model, threads=2)
+    assert pred["makespan"] == pytest.approx(lpt_makespan(plan.loads * 1e-6, 2))
+    assert pred["ideal"] == pytest.approx(plan.total_comparisons * 1e-6 / 2)
+    assert pred["makespan"] >= pred["ideal"]
+
+
+def test_auto_splits_when_comparisons_dominate_and_not_when_overhead_does():
+    bdm = _skewed_bdm(s=1.0)
+    plans = candidate_plans(bdm, 16)
+    assert {"basic", "blocksplit", "blocksplit x2"} <= set(plans)
+    compute_bound = CostModel(overhead_per_task=0.0, per_comparison=1e-7, per_record=0.0,
+                              per_match_task=0.0)
+    best, cands = choose(plans, compute_bound, threads=4)
+    assert best.strategy != "basic" and best.imbalance < 1.1
+    assert cands[0].total <= cands[-1].total
+    # per-record cost so high that replication outweighs balance: no split pays off
+    shipping_bound = CostModel(overhead_per_task=0.0, per_comparison=1e-12, per_record=1.0,
+                               per_match_task=1.0)
+    best2, _ = choose(plans, shipping_bound, threads=4)
+    assert best2.strategy == "basic"
+
+
+def test_finer_split_is_chosen_when_it_lowers_the_makespan():
+    # one dominant block: P/r pieces pack unevenly onto 3 threads; finer pieces pack better
+    bdm = _skewed_bdm(s=3.0, n=6000, m=2)
+    plans = candidate_plans(bdm, 4)
+    model = CostModel(0.0, 1e-7, 0.0, 0.0)
+    best, cands = choose(plans, model, threads=3)
+    by_label = {c.label: c for c in cands}
+    assert by_label["blocksplit x8"].makespan < by_label["blocksplit"].makespan
+    assert best.info["split_factor"] > 1.0
+
+
+def test_annotate_writes_prediction_and_candidates():
+    bdm = _skewed_bdm()
+    plans = candidate_plans(bdm, 8)
+    best, cands = choose(plans, CostModel(), threads=2)
+    annotate(best, CostModel(), 2, cands)
+    info = best.info
+    assert info["predicted_makespan"] == pytest.approx(cands[0].makespan)
+    assert len(info["candidates"]) == len(plans)
+    assert info["basic_loads"].tolist() == plans["basic"].loads.tolist()
+    assert set(best.summary()) >= {"predicted_makespan", "predicted_imbalance_seconds"}
+
+
+@pytest.mark.parametrize("factor", [0.25, 1.0, 3.0, 16.0])
+@settings(max_examples=40, deadline=None)
+@given(bdm=bdms(), r=st.integers(1, 9))
+def test_blocksplit_at_any_split_degree_covers_every_pair_once(factor, bdm, r):
+    total = int(bdm.comparisons()[1].sum())
+    threshold = total / (r * factor)
+    plan = plan_blocksplit(bdm, r, threshold=threshold)
+    assert planned_pairs(bdm, plan) == true_pairs(bdm)
+    assert all(c <= max(threshold, 1) for c in plan.match.comparisons.tolist())
+
+
+def test_blocksplit_threshold_is_checked():
+    with pytest.raises(ValueError, match="threshold must be a number of comparisons"):
+        plan_blocksplit(_skewed_bdm(), 4, threshold=-1.0)
