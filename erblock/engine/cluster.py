@@ -21,6 +21,7 @@ import logging
 import os
 import threading
 import time
+import types
 from collections.abc import Iterator
 from concurrent.futures import CancelledError
 from typing import Any
@@ -254,7 +255,7 @@ def _probe_source() -> dict[str, Any]:
 
 # A copy of the probe with its own globals: it pickles by value, so a worker that cannot
 # import erblock can still run it (a reference to erblock.engine.cluster would not unpickle).
-_probe = type(_probe_source)(_probe_source.__code__, {"__builtins__": __builtins__},
+_probe = types.FunctionType(_probe_source.__code__, {"__builtins__": __builtins__},
                              "erblock_worker_probe")
 
 

@@ -105,7 +105,10 @@ def to_dask(df: Any, npartitions: int | None, threads: int, sample: bool = False
         npartitions = max(1, min(n, max(4 * threads, min(128, -(-n // 2000)))))
     if npartitions is None:
         npartitions = max(1, min(2 * threads, -(-n // 5000))) if n else 1
-    return dd.from_pandas(df, npartitions=max(1, min(npartitions, max(n, 1))), sort=False)
+    # Dask would turn object columns into pyarrow strings (1.0 -> "1.0") before erblock
+    # sees them; keep them as they are so keys and values follow erblock's own rules.
+    with dask.config.set({"dataframe.convert-string": False}):
+        return dd.from_pandas(df, npartitions=max(1, min(npartitions, max(n, 1))), sort=False)
 
 
 def _value_columns_for(job: Job, src: int) -> list[str]:
