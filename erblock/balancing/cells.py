@@ -127,7 +127,7 @@ class _CellPlan:
             u = self.units.add_units(cells, SRC_R, WHOLE, WHOLE, cw.count_r[cells])
             self.task(TRIANGLE, u, u, work, reduce_task)
 
-    def task(self, kind: int, left: Any, right: Any, cost: Any, reduce_task: Any) -> None:
+    def task(self, kind: Any, left: Any, right: Any, cost: Any, reduce_task: Any) -> None:
         kind, left, right, cost, reduce_task = np.broadcast_arrays(
             np.asarray(kind, np.int64), np.asarray(left, np.int64), np.asarray(right, np.int64),
             np.asarray(cost, np.float64), np.asarray(reduce_task, np.int64))
@@ -334,6 +334,7 @@ def exact_task_comparisons(plan: Plan, unit: np.ndarray, block: np.ndarray) -> n
     out[rect_sum.index.to_numpy()] = rect_sum.to_numpy()
     rng = np.flatnonzero(m.kind == RANGE)
     if len(rng):
+        assert m.hi is not None and m.lo is not None  # RANGE tasks carry their pair range
         out[rng] = m.hi[rng] - m.lo[rng]
     return out
 

@@ -51,7 +51,8 @@ def tri_row_start(i: np.ndarray | int, n: np.ndarray | int) -> np.ndarray:
     return i * (2 * n - i - 1) // 2
 
 
-def tri_locate(p: np.ndarray | int, n: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+def tri_locate(p: np.ndarray | int | list[int], n: np.ndarray | int
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Row and column ``(i, j)`` (i < j) of pair index ``p`` in the triangle of ``n``."""
     p = np.asarray(p, dtype=np.int64)
     n = np.asarray(n, dtype=np.int64)
@@ -229,15 +230,15 @@ def plan_pairrange(bdm: BDM, r: int) -> Plan:
         u_s = int(builder.add_units(blk, SRC_S, WHOLE, WHOLE, ns)[0]) if bdm.link else u_r
         iv_r: list[tuple[int, int, int]] = []
         iv_s: list[tuple[int, int, int]] = []
-        for t in range(int(t_first[k]), int(t_last[k]) + 1):
-            lo = max(int(bounds[t]), g0) - g0
-            hi = min(int(bounds[t + 1]), g1) - g0
+        for task in range(int(t_first[k]), int(t_last[k]) + 1):
+            lo = max(int(bounds[task]), g0) - g0
+            hi = min(int(bounds[task + 1]), g1) - g0
             if hi <= lo:
                 continue
-            rt.append([RANGE, u_r, u_s, hi - lo, t, lo, hi])
+            rt.append([RANGE, u_r, u_s, hi - lo, task, lo, hi])
             left, right = range_intervals(nr, ns, bdm.link, lo, hi)
-            iv_r += [(a, b, t) for a, b in left]
-            iv_s += [(a, b, t) for a, b in right]
+            iv_r += [(a, b, task) for a, b in left]
+            iv_s += [(a, b, task) for a, b in right]
         rows = bdm.block == blk
         for src, unit, n, iv in ((SRC_R, u_r, nr, iv_r), (SRC_S, u_s, ns, iv_s)):
             if src == SRC_S and not bdm.link:

@@ -168,8 +168,8 @@ class UnitBuilder:
         self.n_units = 0
 
     def add_units(
-        self, block: np.ndarray, src: np.ndarray | int, part: np.ndarray | int,
-        piece: np.ndarray | int, size: np.ndarray,
+        self, block: np.ndarray | int, src: np.ndarray | int, part: np.ndarray | int,
+        piece: np.ndarray | int, size: np.ndarray | int,
     ) -> np.ndarray:
         """Append units (arrays or scalars broadcast together); return their ids."""
         block, src, part, piece, size = np.broadcast_arrays(

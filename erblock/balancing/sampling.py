@@ -374,10 +374,10 @@ def plan_sampled(est: SampleEstimate, r: int, goal: SampleGoal | None = None) ->
                 ch_src.append(src)
                 ch_h.append(h)
                 ch_unit0.append(int(ids[0]))
-            a, b = np.meshgrid(np.arange(h_r), np.arange(h_s), indexing="ij")
+            ga, gb = np.meshgrid(np.arange(h_r), np.arange(h_s), indexing="ij")
             share = 1.0 / (h_r * h_s)
             rel = (h_r - 1) / max(est.n_r[k], 1.0) + (h_s - 1) / max(est.n_s[k], 1.0)
-            tasks(RECTANGLE, ids_r[a.ravel()], ids_s[b.ravel()],
+            tasks(RECTANGLE, ids_r[ga.ravel()], ids_s[gb.ravel()],
                   np.full(h_r * h_s, comps[k] * share), k, share, rel)
         else:
             n = est.n_r[k]

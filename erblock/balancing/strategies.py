@@ -16,6 +16,7 @@ single pair does (P/r < 1).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -120,8 +121,8 @@ def _split_link(builder: UnitBuilder, block: int, parts_r: np.ndarray, counts_r:
             sz_all.append(sz)
         side_units.append((np.concatenate(ids_all), np.concatenate(sz_all)))
     (ur, szr), (us, szs) = side_units
-    a, b = np.meshgrid(np.arange(len(ur)), np.arange(len(us)), indexing="ij")
-    a, b = a.ravel(), b.ravel()
+    ga, gb = np.meshgrid(np.arange(len(ur)), np.arange(len(us)), indexing="ij")
+    a, b = ga.ravel(), gb.ravel()
     builder.add_tasks(RECTANGLE, ur[a], us[b], szr[a] * szs[b])
 
 
@@ -175,5 +176,5 @@ def _check_r(r: int) -> None:
 #: ``pairrange`` take a BDM; the cell strategies (``needs_sketch``) take a
 #: :class:`~erblock.balancing.sketch.SketchProfile` (what the engine profiles for them) or
 #: a BDM (sketched on the fly).
-STRATEGIES = {"basic": plan_basic, "blocksplit": plan_blocksplit, "pairrange": plan_pairrange,
+STRATEGIES: dict[str, Callable[..., Plan]] = {"basic": plan_basic, "blocksplit": plan_blocksplit, "pairrange": plan_pairrange,
               "cellblock": plan_cellblock, "cellrange": plan_cellrange}

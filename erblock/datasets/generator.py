@@ -64,7 +64,7 @@ _PA_STR = pa.large_string()
 
 
 def _load_vocab() -> dict[str, list[str]]:
-    ref = resources.files("erblock.datasets").joinpath("data", "generator_vocab.json")
+    ref = resources.files("erblock.datasets").joinpath("data").joinpath("generator_vocab.json")  # one part a call: Python 3.10
     return json.loads(ref.read_text(encoding="utf-8"))
 
 

@@ -66,7 +66,7 @@ def load_dblp_acm() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 
 def _read_bundled(file: str) -> pd.DataFrame:
-    ref = resources.files("erblock.datasets").joinpath("data", file)
+    ref = resources.files("erblock.datasets").joinpath("data").joinpath(file)  # one part a call: Python 3.10
     with resources.as_file(ref) as p:
         return pd.read_parquet(p)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -259,7 +259,7 @@ def plot_pr_curve(curve: pd.DataFrame, path: str | os.PathLike, *, title: str | 
     ax = fig.add_subplot()
     ax.plot(curve["recall"], curve["precision"], ".-", label="PR")
     if len(curve) and curve["f1"].notna().any():
-        best = curve.loc[curve["f1"].idxmax()]
+        best = curve.loc[cast(Any, curve["f1"].idxmax())]
         ax.plot(
             [best["recall"]],
             [best["precision"]],
