@@ -379,6 +379,15 @@ def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def wait_for_load(below: float, max_seconds: float, poll: float = 5.0) -> float:
+    """Sleep until the 1-minute load average is below ``below`` (at most ``max_seconds``);
+    return the seconds waited."""
+    t0 = time.perf_counter()
+    while os.getloadavg()[0] >= below and time.perf_counter() - t0 < max_seconds:
+        time.sleep(poll)
+    return time.perf_counter() - t0
+
+
 def _median(runs: list[dict[str, Any]], key: str) -> float:
     return float(statistics.median(r[key] for r in runs))
 
@@ -649,6 +658,11 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
     ap.add_argument("--repeats", type=int, default=None, help="override the repeats")
     ap.add_argument("--records", type=int, default=None,
                     help="override the number of records of the throughput job")
+    ap.add_argument("--wait-load", type=float, default=None, metavar="LOAD",
+                    help="before the throughput runs, wait until the 1-minute load average "
+                         "is below LOAD (the machine may be shared)")
+    ap.add_argument("--max-wait", type=float, default=1800.0,
+                    help="seconds to wait at most for --wait-load (then run anyway)")
     args = ap.parse_args(argv)
     params = json.loads(json.dumps(QUICK if args.quick else FULL))
     if args.repeats:
@@ -674,6 +688,9 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
     for row in res["imbalance"]["table"]:
         log(f"  s={row['s']:<5} basic {row['basic_imbalance']:.3f}  blocksplit "
             f"{row['blocksplit_imbalance']:.3f}  replication {row['blocksplit_replication']:.2f}")
+    if args.wait_load is not None:
+        res["waited_seconds"] = wait_for_load(args.wait_load, args.max_wait)
+        log(f"waited {res['waited_seconds']:.0f} s for load < {args.wait_load}: now {_load()}")
     log("(b, c) throughput: kernel, erblock, Splink")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=FutureWarning)  # Splink/duckdb chatter
