@@ -360,7 +360,7 @@ def annotate(plan: Plan, model: CostModel, threads: int,
     plan.info["cost_model"] = model.to_dict()
     plan.info["predicted_task_seconds"] = pred["task_seconds"]
     if candidates is not None:
-        plan.info["candidates"] = [c.row() for c in candidates]
+        plan.info["candidates"] = [{**c.row(), "chosen": c.plan is plan} for c in candidates]
         basic = next((c.plan for c in candidates if c.label == "basic"), None)
         if basic is not None:
             plan.info["basic_loads"] = basic.loads.copy()

@@ -307,27 +307,18 @@ class Plan:
         }
 
     def describe(self, top: int = 5) -> str:
-        """Readable multi-line summary: comparisons, balance, replication, largest tasks."""
-        s = self.summary()
-        lines = [
-            f"strategy           {s['strategy']}",
-            f"reduce tasks       {s['n_tasks']}",
-            f"match tasks        {s['match_tasks']:,}",
-            f"total comparisons  {s['total_comparisons']:,}",
-            f"max / mean load    {s['max_load']:,} / {s['mean_load']:,.1f}",
-            f"imbalance          {s['imbalance']:.3f}",
-            f"replication        {s['replication']:.3f} "
-            f"({s['records_routed']:,} routed / {s['records_in']:,} records with a key)",
-        ]
-        if len(self.match):
-            t = self.tasks.nlargest(top, "comparisons")
-            lines.append("largest match tasks:")
-            for row in t.itertuples(index=False):
-                lines.append(
-                    f"  {row.kind:<9} block {row.block:>20} parts {row.left_part}/{row.right_part}"
-                    f" pieces {row.left_piece}/{row.right_piece}: {row.comparisons:,} -> task {row.reduce_task}"
-                )
-        return "\n".join(lines)
+        """Readable explanation: comparisons, largest blocks, balance, replication, predicted
+        makespan and the strategies compared (:func:`erblock.balancing.explain.describe`)."""
+        from .explain import describe
+
+        return describe(self, top)
+
+    def plot(self, path: Any, title: str | None = None) -> Any:
+        """Draw comparisons per reduce task next to Basic's as a PNG (needs matplotlib;
+        :func:`erblock.balancing.explain.plot`). Returns the path."""
+        from .explain import plot
+
+        return plot(self, path, title)
 
     def __repr__(self) -> str:
         return (

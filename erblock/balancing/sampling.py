@@ -314,11 +314,11 @@ def plan_sampled(est: SampleEstimate, r: int, goal: SampleGoal | None = None) ->
     t_fixed: list[np.ndarray] = []
 
     def tasks(kind: int, left: np.ndarray, right: np.ndarray, c: np.ndarray, key: Any,
-              share: Any, rel: Any, fixed: Any = -1) -> None:
+              share: Any, rel: Any, fixed: Any = -1, exact: bool = False) -> None:
         c = np.rint(np.asarray(c, dtype=np.float64))
-        if complete:  # exact counts: empty tasks make no task, as in a full profile
+        if exact and complete:  # exact counts: empty tasks make no task, as in a full profile
             keep = c > 0
-        else:  # estimates: a task the sample saw empty may still get pairs, so keep it
+        else:  # estimates (or hash pieces): a task seen empty may still get pairs, keep it
             keep = np.ones(len(c), dtype=bool)
             c = np.maximum(c, 1)
         cols = [np.broadcast_to(np.asarray(v), c.shape)[keep]
@@ -342,19 +342,19 @@ def plan_sampled(est: SampleEstimate, r: int, goal: SampleGoal | None = None) ->
         size_s = np.bincount(bucket_of, weights=est.n_s[small_idx], minlength=r)
         bucket_units[SRC_S] = builder.add_units(b_ids, SRC_S, BUCKET, b_ids, np.rint(size_s))
         tasks(RECTANGLE, bucket_units[SRC_R], bucket_units[SRC_S], b_load, -1 - b_ids, 1.0,
-              0.0, b_ids)
+              0.0, b_ids, exact=True)
     else:
         tasks(TRIANGLE, bucket_units[SRC_R], bucket_units[SRC_R], b_load, -1 - b_ids, 1.0,
-              0.0, b_ids)
+              0.0, b_ids, exact=True)
 
     # medium blocks: whole units, one task each
     mi = np.flatnonzero(medium)
     ur = builder.add_units(est.block[mi], SRC_R, WHOLE, WHOLE, np.rint(est.n_r[mi]))
     if link:
         us = builder.add_units(est.block[mi], SRC_S, WHOLE, WHOLE, np.rint(est.n_s[mi]))
-        tasks(RECTANGLE, ur, us, comps[mi], mi, 1.0, 0.0)
+        tasks(RECTANGLE, ur, us, comps[mi], mi, 1.0, 0.0, exact=True)
     else:
-        tasks(TRIANGLE, ur, ur, comps[mi], mi, 1.0, 0.0)
+        tasks(TRIANGLE, ur, ur, comps[mi], mi, 1.0, 0.0, exact=True)
 
     # large blocks: chopped into hash pieces
     ch_block, ch_src, ch_h, ch_unit0 = [], [], [], []

@@ -1,0 +1,179 @@
+"""Explaining a plan: what it will compute, where the work is, what the alternatives were.
+
+:func:`describe` (``Plan.describe()``, ``erblock plan``) prints the total comparisons, the
+largest blocks (records and comparisons, and their share of all comparisons: the skew a
+strategy has to handle), the loads and imbalance, replication, the predicted makespan
+under the cost model, and, when the planner compared strategies (``auto``,
+``erblock.plan``), the predicted makespan, imbalance and replication of each candidate.
+:func:`plot` (``Plan.plot(path)``) draws the comparisons per reduce task of the plan next
+to those of Basic, with the mean, as a PNG.
+
+Pure: numpy and the standard library; matplotlib is imported only when drawing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .bdm import SRC_R, SRC_S
+from .plan import Plan
+
+BUCKET = -3  # unit part of a hash bucket (balancing.sampling): mixes blocks
+
+
+def largest_blocks(plan: Plan, top: int = 5) -> list[dict[str, Any]]:
+    """The ``top`` blocks (or sketch cells) by comparisons: id, records R (and S), share.
+
+    From the plan's BDM when it has one (``erblock.plan`` keeps it), else from its units
+    and match tasks (sampled plans: estimates; blocks hashed into buckets are not listed).
+    """
+    bdm = getattr(plan, "bdm", None)
+    if bdm is not None and hasattr(bdm, "block_sizes"):
+        blocks, n_r, n_s = bdm.block_sizes()
+        comps = bdm.comparisons()[1].astype(np.float64)
+    else:
+        u, m = plan.units, plan.match
+        listed = u.part != BUCKET
+        blocks = np.unique(u.block[listed])
+        idx = np.searchsorted(blocks, u.block)
+        n_r = np.zeros(len(blocks))
+        n_s = np.zeros(len(blocks))
+        for src, out in ((SRC_R, n_r), (SRC_S, n_s)):
+            sel = listed & (u.src == src)
+            np.add.at(out, idx[sel], u.size[sel])
+        comps = np.zeros(len(blocks))
+        mt = listed[m.left] if len(m) else np.zeros(0, dtype=bool)
+        np.add.at(comps, idx[m.left[mt]], m.comparisons[mt].astype(np.float64))
+    total = float(plan.total_comparisons) or float(comps.sum()) or 1.0
+    order = np.argsort(-comps, kind="stable")[:top]
+    return [{"block": int(blocks[i]), "records_r": int(n_r[i]), "records_s": int(n_s[i]),
+             "comparisons": int(comps[i]), "share": float(comps[i] / total)}
+            for i in order if comps[i] > 0]
+
+
+def describe(plan: Plan, top: int = 5) -> str:
+    """A readable, multi-line explanation of ``plan`` (see module doc)."""
+    s = plan.summary()
+    info = plan.info
+    cells = getattr(plan, "cells", None) is not None
+    unit_name = "cell" if cells else "block"
+    chosen = ""
+    if info.get("auto"):
+        chosen = f" (auto: lowest predicted makespan, as {info.get('auto_choice', s['strategy'])})"
+    lines = [
+        f"strategy           {s['strategy']}{chosen}",
+        f"reduce tasks       {s['n_tasks']}"
+        + (f" on {info['threads']} worker threads" if "threads" in info else ""),
+        f"match tasks        {s['match_tasks']:,}",
+        f"total comparisons  {s['total_comparisons']:,}"
+        + (" (estimated)" if info.get("sampled") or info.get("estimated") else ""),
+        f"max / mean load    {s['max_load']:,} / {s['mean_load']:,.1f}",
+        f"imbalance          {s['imbalance']:.3f} (max / mean comparisons per reduce task)",
+        f"replication        {s['replication']:.3f} "
+        f"({s['records_routed']:,} routed / {s['records_in']:,} records with a key)",
+    ]
+    if "predicted_makespan" in info:
+        model = info.get("cost_model") or {}
+        lines.append(
+            f"predicted makespan {info['predicted_makespan']:.3f} s "
+            f"(ideal {info.get('predicted_ideal', 0.0):.3f} s, imbalance in seconds "
+            f"{info.get('predicted_imbalance_seconds', 1.0):.3f}; cost model: "
+            f"{model.get('source', '?')})")
+    if "key_rows_in" in info:
+        lines.append(f"key passes         {info['key_rows_in']:,} (record, pass) rows; pairs "
+                     "found by several passes are planned per pass and compared once")
+    blocks = largest_blocks(plan, top)
+    if blocks:
+        lines.append(f"largest {unit_name}s:")
+        for b in blocks:
+            recs = (f"{b['records_r']:,} x {b['records_s']:,} records" if plan.link
+                    else f"{b['records_r']:,} records")
+            lines.append(f"  {unit_name} {b['block']:>20}  {recs:<24} "
+                         f"{b['comparisons']:>14,} comparisons ({100 * b['share']:.1f} %)")
+    cands = info.get("candidates")
+    if cands:
+        lines.append("strategies compared (predicted on this cluster):")
+        lines.append(f"  {'':2}{'strategy':<18}{'makespan s':>11}{'imbalance':>11}"
+                     f"{'replication':>13}{'match tasks':>13}")
+        for c in cands:
+            mark = "* " if c.get("chosen") else "  "
+            lines.append(f"  {mark}{c['label']:<18}{c['predicted_makespan']:>11.3f}"
+                         f"{c['imbalance']:>11.3f}{c['replication']:>13.3f}"
+                         f"{c['match_tasks']:>13,}")
+    sample = info.get("sample")
+    if isinstance(sample, dict):
+        parts = sample.get("partitions_sampled", [])
+        total = sample.get("partitions", [])
+        lines.append(
+            f"progressive sample {sum(parts):,} of {sum(total):,} partitions, "
+            f"{sample.get('records_sampled', 0):,} records, {len(sample.get('rounds', []))} "
+            f"rounds; goal {'met' if sample.get('goal_met') else 'NOT met'} (upper bound "
+            f"of max/mean {sample.get('upper_imbalance', float('nan')):.3f} at "
+            f"alpha={sample.get('goal', {}).get('alpha')}, delta="
+            f"{sample.get('goal', {}).get('delta')})")
+        lines.append(f"  {info.get('large_blocks', 0):,} blocks chopped, "
+                     f"{info.get('medium_blocks', 0):,} packed whole, the rest hashed")
+    if len(plan.match):
+        t = plan.tasks.nlargest(top, "comparisons")
+        lines.append("largest match tasks:")
+        for row in t.itertuples(index=False):
+            lines.append(
+                f"  {row.kind:<9} {unit_name} {row.block:>20} parts "
+                f"{row.left_part}/{row.right_part} pieces {row.left_piece}/{row.right_piece}:"
+                f" {row.comparisons:,} -> task {row.reduce_task}")
+    return "\n".join(lines)
+
+
+def basic_loads(plan: Plan) -> np.ndarray | None:
+    """Comparisons per reduce task Basic would give on the same input (None if unknown)."""
+    loads = plan.info.get("basic_loads")
+    if loads is not None:
+        return np.asarray(loads)
+    if plan.strategy == "basic":
+        return plan.loads
+    bdm = getattr(plan, "bdm", None)
+    if bdm is not None and hasattr(bdm, "block_sizes"):
+        from .strategies import plan_basic
+
+        return plan_basic(bdm, plan.n_tasks).loads
+    return None
+
+
+def plot(plan: Plan, path: str | Path, title: str | None = None) -> Path:
+    """Draw comparisons per reduce task of ``plan`` next to Basic's as a PNG at ``path``."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - matplotlib is an optional extra
+        raise ImportError("Plan.plot needs matplotlib: pip install 'erblock[plot]'") from exc
+    path = Path(path)
+    base = basic_loads(plan)
+    series = [(plan.strategy, plan.loads)]
+    if base is not None and plan.strategy != "basic":
+        series.insert(0, ("basic", base))
+    fig, axes = plt.subplots(1, len(series), figsize=(5.5 * len(series), 3.6), sharey=True,
+                             squeeze=False)
+    for ax, (name, loads) in zip(axes[0], series):
+        loads = np.asarray(loads, dtype=np.float64)
+        x = np.arange(len(loads))
+        ax.bar(x, loads, width=0.85, color="#c44e52" if name == "basic" else "#4c72b0")
+        mean = loads.mean() if len(loads) else 0.0
+        ax.axhline(mean, color="black", linewidth=1, linestyle="--", label="mean")
+        imb = loads.max() / mean if mean > 0 else 1.0
+        ax.set_title(f"{name}: imbalance {imb:.2f}")
+        ax.set_xlabel("reduce task")
+        ax.legend(loc="upper right", fontsize=8)
+    axes[0][0].set_ylabel("comparisons")
+    fig.suptitle(title or f"comparisons per reduce task ({plan.total_comparisons:,} in all)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, format="png")
+    plt.close(fig)
+    return path
+
+
+__all__ = ["basic_loads", "describe", "largest_blocks", "plot"]
