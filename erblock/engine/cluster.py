@@ -30,7 +30,7 @@ from distributed import Client
 
 _lock = threading.Lock()
 _local: dict[str, Any] = {}
-_remote: dict[str, Client] = {}
+_remote: dict[tuple[str, Any], Client] = {}  # (address, TLS files) -> client
 _checked: dict[tuple[str, frozenset[str]], bool] = {}
 
 
@@ -89,7 +89,8 @@ def _get_client(client: Client | str | None, security: Any, timeout: str) -> Cli
         return client
     if isinstance(client, str):
         with _lock:
-            existing = _remote.get(client)
+            cache_key = (client, _security_key(security))
+            existing = _remote.get(cache_key)
             if existing is not None and existing.status == "running":
                 return existing
             if client.startswith("tls://") and security is None:
@@ -106,7 +107,7 @@ def _get_client(client: Client | str | None, security: Any, timeout: str) -> Cli
                     "check the address, that `dask scheduler` is running and, for tls://, "
                     "the certificate files"
                 ) from exc
-            _remote[client] = c
+            _remote[cache_key] = c
             return c
     if client is not None:
         raise TypeError(
@@ -169,6 +170,14 @@ def _scheduler_lost(client: Client, wait: float = 2.0) -> bool:
         time.sleep(0.05)
 
 
+def _security_key(security: Any) -> Any:
+    """What identifies a ``Security`` for the client cache (its certificate files)."""
+    if security is None:
+        return None
+    return tuple(getattr(security, a, None) for a in
+                 ("tls_ca_file", "tls_client_cert", "tls_client_key", "require_encryption"))
+
+
 def close_remote(address: str | None = None) -> None:
     """Close the cached client of scheduler ``address`` (all cached remote clients if None).
 
@@ -176,8 +185,8 @@ def close_remote(address: str | None = None) -> None:
     client does not keep trying to reconnect.
     """
     with _lock:
-        for addr in [address] if address is not None else list(_remote):
-            c = _remote.pop(addr, None)
+        for key in [k for k in _remote if address is None or k[0] == address]:
+            c = _remote.pop(key, None)
             if c is not None:
                 c.close()
 
