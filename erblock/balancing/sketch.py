@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -226,8 +226,9 @@ def merge(sketches: Iterable[Sketch]) -> Sketch:
         if (s.spec.kind, s.spec.d, s.spec.w, s.spec.seed) != (spec.kind, spec.d, spec.w,
                                                              spec.seed):
             raise ValueError(f"sketch: cannot merge sketches of different specs: {spec} and {s.spec}")
-    counts = np.sum([s.counts for s in items], axis=0, dtype=np.int64)
-    signed = (np.sum([s.signed for s in items], axis=0, dtype=np.int64)
+    counts = np.asarray(np.sum([s.counts for s in items], axis=0, dtype=np.int64))
+    signed = (np.asarray(np.sum([cast(np.ndarray, s.signed) for s in items], axis=0,
+                                dtype=np.int64))
               if spec.kind == "fastagms" else None)
     return Sketch(spec, counts, signed)
 
@@ -243,7 +244,7 @@ def estimate(sketch: Sketch, keys: np.ndarray) -> np.ndarray:
         if spec.kind == "countmin":
             per_row[i] = sketch.counts[i, cells]
         else:
-            per_row[i] = spec.signs(keys, i) * sketch.signed[i, cells]
+            per_row[i] = spec.signs(keys, i) * cast(np.ndarray, sketch.signed)[i, cells]
     if spec.kind == "countmin":
         return per_row.min(axis=0)
     return np.median(per_row, axis=0)
@@ -259,7 +260,8 @@ def inner_product(a: Sketch, b: Sketch) -> float:
 def _row_products(a: Sketch, b: Sketch) -> np.ndarray:
     if a.spec.kind == "countmin":
         return (a.counts.astype(np.float64) * b.counts).sum(axis=1)
-    return (a.signed.astype(np.float64) * b.signed).sum(axis=1)
+    return (cast(np.ndarray, a.signed).astype(np.float64) * cast(np.ndarray, b.signed)
+            ).sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -321,8 +323,8 @@ def cell_work(r: Sketch, s: Sketch | None, method: str = "bounded") -> CellWork:
         theta = int(np.argmin(cm_totals))
         est, name = cm[theta], "countmin"
     else:
-        sr = r.signed.astype(np.float64)
-        ams = sr * s.signed if s is not None else (sr * sr - cr) / 2
+        sr = cast(np.ndarray, r.signed).astype(np.float64)
+        ams = sr * cast(np.ndarray, s.signed) if s is not None else (sr * sr - cr) / 2
         totals = ams.sum(axis=1)
         median_row = int(np.argsort(totals, kind="stable")[(len(totals) - 1) // 2])
         if method == "paper":

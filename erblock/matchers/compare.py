@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -103,6 +104,7 @@ def _structure_mask(left: _Side, right: _Side, li: np.ndarray, rj: np.ndarray) -
         # ids are mixed with the pass), so this also holds in units that mix blocks/passes.
         lp = left.passes[li]
         for q in range(int(lp.max())):
+            assert right.keys is not None  # both sides have the same passes
             lk, rk = left.keys[q][li], right.keys[q][rj]
             earlier = (lk[:, None] == rk[None, :]) & (
                 (lk != np.iinfo(np.int64).min) & (lp > q))[:, None]
@@ -247,8 +249,8 @@ def _assemble(left: _Side, right: _Side, out: _Collector, comparisons: Sequence[
 def empty_pairs(comparisons: Sequence[Comparison], id_dtypes: tuple[object, object]) -> pd.DataFrame:
     """A pairs frame with no rows and the right columns and dtypes."""
     cols: dict[str, pd.Series] = {
-        "left_id": pd.Series([], dtype=id_dtypes[0]),
-        "right_id": pd.Series([], dtype=id_dtypes[1]),
+        "left_id": pd.Series([], dtype=cast(Any, id_dtypes[0])),
+        "right_id": pd.Series([], dtype=cast(Any, id_dtypes[1])),
     }
     for c in comparisons:
         cols[c.name] = pd.Series([], dtype=np.float64)

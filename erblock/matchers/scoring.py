@@ -614,8 +614,8 @@ class FellegiSunter:
         """Match weight of level vectors; ``tf_values`` = the tf column's value per pair."""
         tables = self.weight_tables()
         w = np.full(len(gamma), self.prior_weight)
-        for k, t in enumerate(tables):
-            w += t[gamma[:, k].astype(np.int64) + 1]
+        for j, t in enumerate(tables):
+            w += t[gamma[:, j].astype(np.int64) + 1]
         k = self.tf_index_
         if k is not None and self.tf_ is not None and tf_values is not None:
             top = gamma[:, k] == self._specs()[k].n_levels - 1
