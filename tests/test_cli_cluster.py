@@ -124,6 +124,24 @@ def test_plan_command_shows_the_profile_bar_on_a_remote_cluster(people_csv, real
     assert "total comparisons" in captured.out
 
 
+def test_plan_plot_draws_basic_next_to_the_chosen_strategy(people_csv, tmp_path, capsys):
+    from matplotlib.image import imread
+
+    _, path = people_csv
+    png = tmp_path / "plots" / "plan.png"
+    png.parent.mkdir()
+    assert main(["plan", str(path), "--key", "city", "--n-tasks", "6", "--strategy",
+                 "blocksplit", "--plot", str(png), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["strategy"] == "blocksplit"
+    img = imread(png)
+    assert img.shape[0] > 200 and img.shape[1] > 2 * img.shape[0]  # two panels side by side
+    # both panels have bars: the left (basic) and the right (blocksplit) half are not blank
+    for half in (img[:, : img.shape[1] // 2, :3], img[:, img.shape[1] // 2:, :3]):
+        saturated = half.max(axis=-1) - half.min(axis=-1) > 0.25  # coloured bar pixels
+        assert saturated.mean() > 0.02
+
+
 def test_dashboard_link_is_printed_when_there_is_one(people_csv, monkeypatch, capsys, tmp_path):
     import erblock.engine.cluster as cluster
 
