@@ -15,12 +15,13 @@ import pandas as pd
 
 from .balancing.bdm import SRC_R, SRC_S
 from .balancing.plan import Plan
+from .balancing.sketch import sketch_option
 from .blocking.keys import KeySpec, as_key_spec
 from .engine.run import Job, prepare, run, to_dask
 from .matchers.comparisons import Comparison, as_comparisons
 from .report import RunReport
 
-STRATEGY_NAMES = ("auto", "basic", "blocksplit")
+STRATEGY_NAMES = ("auto", "basic", "blocksplit", "pairrange", "cellblock", "cellrange")
 SHUFFLE_METHODS = ("tasks", "p2p", "disk")
 
 
@@ -172,10 +173,11 @@ def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any,
     ids = id if isinstance(id, tuple) else (id, id)
     check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
     allowed = {"npartitions", "persist", "progress", "sort", "cell_budget", "overwrite",
-               "cost_model", "sample"}
+               "cost_model", "sample", "sketch"}
     unknown = set(options) - allowed
     if unknown:
         raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
+    options["sketch"] = sketch_option(options.get("sketch"), strategy)
     _check_planning(options, strategy)
     job = Job(mode=mode, keys=keys, comparisons=comparisons, strategy=strategy, n_tasks=n_tasks,
               threshold=None if threshold is None else float(threshold), output=output,
@@ -213,7 +215,10 @@ def link(
     Options: ``npartitions`` (input partitions for pandas input), ``persist`` (keep the
     prepared records in cluster memory between profile and route; default True),
     ``progress`` (progress bar), ``sort`` (canonical order), ``shuffle_method``
-    (``"tasks"`` or ``"p2p"``), ``overwrite`` (replace an existing output directory).
+    (``"tasks"`` or ``"p2p"``), ``overwrite`` (replace an existing output directory),
+    ``sketch`` (the sketch profile of ``strategy="cellblock"``/``"cellrange"``, e.g.
+    ``{"kind": "countmin", "d": 5, "w": 4096, "seed": 0}``; default FastAGMS, d = 5,
+    w = 64 × n_tasks; see :mod:`erblock.balancing.sketch`).
     """
     if compare is None:
         raise ValueError("compare is required, e.g. compare={'title': 'jaro_winkler'}")
@@ -325,6 +330,7 @@ def plan(
     cost_model: Any = None,
     sample: Any = None,
     threshold: float | None = None,
+    sketch: Any = None,
     progress: bool = False,
 ) -> Plan:
     """Profile the input (the BDM) and return the plan a run would execute, without comparing.
@@ -349,7 +355,8 @@ def plan(
     if compare is not None:
         comparisons = as_comparisons(compare)
         _check_comparisons(comparisons, frames)
-    options: dict[str, Any] = {"cost_model": cost_model, "sample": sample}
+    options: dict[str, Any] = {"cost_model": cost_model, "sample": sample,
+                               "sketch": sketch_option(sketch, strategy)}
     _check_planning(options, strategy)
     ids = id if isinstance(id, tuple) else (id, id)
     check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]

@@ -18,7 +18,7 @@ from oracle import brute_dedupe, brute_link, pair_list
 import erblock
 from erblock.blocking import prefix
 
-STRATEGY_LIST = ["basic", "blocksplit"]
+STRATEGY_LIST = ["basic", "blocksplit", "pairrange"]
 KEYS = ["a", "a", "a", "a", "b", "b", "c", "d", None, ""]  # skewed, with missing/empty
 NAMES = ["smith", "smyth", "jones", "jon", "li", None, "brown", "o'neil", "müller", "x"]
 

@@ -10,16 +10,24 @@ comparisons of each match task) are what the sketch predicts, ``plan.info["estim
 says so, and the run report shows the comparisons actually performed.
 
 **Cell block division** (003 Alg. 5). A cell whose estimated work ``W_j`` exceeds the
-sub-cell cap is divided into ``D_j`` sub-cells along one side (an R record goes to one
-sub-cell, an S record to every sub-cell of its cell), and all (sub-)cells are packed with
-LPT. The paper caps sub-cells at ``L̂/r`` (``D_j = ⌈W_j·r/L̂⌉``) and proves a makespan of
-at most ``(2 − 1/r)(1 + Δ/L)``; with items that close to the mean load LPT often does
-reach ~2 (100 sub-cells of 0.9 mean on 100 tasks leave some task with two), so the cap
-here is ``L̂/(g·r)`` with ``granularity`` g (default 4): LPT then ends within one item,
-``1/g`` of the mean, of the average. Deviations from the paper: the division is along
-the side with more records in the cell (not always R: one R record against a million S
-records could not be divided along R), and a record picks its sub-cell by its
-*position* (below), not at random.
+sub-cell size is divided into ``D_j`` sub-cells along one side (a record of that side
+goes to one sub-cell, a record of the other side to every sub-cell of its cell), and all
+(sub-)cells are packed with LPT. The paper uses ``D_j = ⌈W_j·r/L̂⌉`` and proves a makespan
+of at most ``(2 − 1/r)(1 + Δ/L)``; with items that close to the mean load LPT does come
+near that bound (100 sub-cells of 0.9 mean on 100 tasks leave a task with two). Here:
+
+* sub-cells are about ``L̂/(g·r)`` with ``granularity`` g (default 8), so LPT ends within
+  about ``1/g`` of the mean;
+* for link, the number of sub-cells is apportioned (:func:`sub_cells`) so that they
+  number ``g·r`` and are all close to one quantum (rounding every cell up leaves a few
+  extra sub-cells, and the task that gets one is a quantum above the rest);
+* no sub-cell gets fewer than :data:`MIN_PIECE` records on average (below that a
+  sub-cell's true work is mostly rounding);
+* the division is along the side with more records in the cell, not always R (one R
+  record against a million S records could not be divided along R);
+* a record picks its sub-cell by its *position* (below), not at random;
+* small items (≤ 1 % of the mean) are water-filled in cell order, not by size
+  (:func:`lpt_cell_order`), so cells whose estimates are off do not pile up on one task.
 
 **Cell range division** (003 Alg. 6). PairRange over cells: the cells, in index order,
 lay their estimated work end to end on ``[0, L̂)``, which is cut into ``r`` equal ranges;
@@ -79,6 +87,7 @@ from .sketch import CellWork, SketchProfile, as_sketch_spec, from_bdm
 
 DEFAULT_GRANULARITY = 8.0
 PIECE = -2  #: ``part`` of a cell-piece unit (whole units have ``WHOLE``)
+MIN_PIECE = 4  #: cell block division makes no sub-cell of fewer records (on average)
 _ONE = 1 << POSITION_BITS
 
 
@@ -220,6 +229,37 @@ def lpt_cell_order(costs: np.ndarray, r: int, *, tail: float = 0.01) -> np.ndarr
     return out
 
 
+def sub_cells(work: np.ndarray, n_items: float) -> np.ndarray:
+    """Sub-cells per cell so that the cells of at least half a quantum make about
+    ``n_items`` sub-cells of nearly one quantum each (link).
+
+    The quantum is ``q = (L̂ − small)/n_items``, ``small`` the work of the cells below
+    ``q/2`` (kept whole: LPT's water filling spreads them). The others get ``⌊W/q⌋`` (at
+    least 1) sub-cells, plus one for the largest remainders until they number
+    ``n_items`` (Hamilton's apportionment). Rounding every cell up (the paper's
+    ``⌈W·r/L̂⌉``) instead leaves a few sub-cells more than a multiple of ``r``, and
+    whichever reduce task gets the extra one ends a whole quantum above the rest.
+    """
+    work = np.asarray(work, dtype=np.float64)
+    d = np.ones(len(work), dtype=np.int64)
+    total = work.sum()
+    if total <= 0 or n_items < 1:
+        return d
+    q = total / n_items
+    for _ in range(3):  # settle which cells count as small
+        big = work >= q / 2
+        q = max(work[big].sum(), 1e-300) / n_items
+    big = work >= q / 2
+    base = np.maximum(np.floor(work / q), 1).astype(np.int64)
+    extra = int(round(n_items)) - int(base[big].sum())
+    if extra > 0:
+        rem = np.where(big, work / q - base, -np.inf)
+        top = np.argsort(-rem, kind="stable")[:extra]
+        base[top[np.isfinite(rem[top])]] += 1
+    d[big] = base[big]
+    return d
+
+
 def plan_cellblock(profile: BDM | SketchProfile, r: int, *, sketch: Any = None,
                    packing: Packing = lpt_cell_order, granularity: float = DEFAULT_GRANULARITY,
                    estimate: str = "bounded") -> Plan:
@@ -237,11 +277,12 @@ def plan_cellblock(profile: BDM | SketchProfile, r: int, *, sketch: Any = None,
         work = cw.work[cells]
         if prof.link:
             longest = np.maximum(cw.count_r[cells], cw.count_s[cells])
-            d = np.ceil(work / cap)
+            d = sub_cells(work, r * granularity)
         else:
             longest = cw.count_r[cells]
-            d = np.ceil(np.sqrt(2.0 * work / cap))
-        d = np.clip(d, 1, np.maximum(longest, 1)).astype(np.int64)
+            d = np.rint(np.sqrt(2.0 * work / cap))
+        # a sub-cell of a few records is mostly rounding: its true work is off by ±1 record
+        d = np.clip(d, 1, np.maximum(longest // MIN_PIECE, 1)).astype(np.int64)
         out.whole(cells[d == 1], -1)
         for cell, dj in zip(cells[d > 1].tolist(), d[d > 1].tolist()):
             w = float(cw.work[cell])
@@ -284,6 +325,10 @@ def plan_cellrange(profile: BDM | SketchProfile, r: int, *, sketch: Any = None,
             tasks = np.arange(t_first[k], t_last[k] + 1)
             f = (bounds[tasks[1:]] - s0) / w  # work fraction at each inner range bound
             u = f if prof.link else 1.0 - np.sqrt(np.clip(1.0 - f, 0.0, 1.0))
+            u, tasks = _thin_cuts(u, tasks, _longest_side(cw, cell, prof.link))
+            if len(u) == 0:  # every piece would hold less than one record
+                out.whole(np.array([cell]), tasks[0])
+                continue
             n_cut += 1
             if prof.link:
                 ids, widths, side, other = out.split(cell, u)
@@ -300,6 +345,31 @@ def plan_cellrange(profile: BDM | SketchProfile, r: int, *, sketch: Any = None,
                 a, b = a[keep], b[keep]
                 out.task(RECTANGLE, ids[a], ids[b], 2 * w * widths[a] * widths[b], tasks[a])
     return out.build("cellrange", r, None, {"cut_cells": n_cut})
+
+
+def _longest_side(cw: CellWork, cell: int, link: bool) -> int:
+    return int(max(cw.count_r[cell], cw.count_s[cell]) if link else cw.count_r[cell])
+
+
+def _thin_cuts(u: np.ndarray, tasks: np.ndarray, records: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Drop cuts that would leave a piece of less than one record's width (``1/records``):
+    a too thin piece before a cut joins the next range's task, a too thin last piece
+    stays with the task before it."""
+    min_width = 1.0 / max(records, 1)
+    keep_u: list[float] = []
+    keep_t = [int(tasks[0])]
+    last = 0.0
+    for cut, t in zip(u.tolist(), tasks[1:].tolist()):
+        if 1.0 - cut < min_width:
+            break  # the rest of the cell is thinner than a record: it stays where it is
+        if cut - last < min_width:
+            keep_t[-1] = t  # the piece since the last cut is too thin: hand it on
+            continue
+        keep_u.append(cut)
+        keep_t.append(t)
+        last = cut
+    return np.array(keep_u, dtype=np.float64), np.array(keep_t, dtype=np.int64)
 
 
 plan_cellblock.needs_sketch = True  # type: ignore[attr-defined]

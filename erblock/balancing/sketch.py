@@ -13,6 +13,10 @@ the number of blocks. Row ``i`` has its own hash function ``h_i`` from block ids
   ``g_i(k) ∈ {+1, −1}``; collisions cancel on average, so the inner product of two
   sketches estimates the join size ``Σ_k n_R(k)·n_S(k)`` within ``ε‖R‖₂‖S‖₂``
   (003 Lemma 2), and a point estimate is the median over rows of ``g_i(k)·C[i, h_i(k)]``.
+  003 states Lemma 2 with ``ε = e/w``; for FastAGMS the bound needs ``w = O(1/ε²)``
+  (a row is unbiased with variance ``≤ 2‖R‖²‖S‖²/w``, so it is within ``√(8/w)‖R‖‖S‖``
+  with probability ¾ and the median of ``d`` rows fails with probability ``e^−Ω(d)``),
+  which is what we measure (tests/test_sketch.py).
   Cell strategies also need how many records sit in a cell (who is the larger side,
   how many records a sub-cell gets, dedupe work ``(c² − n)/2``), so a FastAGMS sketch
   carries the Count-Min counters of the same hash functions next to its signed ones

@@ -91,7 +91,7 @@ def plan_job(client: Client, job: Job, prepared: Sequence[dd.DataFrame],
     cost-model calibration. An exact plan keeps its BDM in ``plan.bdm`` only when
     ``explain`` (the plan is shipped to the workers, the BDM need not be).
     """
-    from .run import profile
+    from .run import profile, profile_sketch
 
     if job.sample is not None:
         from .sampling import profile_sample
@@ -101,16 +101,22 @@ def plan_job(client: Client, job: Job, prepared: Sequence[dd.DataFrame],
                                            model, t0)
         timing["plan"] += cal_seconds
     else:
-        bdm, rec = profile(prepared, client, job, check_ids)
+        # the cell strategies plan on a sketch profile (SketchProfile) instead of the BDM
+        sketched = getattr(STRATEGIES.get(job.strategy), "needs_sketch", False)
+        bdm: Any  # a SketchProfile for the cell strategies, else the BDM
+        if sketched:
+            bdm, rec = profile_sketch(prepared, client, job, check_ids, r)
+        else:
+            bdm, rec = profile(prepared, client, job, check_ids)
         t1 = time.perf_counter()
         timing = {"profile": t1 - t0}
         model, cal_seconds = resolve_cost_model(client, job, prepared, threads,
                                                 need=job.strategy == "auto")
         plan = make_plan(bdm, job.strategy, r, model=model, threads=threads,
-                         records_in=records_with_key(rec), explain=explain)
+                         records_in=records_with_key(rec), explain=explain and not sketched)
         timing["plan"] = time.perf_counter() - t1
         if explain:
-            plan.bdm = bdm  # type: ignore[attr-defined]
+            setattr(plan, "sketch" if sketched else "bdm", bdm)
     plan.info["calibration_seconds"] = cal_seconds
     return plan, rec, timing
 

@@ -34,6 +34,9 @@ from distributed import Client
 
 from ..balancing.bdm import BDM, SRC_R, SRC_S
 from ..balancing.plan import Plan
+from ..balancing.sketch import SketchProfile, SketchSpec, as_sketch_spec
+from ..balancing.sketch import build as build_sketch
+from ..balancing.sketch import merge as merge_sketches
 from ..blocking.keys import NULL_BLOCK, KeySpec
 from ..matchers import scoring as _scoring
 from ..matchers.compare import DEFAULT_CELL_BUDGET, compare_task, empty_pairs
@@ -65,6 +68,7 @@ class Job:
     cell_budget: int = DEFAULT_CELL_BUDGET
     cost_model: Any = None  # None, "calibrate", "default", CostModel, dict or RunReport
     sample: Any = None  # progressive sampling goal (balancing.sampling.SampleGoal) or None
+    sketch: Any = None  # balancing.sketch.SketchSpec for the cell strategies (None: defaults)
 
     @property
     def link(self) -> bool:
@@ -174,18 +178,7 @@ def profile(prepared: Sequence[dd.DataFrame], client: Client, job: Job,
         records["R" if src == SRC_R else "S"] += res["records"]
         if "ids" in res:
             ids[src].append(res["ids"])
-    for src, chunks in ids.items():
-        if chunks:
-            allids = np.concatenate(chunks)
-            uniq, counts = np.unique(allids, return_counts=True)
-            if (counts > 1).any():
-                which = "df_s" if src == SRC_S else ("df_r" if job.link else "df")
-                raise ValueError(
-                    f"{which}: record ids are not unique ({int((counts > 1).sum())} ids repeat). "
-                    "erblock reports pairs by id, so every record needs its own: call "
-                    "reset_index(drop=True) on a Dask frame read from files (its index restarts "
-                    "in every partition), or pass id='<a unique column>'"
-                )
+    _check_unique_ids(ids, job)
     arr = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in cols.items()}
     null = arr["block"] == NULL_BLOCK
     not_blocked = {
@@ -206,6 +199,93 @@ def profile(prepared: Sequence[dd.DataFrame], client: Client, job: Job,
     return bdm, stats
 
 
+def _check_unique_ids(ids: dict[int, list[np.ndarray]], job: Job) -> None:
+    """Raise when the id hashes of a source repeat (Dask input is checked while profiling)."""
+    for src, chunks in ids.items():
+        if chunks:
+            allids = np.concatenate(chunks)
+            uniq, counts = np.unique(allids, return_counts=True)
+            if (counts > 1).any():
+                which = "df_s" if src == SRC_S else ("df_r" if job.link else "df")
+                raise ValueError(
+                    f"{which}: record ids are not unique ({int((counts > 1).sum())} ids repeat). "
+                    "erblock reports pairs by id, so every record needs its own: call "
+                    "reset_index(drop=True) on a Dask frame read from files (its index restarts "
+                    "in every partition), or pass id='<a unique column>'"
+                )
+
+
+def _sketch_partition(part: pd.DataFrame, spec: SketchSpec, check_ids: bool) -> dict[str, Any]:
+    """Sketch of one prepared partition (worker side): O(d·w) whatever its blocks."""
+    blk = part["_erb_block"].to_numpy(np.int64)
+    keyed = blk != NULL_BLOCK
+    out: dict[str, Any] = {
+        "sketch": build_sketch(blk[keyed], spec),
+        "records": int(part["_erb_rid"].nunique()),
+        "not_blocked": int((~keyed).sum()),
+    }
+    if check_ids:
+        first = part.drop_duplicates("_erb_rid")
+        out["ids"] = pd.util.hash_pandas_object(first["_erb_id"], index=False).to_numpy()
+    return out
+
+
+def _merge_sketch_results(*results: dict[str, Any]) -> dict[str, Any]:
+    """Sum partition results (sketches, record counts; id hashes are concatenated)."""
+    out: dict[str, Any] = {
+        "sketch": merge_sketches(r["sketch"] for r in results),
+        "records": sum(r["records"] for r in results),
+        "not_blocked": sum(r["not_blocked"] for r in results),
+    }
+    ids = [r["ids"] for r in results if "ids" in r]
+    if ids:
+        out["ids"] = np.concatenate(ids)
+    return out
+
+
+SKETCH_FAN_IN = 8  #: partition sketches summed per task of the merge tree
+
+
+def profile_sketch(prepared: Sequence[dd.DataFrame], client: Client, job: Job,
+                   check_ids: Sequence[bool], r: int) -> tuple[SketchProfile, dict[str, int]]:
+    """The sketch profile (paper 003) instead of the BDM, for the cell strategies.
+
+    One task per input partition builds a ``d × w`` sketch of its block ids (``job.sketch``,
+    ``w = 64·r`` by default) and a tree of tasks sums them, so the client receives one
+    sketch per source: ``O(d·w)`` memory whatever the number of blocks (plus the id
+    hashes of Dask input, checked for uniqueness as :func:`profile` does). Returns the
+    profile and the same record counts as :func:`profile`.
+    """
+    spec = as_sketch_spec(job.sketch).resolved(r)
+    roots = []
+    for src, pdf in enumerate(prepared):
+        level = [dask.delayed(_sketch_partition)(d, spec, check_ids[src])
+                 for d in pdf.to_delayed()]
+        while len(level) > 1:
+            level = [dask.delayed(_merge_sketch_results)(*level[i:i + SKETCH_FAN_IN])
+                     for i in range(0, len(level), SKETCH_FAN_IN)]
+        roots.append(level[0])
+    futures = client.compute(roots)
+    if job.progress:
+        show_progress(futures, "profile")
+    results = client.gather(futures)
+    _check_unique_ids({src: [res["ids"]] if "ids" in res else []
+                       for src, res in enumerate(results)}, job)
+    n_parts = (prepared[0].npartitions, prepared[1].npartitions if len(prepared) > 1 else 0)
+    prof = SketchProfile(spec, results[SRC_R]["sketch"],
+                         results[SRC_S]["sketch"] if job.link else None, job.link, n_parts)
+    records = [res["records"] for res in results] + [0]
+    not_blocked = [res["not_blocked"] for res in results] + [0]
+    stats = {
+        "records_r": records[SRC_R],
+        "records_s": records[SRC_S],
+        "not_blocked_r": not_blocked[SRC_R],
+        "not_blocked_s": not_blocked[SRC_S],
+        "not_blocked": not_blocked[SRC_R] + not_blocked[SRC_S],
+    }
+    return prof, stats
+
+
 # make_plan (strategy or ``auto`` under the cost model) lives in .planning
 
 
@@ -213,7 +293,8 @@ def profile(prepared: Sequence[dd.DataFrame], client: Client, job: Job,
 
 
 def _routed(prepared: dd.DataFrame, plan_d: Any, r: int, shuffle_method: str) -> dd.DataFrame:
-    meta = prepared._meta.assign(_erb_unit=np.zeros(0, np.int64), _erb_task=np.zeros(0, np.int64))
+    meta = prepared._meta.assign(_erb_unit=np.zeros(0, np.int64), _erb_task=np.zeros(0, np.int64),
+                                 _erb_rank=np.zeros(0, np.int64))
     routed = prepared.map_partitions(route_partition, plan_d, meta=meta, align_dataframes=False)
     return routed.set_index("_erb_task", divisions=list(range(r + 1)),
                             shuffle_method=shuffle_method)

@@ -9,10 +9,20 @@ bounded (``cell_budget`` matrix cells per chunk and comparison):
 * ``RECTANGLE``: left unit × right unit; for dedupe each pair is oriented so the record
   that comes first in the input is ``left``.
 
+* ``RANGE`` (PairRange): the pairs ``[lo, hi)`` of one block in row-major order; the
+  records carry their rank in the block (``_erb_rank``), the range is cut into row bands
+  (:func:`~erblock.balancing.pairrange.range_bands`: the partial first and last rows with
+  their column intervals, the full rows between), and only those cells are computed.
+
 Two masks keep the pair set exact when a unit mixes blocks or passes: records are only
 compared when their block ids are equal, and with several key passes a pair is compared
 in the first pass it agrees on, never again. ``comparisons`` counts the pairs that pass
-these masks, which is what the planner predicted.
+these masks, which is what the planner predicted (for cell strategies the planner only
+estimates). Records are sorted by (unit, block, record id), so in a unit that mixes
+blocks (a sketch cell) each block is a contiguous run: such tasks go run by run, and
+consecutive small runs are batched into one matrix as long as at least half of its
+cells are useful (the block mask drops the rest), so neither many tiny blocks nor the
+cross-block cells of large ones cost much.
 
 ``score`` is the weighted mean of the non-missing similarities (NaN when all are missing);
 ``threshold`` keeps pairs with ``score >= threshold``.
@@ -28,11 +38,13 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ..balancing.plan import TRIANGLE, Plan
+from ..balancing.pairrange import range_bands
+from ..balancing.plan import RANGE, TRIANGLE, Plan
 from ..engine.route import pass_column, value_column
 from .comparisons import Comparison
 
 DEFAULT_CELL_BUDGET = 1 << 21  # cells per chunk matrix: 8 MiB of float32 per comparison
+SMALL_BATCH = 1 << 10  # a batch of block runs may waste this many cells whatever its size
 
 
 @dataclass
@@ -63,16 +75,19 @@ class TaskStats:
 
 
 class _Side:
-    """Prepared columns of a frame of records, sorted by (unit, rid)."""
+    """Prepared columns of a frame of records, sorted by (unit, block, rid)."""
 
     def __init__(self, records: pd.DataFrame, comparisons: Sequence[Comparison],
                  col_index: dict[str, int], n_passes: int) -> None:
         if len(records):
-            records = records.sort_values(["_erb_unit", "_erb_rid"], kind="stable")
+            records = records.sort_values(["_erb_unit", "_erb_block", "_erb_rid"],
+                                          kind="stable")
         self.ids = records["_erb_id"].to_numpy()
         self.rid = records["_erb_rid"].to_numpy()
         self.block = records["_erb_block"].to_numpy()
         self.unit = records["_erb_unit"].to_numpy()
+        self.rank = (records["_erb_rank"].to_numpy() if "_erb_rank" in records.columns
+                     else np.full(len(records), -1, dtype=np.int64))
         self.passes = records["_erb_pass"].to_numpy()
         self.keys = (
             np.stack([records[pass_column(p)].to_numpy() for p in range(n_passes)])
@@ -186,6 +201,81 @@ def _run_block(left: _Side, right: _Side, l0: int, l1: int, r0: int, r1: int, tr
     return done
 
 
+def _run_units(left: _Side, right: _Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,
+               comparisons: Sequence[Comparison], weights: np.ndarray, threshold: float | None,
+               out: _Collector, cell_budget: int) -> int:
+    """A TRIANGLE or RECTANGLE match task over unit slices, block run by block run when
+    the units mix blocks; return comparisons."""
+    if l1 <= l0 or r1 <= r0:
+        return 0
+    args = (comparisons, weights, threshold, out, cell_budget)
+    b = left.block[l0]
+    if left.block[l1 - 1] == b and right.block[r0] == b and right.block[r1 - 1] == b:
+        return _run_block(left, right, l0, l1, r0, r1, triangle, *args)
+    lb = left.block[l0:l1]
+    ls = l0 + np.flatnonzero(np.r_[True, lb[1:] != lb[:-1]])
+    le = np.r_[ls[1:], l1]
+    if triangle:
+        cs, ce = ls, le
+        useful = (le - ls) * (le - ls - 1) // 2
+    else:
+        rb = right.block[r0:r1]
+        blocks = left.block[ls]
+        cs = r0 + np.searchsorted(rb, blocks, side="left")
+        ce = r0 + np.searchsorted(rb, blocks, side="right")
+        useful = (le - ls) * (ce - cs)
+    done = 0
+    cur: list[int] | None = None  # rows [a, b), columns [c, d), useful cells
+    for k in np.flatnonzero(useful > 0).tolist():
+        if cur is not None:
+            rows, cols = int(le[k]) - cur[0], int(ce[k]) - cur[2]
+            area = rows * (rows - 1) // 2 if triangle else rows * cols
+            use = cur[4] + int(useful[k])
+            if area <= cell_budget and area <= 2 * use + SMALL_BATCH:
+                cur[1], cur[3], cur[4] = int(le[k]), int(ce[k]), use
+                continue
+            done += _run_block(left, right, cur[0], cur[1], cur[2], cur[3], triangle, *args)
+        cur = [int(ls[k]), int(le[k]), int(cs[k]), int(ce[k]), int(useful[k])]
+    if cur is not None:
+        done += _run_block(left, right, cur[0], cur[1], cur[2], cur[3], triangle, *args)
+    return done
+
+
+def _rank_slice(side: _Side, s0: int, s1: int, a: int, b: int, task: int) -> tuple[int, int]:
+    """Positions of the records of ranks [a, b) in the slice [s0, s1) (all must be there)."""
+    rk = side.rank[s0:s1]
+    p0 = s0 + int(np.searchsorted(rk, a, side="left"))
+    p1 = s0 + int(np.searchsorted(rk, b, side="left"))
+    if p1 - p0 != b - a:
+        raise RuntimeError(
+            f"reduce task {task} holds {p1 - p0} of the {b - a} records of ranks [{a}, {b}) "
+            "its pair range needs: routing and plan disagree"
+        )
+    return p0, p1
+
+
+def _run_range(task: int, plan: Plan, mt: int, left: _Side, right: _Side, link: bool,
+               comparisons: Sequence[Comparison], weights: np.ndarray, threshold: float | None,
+               out: _Collector, cell_budget: int) -> int:
+    """The pairs [lo, hi) of one block (PairRange), band by band; return comparisons."""
+    m, units = plan.match, plan.units
+    lu, ru = int(m.left[mt]), int(m.right[mt])
+    l0, l1 = left.slice_of(lu)
+    r0, r1 = right.slice_of(ru) if link else (l0, l1)
+    n_r, n_s = int(units.size[lu]), int(units.size[ru])
+    args = (comparisons, weights, threshold, out, cell_budget)
+    done = 0
+    assert m.lo is not None and m.hi is not None  # RANGE tasks carry their pair range
+    for a, b, c, d, tri in range_bands(n_r, n_s, link, int(m.lo[mt]), int(m.hi[mt])):
+        p0, p1 = _rank_slice(left, l0, l1, a, b, task)
+        q0, q1 = _rank_slice(right, r0, r1, c, d, task)
+        if tri:  # full rows: columns from each row's successor to the end of the block
+            done += _run_block(left, left, p0, p1, p0, q1, True, *args)
+        else:
+            done += _run_block(left, right, p0, p1, q0, q1, False, *args)
+    return done
+
+
 def compare_task(
     task: int,
     plan: Plan,
@@ -207,14 +297,18 @@ def compare_task(
     weights = np.array([c.weight for c in comparisons], dtype=np.float32)
     out = _Collector(len(comparisons))
     m = plan.match
+    link = right_records is not None
     for mt in plan.match_tasks_of(task).tolist():
         l0, l1 = left.slice_of(int(m.left[mt]))
-        if m.kind[mt] == TRIANGLE:
-            stats.comparisons += _run_block(left, left, l0, l1, l0, l1, True, comparisons,
+        if m.kind[mt] == RANGE:
+            stats.comparisons += _run_range(task, plan, mt, left, right, link, comparisons,
+                                            weights, threshold, out, cell_budget)
+        elif m.kind[mt] == TRIANGLE:
+            stats.comparisons += _run_units(left, left, l0, l1, l0, l1, True, comparisons,
                                             weights, threshold, out, cell_budget)
         else:
             r0, r1 = right.slice_of(int(m.right[mt]))
-            stats.comparisons += _run_block(left, right, l0, l1, r0, r1, False, comparisons,
+            stats.comparisons += _run_units(left, right, l0, l1, r0, r1, False, comparisons,
                                             weights, threshold, out, cell_budget)
         stats.match_tasks += 1
     pairs = _assemble(left, right, out, comparisons, dedupe=right_records is None,
