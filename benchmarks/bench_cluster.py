@@ -152,7 +152,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     ap.add_argument("--out", default=str(RESULTS), help="results directory")
     ap.add_argument("--name", default="cluster", help="file stem of the results")
+    ap.add_argument("--wait-load", type=float, default=None, metavar="LOAD",
+                    help="first wait until the 1-minute load average is below LOAD (the "
+                         "machine may be shared)")
+    ap.add_argument("--max-wait", type=float, default=900.0,
+                    help="seconds to wait at most for --wait-load (then run anyway)")
     args = ap.parse_args(argv)
+    waited = 0.0
+    if args.wait_load is not None:
+        t_wait = time.perf_counter()
+        while os.getloadavg()[0] >= args.wait_load and time.perf_counter() - t_wait < \
+                args.max_wait:
+            time.sleep(5.0)
+        waited = time.perf_counter() - t_wait
     cfg = QUICK if args.quick else FULL
     core = _bench_core()
 
@@ -214,6 +226,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "config": cfg,
         "job": {"records": len(df), "candidate_pairs": pairs_total},
         "targets": TARGETS,
+        "waited_seconds": waited,
+        "load_start": runs[0]["load_avg"] if runs else None,
         "runs": runs,
         "auto": auto_runs,
         "summary": {

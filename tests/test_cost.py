@@ -217,3 +217,42 @@ def test_blocksplit_at_any_split_degree_covers_every_pair_once(factor, bdm, r):
 def test_blocksplit_threshold_is_checked():
     with pytest.raises(ValueError, match="threshold must be a number of comparisons"):
         plan_blocksplit(_skewed_bdm(), 4, threshold=-1.0)
+
+
+# -- calibration on the cluster (erblock.engine.calibrate) --------------------------------
+
+
+def test_calibration_runs_once_per_session_and_is_used_by_auto(client):
+    import pandas as pd
+
+    import erblock
+    from erblock.engine.calibrate import cached_models, clear_cache
+
+    clear_cache()
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"k": rng.choice(list("abcdefgh"), 600),
+                       "name": rng.choice(["ann", "anna", "annie", "bob", "robert"], 600)})
+    first = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4)
+    pred = first.attrs["erblock_report"].prediction
+    assert pred["calibration_seconds"] > 0
+    model = CostModel.from_dict(pred["cost_model"])
+    assert model.source.startswith("calibrated on ")
+    assert model.per_comparison > 0
+    assert len(cached_models()) == 1
+    second = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4)
+    pred2 = second.attrs["erblock_report"].prediction
+    assert pred2["calibration_seconds"] == 0.0
+    assert pred2["cost_model"] == pred["cost_model"]
+    assert pred2["predicted_makespan"] > 0 and pred2["measured_makespan"] > 0
+    # a model from a previous run's report, or given as a dict, skips calibration
+    from_report = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client,
+                                 n_tasks=4, cost_model=second.attrs["erblock_report"])
+    assert from_report.attrs["erblock_report"].prediction["cost_model"]["source"] == "report"
+    given = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4,
+                           cost_model={"per_comparison": 1e-6, "source": "mine"})
+    assert given.attrs["erblock_report"].prediction["cost_model"]["source"] == "mine"
+    # a different threshold keeps a different share of pairs: calibrated separately
+    erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4,
+                   threshold=0.9)
+    assert len(cached_models()) == 2
+    clear_cache()
