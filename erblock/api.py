@@ -218,7 +218,14 @@ def link(
     (``"tasks"`` or ``"p2p"``), ``overwrite`` (replace an existing output directory),
     ``sketch`` (the sketch profile of ``strategy="cellblock"``/``"cellrange"``, e.g.
     ``{"kind": "countmin", "d": 5, "w": 4096, "seed": 0}``; default FastAGMS, d = 5,
-    w = 64 × n_tasks; see :mod:`erblock.balancing.sketch`).
+    w = 64 × n_tasks; see :mod:`erblock.balancing.sketch`), ``cost_model`` (what
+    ``strategy="auto"`` predicts makespans with: None calibrates once per session on the
+    cluster, ``"calibrate"`` forces it, ``"default"`` skips it, or pass a
+    :class:`~erblock.balancing.cost.CostModel`, a dict of its fields or a previous
+    :class:`~erblock.report.RunReport`; the prediction is in ``report.prediction``),
+    ``sample`` (plan from a progressive sample of input partitions instead of a full
+    profile, e.g. ``{"delta": 0.1, "alpha": 0.95}``: every reduce task within 10 % of the
+    mean load with 95 % confidence; see :mod:`erblock.balancing.sampling`).
     """
     if compare is None:
         raise ValueError("compare is required, e.g. compare={'title': 'jaro_winkler'}")
