@@ -459,9 +459,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.html:
         write_html(data, args.html, quality=quality, title=args.title)
         _say(args, f"report page written to {args.html}")
-    fields = ("mode", "strategy", "n_tasks", "phases", "tasks", "plan", "records", "settings",
-              "output", "pairs")
-    report = RunReport(**{k: data[k] for k in fields if k in data})
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(RunReport)}
+    report = RunReport(**{k: v for k, v in data.items() if k in fields})
     if args.json:
         out = {k: v for k, v in report.to_dict().items() if k != "tasks"}
         out["quality"] = quality

@@ -306,6 +306,15 @@ def _table(rows: Sequence[tuple[str, Any]]) -> str:
     return f"<table>{body}</table>"
 
 
+def _prediction_table(prediction: Any) -> str:
+    """What the planner predicted next to what was measured (scalars only), if reported."""
+    if not isinstance(prediction, Mapping) or not prediction:
+        return ""
+    rows = [(k.replace("_", " "), v) for k, v in prediction.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return f"<div><b>predicted and measured</b>{_table(rows)}</div>" if rows else ""
+
+
 def _img(b64: str, alt: str) -> str:
     return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{b64}'>"
 
@@ -376,7 +385,8 @@ def render_html(report: Any, *, quality: Mapping[str, Any] | None = None,
         "<section id='run'><h2>Run</h2><div class='row'><div>", _table(run_rows), "</div>",
         f"<div><b>blocking keys</b><ul>{keys}</ul><b>comparisons</b><ul>{comparisons}</ul>"
         "</div></div></section>",
-        "<section id='plan'><h2>Plan</h2>", _table(plan_rows),
+        "<section id='plan'><h2>Plan</h2><div class='row'><div>", _table(plan_rows),
+        "</div>", _prediction_table(d.get("prediction")), "</div>",
         _img(_chart_loads(d), "comparisons per reduce task"), "</section>",
         "<section id='tasks'><h2>Reduce tasks: measured</h2>",
         _img(_chart_seconds(d), "seconds per reduce task"),

@@ -108,6 +108,9 @@ def test_page_is_self_contained_and_shows_the_numbers():
     slowest = max(d["tasks"], key=lambda t: t["seconds"])
     assert f"{slowest['seconds']:.3f}" in page
     assert "No ground truth" in render_html(d)
+    d["prediction"] = {"predicted_makespan": 1.25, "measured_makespan": 1.5, "model": "fit"}
+    page = render_html(d)
+    assert "predicted makespan" in page and "1.2500" in page and "1.5000" in page
 
 
 def test_screenshot_in_headless_chromium(chromium, tmp_path):
