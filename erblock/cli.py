@@ -522,13 +522,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     kept = pairs[pairs["score"] >= args.threshold]
     quality = _quality(kept, pairs, truth, len(dblp), len(acm))
     if args.output:
-        import os
-        import shutil
-
-        if os.path.exists(args.output):
-            shutil.rmtree(args.output)
-        os.makedirs(args.output)
-        kept.to_parquet(os.path.join(args.output, "part-00000.parquet"), index=False)
+        _write_dir_atomically(kept, args.output)
     if args.report:
         d = report.to_dict()
         d["quality"] = quality
@@ -547,6 +541,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for row in top.itertuples(index=False):
         print(f"  {row.score:.3f}  {row.left_id} ~ {row.right_id}  {str(row.title)[:60]}")
     return 0
+
+
+def _write_dir_atomically(pairs: Any, output: str) -> None:
+    """Write ``pairs`` as ``output/part-00000.parquet``, replacing ``output`` only once the
+    new directory is complete (an interrupted write leaves the old one, or nothing)."""
+    import os
+    import shutil
+    import tempfile
+
+    final = os.path.abspath(output)
+    parent = os.path.dirname(final)
+    os.makedirs(parent, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=os.path.basename(final) + ".erblock-tmp-", dir=parent)
+    try:
+        pairs.to_parquet(os.path.join(work, "part-00000.parquet"), index=False)
+        if os.path.exists(final):
+            shutil.rmtree(final)
+        os.replace(work, final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
 
 
 def _quality(kept: Any, candidates: Any, truth: Any, n_left: int, n_right: int

@@ -215,3 +215,34 @@ def test_argparse_errors_exit_2(argv, capsys):
         main(argv)
     assert info.value.code == 2
     assert "usage: erblock" in capsys.readouterr().err
+
+
+def test_failed_run_leaves_nothing_under_the_output_name(people_csv, tmp_path, capsys,
+                                                         monkeypatch):
+    """A write that fails on a worker (erblock's in-process local cluster, so the patch
+    reaches it): exit code 1, no directory under the final name, no temporary left."""
+    import erblock.engine.run as run
+
+    _, path = people_csv
+    real_write = run._write_part
+
+    def flaky(pairs, out_dir, task):
+        if task == 3:
+            raise OSError("disk full (injected)")
+        return real_write(pairs, out_dir, task)
+
+    monkeypatch.setattr(run, "_write_part", flaky)
+    out = tmp_path / "out" / "pairs"
+    out.parent.mkdir()
+    assert main(["dedupe", str(path), *ARGS, "-o", str(out), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "disk full (injected)" in err and "Traceback" not in err
+    assert list(out.parent.iterdir()) == []  # neither pairs/ nor pairs.erblock-tmp-*
+    # an existing result is never replaced without --overwrite (exit 2), and kept intact
+    monkeypatch.setattr(run, "_write_part", real_write)
+    assert main(["dedupe", str(path), *ARGS, "-o", str(out), "--quiet"]) == 0
+    before = sorted(p.name for p in out.iterdir())
+    assert main(["dedupe", str(path), *ARGS, "-o", str(out), "--quiet"]) == 2
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert main(["dedupe", str(path), *ARGS, "-o", str(out), "--overwrite", "--quiet"]) == 0

@@ -167,3 +167,10 @@ def test_cli_map_refused_for_dedupe(people, tmp_path, capsys):
     assert main(["dedupe", str(tmp_path / "p.csv"), "--key", "surname", "--compare",
                  "first:jaro", "--map", "a=b"]) == 2
     assert "--map" in capsys.readouterr().err
+
+
+def test_cli_repeated_ids_exit_2_naming_the_problem(people, tmp_path, capsys):
+    people.assign(pid="same").to_csv(tmp_path / "p.csv", index=False)
+    assert main(["dedupe", str(tmp_path / "p.csv"), "--key", "surname", "--compare",
+                 "first:jaro", "--id", "pid", "--quiet"]) == 2
+    assert "record ids are not unique" in capsys.readouterr().err
