@@ -144,6 +144,8 @@ def prediction(plan: Plan, report: RunReport) -> dict[str, Any]:
     }
     if info.get("sampled"):
         out["sample"] = info.get("sample")
+    if info.get("sampled") or info.get("estimated"):
+        out["loads_estimated"] = True  # planned comparisons are estimates
     else:
         # exact plans: the difference is the pairs found by several passes (compared once)
         out["repeat_pairs_skipped"] = plan.total_comparisons - report.comparisons
