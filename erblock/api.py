@@ -173,10 +173,15 @@ def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any,
     ids = id if isinstance(id, tuple) else (id, id)
     check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
     allowed = {"npartitions", "persist", "progress", "sort", "cell_budget", "overwrite",
+               "memory_budget",
                "cost_model", "sample", "sketch"}
     unknown = set(options) - allowed
     if unknown:
         raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
+    if options.get("memory_budget") is not None:
+        from .engine.memory import parse_budget
+
+        options["memory_budget"] = parse_budget(options["memory_budget"])
     options["sketch"] = sketch_option(options.get("sketch"), strategy)
     _check_planning(options, strategy)
     job = Job(mode=mode, keys=keys, comparisons=comparisons, strategy=strategy, n_tasks=n_tasks,

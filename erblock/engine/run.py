@@ -66,6 +66,7 @@ class Job:
     progress: bool = False
     sort: bool = False
     cell_budget: int = DEFAULT_CELL_BUDGET
+    memory_budget: Any = None  # bytes per reduce task, "auto" or None (engine/memory.py)
     cost_model: Any = None  # None, "calibrate", "default", CostModel, dict or RunReport
     sample: Any = None  # progressive sampling goal (balancing.sampling.SampleGoal) or None
     sketch: Any = None  # balancing.sketch.SketchSpec for the cell strategies (None: defaults)
@@ -367,6 +368,9 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
         prepared = [client.persist(p) for p in prepared]
     r = job.n_tasks or max(1, 4 * threads)
     plan, rec, timing = plan_job(client, job, prepared, check_ids, threads, r, t0)
+    from .memory import fit_plan  # memory_budget: chunk size and task count that fit
+
+    plan, r, job = fit_plan(client, job, prepared, check_ids, threads, r, t0, plan)
     phases.update(timing)  # profile, plan
 
     out_dir, final_dir = _output_dirs(job)
@@ -391,8 +395,13 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
                 compared.append(c)
                 # with an output directory: compare, then write on the same worker (the
                 # scheduler runs a dependent where its input is), so each phase has a bar
-                tasks.append(c if out_dir is None
-                             else dask.delayed(_write_task, pure=False)(c, out_dir))
+                if out_dir is None:
+                    tasks.append(c)
+                    continue
+            # a finished compare is written before any other compare starts, so a worker
+            # holds at most one unwritten result per thread (bounded memory)
+            with dask.annotate(priority=int(plan.loads.max()) + 1):
+                tasks.append(dask.delayed(_write_task, pure=False)(c, out_dir))
         both = job.progress and out_dir is not None
         futures = client.compute(compared + tasks if both else tasks, optimize_graph=False)
         if job.progress:

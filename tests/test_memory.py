@@ -1,0 +1,227 @@
+"""Bounded memory: the memory model, plans sized to a per-task budget, and worker memory
+measured (psutil, resident set size of the real worker processes) on one giant block.
+
+The giant-block test runs the issue's case in full: 50 000 records sharing one key,
+1 249 975 000 Jaro-Winkler comparisons with a threshold, on two 1-thread worker
+processes (about 30 s on 2 cores), and checks that no worker grew by more than its
+budget plus the fixed overhead documented in docs/memory.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import psutil
+import pytest
+from distributed import Client
+from procs import ProcCluster
+from rapidfuzz.distance import JaroWinkler
+
+import erblock
+from erblock.balancing.bdm import BDM
+from erblock.balancing.strategies import plan_basic, plan_blocksplit
+from erblock.engine import memory
+from erblock.matchers.compare import DEFAULT_CELL_BUDGET
+
+MiB = 1 << 20
+#: what a worker holds besides its running tasks: Dask's state, its share of the records
+#: and of the routed partitions, allocator slack (docs/memory.md, measured 40-60 MiB)
+WORKER_OVERHEAD = 96 * MiB
+
+
+def _names(n: int, seed: int = 0, length: int = 14) -> list[str]:
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    g = np.random.default_rng(seed)
+    return ["".join(r) for r in letters[g.integers(0, 26, (n, length))]]
+
+
+def _giant(n: int) -> pd.DataFrame:
+    return pd.DataFrame({"k": ["same"] * n, "name": _names(n)})
+
+
+# -- the model, without a cluster -------------------------------------------------------
+
+
+def _bdm(sizes: list[int], parts: int = 2) -> BDM:
+    block, part, src, count = [], [], [], []
+    for b, n in enumerate(sizes):
+        for p in range(parts):
+            share = n // parts + (1 if p < n % parts else 0)
+            if share:
+                block.append(b + 1)
+                part.append(p)
+                src.append(0)
+                count.append(share)
+    return BDM.from_arrays(np.array(block, np.int64), np.array(part, np.int64),
+                           np.array(src, np.int8), np.array(count, np.int64), (parts, 0), False)
+
+
+def test_records_per_task_counts_every_routed_copy():
+    plan = plan_blocksplit(_bdm([400, 10, 10]), 4)
+    per_task = memory.records_per_task(plan)
+    assert per_task.sum() == plan.records_routed
+    basic = plan_basic(_bdm([400, 10, 10]), 4)
+    assert memory.records_per_task(basic).sum() == 420  # no replication
+
+
+def test_estimate_parts():
+    plan = plan_basic(_bdm([100]), 1)
+    est = memory.estimate(plan, bytes_per_record=50.0, n_comparisons=2, threshold=None,
+                          cell_budget=1000)
+    assert est.records[0] == int(100 * 50 * memory.RECORD_COPIES)
+    assert est.chunk == 1000 * memory.cell_bytes(2)
+    assert est.pairs[0] == 4950 * memory.pair_bytes(2)
+    kept = memory.estimate(plan, 50.0, 2, threshold=0.9, cell_budget=1000)
+    assert kept.pairs[0] == int(4950 * memory.THRESHOLD_KEEP * memory.pair_bytes(2))
+    assert est.peak == est.records[0] + est.chunk + est.pairs[0]
+
+
+def test_more_tasks_lower_the_largest_estimate_for_splitting_strategies():
+    bdm = _bdm([3000], parts=4)
+    peaks = [memory.estimate(plan_blocksplit(bdm, r), 60.0, 1, None, 1 << 16).peak
+             for r in (4, 16, 64)]
+    assert peaks[0] > peaks[1] > peaks[2]
+    basic = [memory.estimate(plan_basic(bdm, r), 60.0, 1, None, 1 << 16).peak for r in (4, 64)]
+    assert basic[0] == basic[1]  # one block, one task: more tasks cannot help
+
+
+def test_chunk_cells_take_a_quarter_of_the_budget():
+    cells = memory.chunk_cells(64 * MiB, 2, DEFAULT_CELL_BUDGET)
+    assert cells * memory.cell_bytes(2) <= 16 * MiB
+    assert memory.chunk_cells(10**12, 2, DEFAULT_CELL_BUDGET) == DEFAULT_CELL_BUDGET
+    assert memory.chunk_cells(MiB, 50, DEFAULT_CELL_BUDGET) == memory.MIN_CELLS
+
+
+@pytest.mark.parametrize(("value", "expected"), [("2GB", 2 * 10**9), ("512MiB", 512 * MiB),
+                                                 (3 * MiB, 3 * MiB), ("auto", "auto"),
+                                                 (None, None)])
+def test_parse_budget(value, expected):
+    assert memory.parse_budget(value) == expected
+
+
+@pytest.mark.parametrize("bad", ["lots", -5, 100, True, float("nan")])
+def test_bad_budgets(bad):
+    with pytest.raises(ValueError, match="memory_budget"):
+        erblock.dedupe(_giant(10), key="k", compare={"name": "jaro"}, memory_budget=bad)
+
+
+def test_auto_budget_is_half_the_limit_per_thread():
+    workers = {"a": {"memory_limit": 8 * 2**30, "nthreads": 2},
+               "b": {"memory_limit": 2 * 2**30, "nthreads": 1}}
+    assert memory.auto_budget(workers) == 2**30
+    assert memory.auto_budget({"a": {"memory_limit": 0, "nthreads": 1}}) is None
+
+
+# -- planning to a budget, on the in-process cluster ------------------------------------
+
+
+def test_budget_raises_the_task_count_and_shrinks_chunks(client, tmp_path):
+    df = _giant(3000)
+    report = erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, client=client,
+                            memory_budget="32MB", output=str(tmp_path / "o"))
+    default = erblock.plan(df, key="k", client=client)
+    assert report.n_tasks > default.n_tasks
+    assert report.plan["memory_peak_estimate"] <= 32 * 10**6
+    assert report.plan["cell_budget"] < DEFAULT_CELL_BUDGET
+    assert report.comparisons == report.pairs == 3000 * 2999 // 2
+    assert len(pd.read_parquet(tmp_path / "o")) == report.pairs
+
+
+def test_basic_cannot_split_a_giant_block_and_says_so(client):
+    with pytest.raises(MemoryError, match=r"reduce task \d+ would need about .*basic cannot "
+                                          r"split a block"):
+        erblock.dedupe(_giant(3000), key="k", compare={"name": "jaro"}, client=client,
+                       strategy="basic", memory_budget="16MB", output="unused")
+
+
+def test_fixed_n_tasks_that_cannot_fit_is_refused(client):
+    with pytest.raises(MemoryError, match=r"leave n_tasks unset \(it is 2\)"):
+        erblock.dedupe(_giant(3000), key="k", compare={"name": "jaro"}, client=client,
+                       n_tasks=2, strategy="blocksplit", memory_budget="16MB",
+                       output="unused")
+
+
+def test_an_unthresholded_result_too_big_for_this_process_fails_up_front(client):
+    # 60 000 records in one block: 1.8 billion pairs, far more than this machine holds
+    start = time.perf_counter()
+    with pytest.raises(MemoryError, match=r"pass output='dir' so the workers write parquet "
+                                          r"parts, or a threshold"):
+        erblock.dedupe(_giant(60_000), key="k", compare={"name": "jaro"}, client=client)
+    assert time.perf_counter() - start < 60, "must fail before comparing anything"
+
+
+# -- measured worker memory on real worker processes ------------------------------------
+
+
+class _PeakRSS:
+    """Polls the resident set size of some processes in a thread; keeps the peaks."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.procs = [psutil.Process(p) for p in pids]
+        self.base = [p.memory_info().rss for p in self.procs]
+        self.peak = list(self.base)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            for i, p in enumerate(self.procs):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    self.peak[i] = max(self.peak[i], p.memory_info().rss)
+            time.sleep(0.02)
+
+    def __enter__(self) -> _PeakRSS:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def growth(self) -> list[int]:
+        return [p - b for p, b in zip(self.peak, self.base)]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_giant_block_of_50000_records_stays_within_the_worker_budget():
+    n, budget = 50_000, 256 * MiB
+    df = _giant(n)
+    with ProcCluster(n_workers=2, nthreads=1) as pc, \
+            Client(pc.address, set_as_default=False) as c:
+        erblock.dedupe(df.iloc[:300], key="k", compare={"name": "jaro_winkler"}, client=c)
+        with _PeakRSS(pc.worker_pids()) as rss:
+            pairs = erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"},
+                                   threshold=0.85, client=c, memory_budget=budget)
+    rep = pairs.attrs["erblock_report"]
+    assert rep.comparisons == n * (n - 1) // 2 == 1_249_975_000
+    assert rep.plan["memory_peak_estimate"] <= budget
+    for growth in rss.growth:  # one thread per worker: one task's budget + the overhead
+        assert growth <= budget + WORKER_OVERHEAD, (rss.base, rss.peak)
+    names = df["name"].to_numpy()
+    for a, b, s in zip(pairs["left_id"], pairs["right_id"], pairs["score"]):
+        assert s == pytest.approx(JaroWinkler.normalized_similarity(names[a], names[b]),
+                                  abs=1e-6)
+        assert s >= np.float32(0.85)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_unthresholded_giant_block_written_by_workers_stays_within_budget(tmp_path):
+    n, budget = 5000, 64 * MiB
+    df = _giant(n)
+    with ProcCluster(n_workers=2, nthreads=1) as pc, \
+            Client(pc.address, set_as_default=False) as c:
+        erblock.dedupe(df.iloc[:300], key="k", compare={"name": "jaro_winkler"}, client=c)
+        with _PeakRSS(pc.worker_pids()) as rss:
+            rep = erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, client=c,
+                                 memory_budget=budget, output=str(tmp_path / "o"))
+    assert rep.pairs == n * (n - 1) // 2
+    assert rep.n_tasks > 8  # grown from the default 4 × threads to fit the pairs
+    for growth in rss.growth:
+        assert growth <= budget + WORKER_OVERHEAD, (rss.base, rss.peak)
