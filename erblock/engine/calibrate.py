@@ -168,7 +168,7 @@ def calibrate(client: Client, job: Job, prepared: Sequence[dd.DataFrame], thread
     if len(values) == 0:
         return CostModel(source="default (no records to calibrate with)")
     frame = calibration_frame(values)
-    runs = []
+    runs: list[dict[str, Any]] = []
     for r in (threads, threads, 8 * threads, 8 * threads):
         # pairs written like the job's: next to its output directory (storage the workers
         # share), removed afterwards
