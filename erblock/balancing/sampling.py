@@ -287,8 +287,17 @@ def lpt_onto(costs: np.ndarray, loads: np.ndarray) -> np.ndarray:
     return out
 
 
+#: finer chops tried when pieces of 1/chop of the mean load pack too unevenly
+CHOP_STEPS = (1, 2, 4, 8)
+
+
 def plan_sampled(est: SampleEstimate, r: int, goal: SampleGoal | None = None) -> Plan:
     """Chop large blocks, pack medium ones, hash small and unseen ones (module doc).
+
+    Sampling more cannot fix a plan whose pieces are too coarse to pack evenly, so when
+    the estimated imbalance exceeds ``1 + delta/2`` the large blocks are chopped finer
+    (``goal.chop`` times 2, 4, 8) and the first plan within it, else the most even one, is
+    kept (``info["chop"]``).
 
     ``plan.loads`` are estimates; ``plan.info["load_variance"]`` their variances, and
     ``plan.hashing`` the :class:`HashRoutes` the router uses for what the unit table does
@@ -297,6 +306,18 @@ def plan_sampled(est: SampleEstimate, r: int, goal: SampleGoal | None = None) ->
     if not isinstance(r, (int, np.integer)) or isinstance(r, bool) or r < 1:
         raise ValueError(f"n_tasks must be an integer >= 1, got {r!r}")
     goal = goal or SampleGoal()
+    best: Plan | None = None
+    for step in CHOP_STEPS:
+        plan = _plan_sampled(est, int(r), goal, goal.chop * step)
+        if best is None or plan.imbalance < best.imbalance:
+            best = plan
+        if plan.imbalance <= 1.0 + goal.delta / 2 or not plan.info["large_blocks"]:
+            break
+    assert best is not None
+    return best
+
+
+def _plan_sampled(est: SampleEstimate, r: int, goal: SampleGoal, chop: float) -> Plan:
     link = est.link
     comps = est.comparisons
     total = float(comps.sum())
@@ -358,7 +379,7 @@ def plan_sampled(est: SampleEstimate, r: int, goal: SampleGoal | None = None) ->
 
     # large blocks: chopped into hash pieces
     ch_block, ch_src, ch_h, ch_unit0 = [], [], [], []
-    q = max(mean_load / goal.chop, 1.0)
+    q = max(mean_load / chop, 1.0)
     for k in np.flatnonzero(large).tolist():
         blk = int(est.block[k])
         if link:
@@ -416,6 +437,7 @@ def plan_sampled(est: SampleEstimate, r: int, goal: SampleGoal | None = None) ->
         "medium_blocks": int(medium.sum()),
         "small_blocks_seen": int(small.sum()),
         "threshold": mean_load,
+        "chop": chop,
     }
     plan = make_plan("sampling", r, link, builder, assign, int(round(records)), info)
     plan.hashing = HashRoutes(  # type: ignore[attr-defined]
