@@ -221,6 +221,8 @@ def link(
     prepared records in cluster memory between profile and route; default True),
     ``progress`` (progress bar), ``sort`` (canonical order), ``shuffle_method``
     (``"tasks"`` or ``"p2p"``), ``overwrite`` (replace an existing output directory),
+    ``memory_budget`` (the most one reduce task may use, e.g. ``"512MB"`` or ``"auto"``:
+    chunks and the number of tasks are sized to fit, see docs/memory.md),
     ``sketch`` (the sketch profile of ``strategy="cellblock"``/``"cellrange"``, e.g.
     ``{"kind": "countmin", "d": 5, "w": 4096, "seed": 0}``; default FastAGMS, d = 5,
     w = 64 × n_tasks; see :mod:`erblock.balancing.sketch`), ``cost_model`` (what
