@@ -13,15 +13,13 @@ import erblock
 from erblock.matchers.comparisons import as_comparisons
 from erblock.matchers.scoring import (
     FellegiSunter,
-    KeptTask,
     LevelSpec,
     PatternHistogram,
     fit_em,
-    keep_task,
-    kept_histogram,
     load_model,
     resolve_levels,
 )
+from erblock.matchers.scoring_tasks import KeptTask, keep_task, kept_histogram, u_row_ranges
 from erblock.matchers.supervised import ScoreThreshold, SupervisedModel, labels_from_truth
 
 # ---------------------------------------------------------------------- synthetic model
@@ -407,3 +405,35 @@ def test_score_threshold_as_scoring(client, people):
                        sort=True)
     pd.testing.assert_frame_equal(a, b)
     assert (a["score"] >= 0.8).all()
+
+
+# --------------------------------------------------------------------- benchmark smoke
+
+
+def test_u_row_ranges_split_the_work_evenly():
+    link = u_row_ranges(10, 7, 3)
+    assert link[0][0] == 0 and link[-1][1] == 10
+    assert all(a[1] == b[0] for a, b in zip(link, link[1:]))
+    tri = u_row_ranges(1000, None, 4)
+    work = [sum(1000 - 1 - i for i in range(a, b)) for a, b in tri]
+    assert tri[0][0] == 0 and tri[-1][1] == 1000 and len(tri) == 4
+    assert max(work) / min(work) < 1.05
+    assert u_row_ranges(0, None, 4) == []
+
+
+def test_quality_benchmark_quick_run(client, tmp_path, monkeypatch):
+    """benchmarks/bench_quality.py --quick --no-peers: code paths only, not numbers."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_quality.py"
+    spec = importlib.util.spec_from_file_location("_bench_quality", path)
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, bench)  # dataclasses look the module up
+    spec.loader.exec_module(bench)
+    res = bench.main(["--quick", "--no-peers", "--out", str(tmp_path)], client=client)
+    r = res["datasets"]["dblp_acm"]["systems"]["erblock"]
+    assert r["candidates"] > 0 and 0 < r["default"]["f1"] <= 1
+    assert (tmp_path / "quality.json").exists()
+    assert "## Quality" in (tmp_path / "quality.md").read_text()

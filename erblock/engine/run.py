@@ -38,7 +38,7 @@ from ..balancing.sketch import SketchProfile, SketchSpec, as_sketch_spec
 from ..balancing.sketch import build as build_sketch
 from ..balancing.sketch import merge as merge_sketches
 from ..blocking.keys import NULL_BLOCK, KeySpec
-from ..matchers import scoring as _scoring
+from ..matchers import scoring_tasks as _scoring
 from ..matchers.compare import DEFAULT_CELL_BUDGET, compare_task, empty_pairs
 from ..matchers.comparisons import Comparison
 from ..report import RunReport
@@ -437,6 +437,8 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
         if scoring is not None and _fitted(scoring):
             scoring.to_json(os.path.join(out_dir, MODEL_FILE))
         assert final_dir is not None  # set together with out_dir
+        if scoring is not None and _fitted(scoring):
+            scoring.to_json(os.path.join(out_dir, MODEL_FILE))
         _finish_output(out_dir, final_dir, job.overwrite)
     phases["write"] = time.perf_counter() - t3
     report.phases = phases
@@ -692,10 +694,17 @@ def _compare_scored(client: Client, job: Job, plan: Plan, prepared: Sequence[dd.
                                  align_dataframes=False)
             samples.append(dask.delayed(pd.concat)(s.to_delayed(), ignore_index=True))
         vcols = [value_column_of(job, c.column) for c in job.comparisons]
-        u_task = dask.delayed(_scoring.u_level_counts)(
+        samples = client.persist(samples)  # released with the last reference
+        sizes = client.compute([dask.delayed(len)(s) for s in samples], sync=True)
+        ranges = _scoring.u_row_ranges(sizes[0], sizes[1] if job.link else None,
+                                       2 * total_threads(client))
+        u_parts = [dask.delayed(_scoring.u_level_counts)(
             samples[0], samples[1] if job.link else None, job.comparisons, vcols,
-            model.specs_, job.cell_budget)
-        extra = [u_task]
+            model.specs_, job.cell_budget, rows) for rows in ranges]
+        extra = [dask.delayed(_scoring.sum_level_counts)(u_parts) if u_parts
+                 else dask.delayed(_scoring.u_level_counts)(
+                     samples[0], samples[1] if job.link else None, job.comparisons, vcols,
+                     model.specs_, job.cell_budget)]
         if tf_col is not None:
             extra += [dask.delayed(_scoring.tf_counts)(d, tf_col)
                       for p in prepared for d in p.to_delayed()]
@@ -721,6 +730,7 @@ def _compare_scored(client: Client, job: Job, plan: Plan, prepared: Sequence[dd.
 
         t2 = time.perf_counter()
         [model_f] = client.scatter([model], broadcast=True)
+        futures.append(model_f)
         scored = client.map(_score_task, kept, model=model_f, job=job, out_dir=out_dir,
                             pure=False)
         futures += scored

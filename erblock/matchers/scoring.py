@@ -46,10 +46,8 @@ The fitted model is saved with :meth:`FellegiSunter.to_json` and loaded with
 :meth:`FellegiSunter.from_json` (or :func:`load_model` for any erblock model), and can be
 passed back as ``scoring=model`` to score new pairs without refitting.
 
-Worker-side functions (called inside Dask tasks by :mod:`erblock.engine.run`):
-:func:`keep_task` (phase 1: level vectors of a task's pairs, kept in memory),
-:func:`kept_histogram` (what phase 1 sends to the client), :func:`score_kept` (phase 2),
-:func:`u_level_counts` (random pairs) and :func:`tf_counts`.
+Levels, histograms and EM are in :mod:`erblock.matchers.levels`; the worker-side functions
+of the two phases in :mod:`erblock.matchers.scoring_tasks`.
 """
 
 from __future__ import annotations
@@ -59,281 +57,35 @@ import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .comparisons import STRING_METHODS, Comparison, as_comparisons
+from .comparisons import Comparison, as_comparisons
+from .levels import (
+    DEFAULT_THRESHOLDS,
+    PROB_FLOOR,
+    LevelSpec,
+    PatternHistogram,
+    check_thresholds,
+    fit_em,
+    gamma_matrix,
+    resolve_levels,
+)
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
     "FellegiSunter",
-    "KeptTask",
+    "LevelSpec",
     "PatternHistogram",
     "fit_em",
-    "keep_task",
-    "kept_histogram",
     "load_model",
-    "score_kept",
-    "tf_counts",
-    "u_level_counts",
+    "resolve_levels",
 ]
 
-#: Default level thresholds per comparison method (the top one is the exact agreement).
-DEFAULT_THRESHOLDS: dict[str, tuple[float, ...]] = {
-    "exact": (1.0,),
-    "numeric": (0.5, 0.9, 1.0),
-    **{m: (0.8, 0.92, 1.0) for m in STRING_METHODS},
-}
-GENERIC_THRESHOLDS = (0.8, 0.92, 1.0)
-_EPS = 1e-6  # thresholds are met within this tolerance (float32 similarities)
-_PROB_FLOOR = 1e-9  # m and u are kept in [floor, 1] so weights stay finite
 RESERVED_COLUMNS = ("left_id", "right_id", "score", "match_weight", "match_probability")
-TF_COLUMN = "_erb_tf_value"
-
-
-# ----------------------------------------------------------------------------- levels
-
-
-@dataclass(frozen=True)
-class LevelSpec:
-    """The levels of one comparison: its result column and ascending thresholds."""
-
-    name: str
-    column: str
-    method: str
-    thresholds: tuple[float, ...]
-
-    @property
-    def n_levels(self) -> int:
-        """Non-null levels (``len(thresholds) + 1``)."""
-        return len(self.thresholds) + 1
-
-    def labels(self) -> list[str]:
-        """Readable label of each non-null level, lowest first."""
-        out = [f"< {self.thresholds[0]:g}"]
-        for t in self.thresholds:
-            out.append("exact" if t >= 1.0 and self.method != "numeric" else f">= {t:g}")
-        return out
-
-    def levels(self, sims: np.ndarray) -> np.ndarray:
-        """Level of every similarity (int8; −1 for a missing similarity)."""
-        sims = np.asarray(sims, dtype=np.float64)
-        out = np.zeros(sims.shape, dtype=np.int8)
-        for t in self.thresholds:
-            out += (sims >= t - _EPS).astype(np.int8)
-        out[np.isnan(sims)] = -1
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "column": self.column, "method": self.method,
-                "thresholds": list(self.thresholds)}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> LevelSpec:
-        return cls(str(d["name"]), str(d["column"]), str(d["method"]),
-                   tuple(float(t) for t in d["thresholds"]))
-
-
-def _check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
-    if isinstance(thresholds, (int, float)) and not isinstance(thresholds, bool):
-        thresholds = (thresholds,)
-    try:
-        ts = tuple(sorted(float(t) for t in thresholds))
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"levels[{name!r}] must be a sequence of similarity thresholds in (0, 1], "
-            f"got {thresholds!r}"
-        ) from None
-    if not ts or any(not (0.0 < t <= 1.0) for t in ts) or len(set(ts)) != len(ts):
-        raise ValueError(
-            f"levels[{name!r}] must be distinct thresholds in (0, 1] (e.g. (0.8, 0.92, 1.0)), "
-            f"got {thresholds!r}"
-        )
-    return ts
-
-
-def resolve_levels(comparisons: Sequence[Comparison],
-                   levels: Mapping[str, Any] | None) -> tuple[LevelSpec, ...]:
-    """Level specs of ``comparisons``; ``levels`` overrides defaults by name or column."""
-    levels = dict(levels or {})
-    used: set[str] = set()
-    out = []
-    for c in comparisons:
-        key = c.name if c.name in levels else (c.column if c.column in levels else None)
-        if key is not None:
-            used.add(key)
-            ts = _check_thresholds(key, levels[key])
-        else:
-            ts = DEFAULT_THRESHOLDS.get(c.method, GENERIC_THRESHOLDS)
-        out.append(LevelSpec(c.name, c.column, c.method, ts))
-    unknown = set(levels) - used
-    if unknown:
-        names = [c.name for c in comparisons] + [c.column for c in comparisons]
-        raise ValueError(
-            f"levels: {sorted(unknown)} name no comparison; use a comparison's result name "
-            f"or column, one of {sorted(set(names))}"
-        )
-    radix = [s.n_levels + 1 for s in out]
-    if math.prod(radix) >= 2**62:
-        raise ValueError("levels: too many comparisons × levels to encode a level vector "
-                         "in 62 bits; use fewer thresholds")
-    return tuple(out)
-
-
-def gamma_matrix(specs: Sequence[LevelSpec], sims: Sequence[np.ndarray]) -> np.ndarray:
-    """(pairs × comparisons) int8 level matrix from the similarity arrays."""
-    n = len(sims[0]) if sims else 0
-    out = np.empty((n, len(specs)), dtype=np.int8)
-    for k, (s, v) in enumerate(zip(specs, sims)):
-        out[:, k] = s.levels(v)
-    return out
-
-
-# ------------------------------------------------------------------------- histogram
-
-
-@dataclass
-class PatternHistogram:
-    """Counts of distinct level vectors: ``codes`` (int64, mixed radix) and ``counts``.
-
-    A level vector γ is encoded as Σ_k (γ_k + 1) · stride_k with radix ``levels_k + 1``
-    (digit 0 = null). Histograms from any number of tasks merge by :meth:`merge`.
-    """
-
-    radix: tuple[int, ...]
-    codes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-
-    @property
-    def strides(self) -> np.ndarray:
-        return np.cumprod((1, *self.radix[:-1])).astype(np.int64) if self.radix else np.zeros(0)
-
-    @classmethod
-    def from_gamma(cls, gamma: np.ndarray, radix: Sequence[int]) -> PatternHistogram:
-        h = cls(tuple(int(r) for r in radix))
-        if len(gamma) == 0:
-            return h
-        codes = (gamma.astype(np.int64) + 1) @ h.strides
-        h.codes, h.counts = np.unique(codes, return_counts=True)
-        h.counts = h.counts.astype(np.int64)
-        return h
-
-    def gamma(self) -> np.ndarray:
-        """Decode the distinct level vectors (rows aligned with ``counts``)."""
-        out = np.empty((len(self.codes), len(self.radix)), dtype=np.int8)
-        rest = self.codes.copy()
-        for k, r in enumerate(self.radix):
-            out[:, k] = rest % r - 1
-            rest //= r
-        return out
-
-    @staticmethod
-    def merge(hists: Sequence[PatternHistogram]) -> PatternHistogram:
-        """Sum histograms (all of the same radix)."""
-        if not hists:
-            raise ValueError("merge: no histograms")
-        radix = hists[0].radix
-        if any(h.radix != radix for h in hists):
-            raise ValueError("merge: histograms of different level layouts")
-        codes = np.concatenate([h.codes for h in hists])
-        counts = np.concatenate([h.counts for h in hists])
-        uniq, inv = np.unique(codes, return_inverse=True)
-        return PatternHistogram(radix, uniq, np.bincount(inv, weights=counts,
-                                                         minlength=len(uniq)).astype(np.int64))
-
-    @property
-    def total(self) -> int:
-        return int(self.counts.sum())
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.codes.nbytes + self.counts.nbytes)
-
-
-# ------------------------------------------------------------------------------- EM
-
-
-def _log_table(p: np.ndarray) -> np.ndarray:
-    """log of probabilities per level with a 0 in front for the null level."""
-    return np.concatenate([[0.0], np.log(np.clip(p, _PROB_FLOOR, 1.0))])
-
-
-def fit_em(
-    gamma: np.ndarray,
-    counts: np.ndarray,
-    n_levels: Sequence[int],
-    u: Sequence[np.ndarray],
-    m: Sequence[np.ndarray] | None = None,
-    lam: float = 0.1,
-    fix_u: bool | Sequence[bool] = True,
-    max_iter: int = 200,
-    tol: float = 1e-7,
-) -> dict[str, Any]:
-    """EM for λ and m (and the u not fixed) over weighted level vectors.
-
-    ``gamma``: (rows × comparisons) levels, −1 = null; ``counts``: weight of each row (the
-    histogram counts, or ones for pair-level EM: the result is the same). ``fix_u``: keep
-    u fixed for all comparisons, none, or per comparison (a bool each). Returns a dict
-    with ``lambda``, ``m``, ``u`` (lists of arrays per comparison), ``n_iter`` and
-    ``converged``.
-    """
-    gamma = np.asarray(gamma)
-    w = np.asarray(counts, dtype=np.float64)
-    K = gamma.shape[1]
-    if len(n_levels) != K or len(u) != K:
-        raise ValueError("fit_em: n_levels and u must have one entry per comparison")
-    u = [np.clip(np.asarray(x, dtype=np.float64), _PROB_FLOOR, 1.0) for x in u]
-    if m is None:
-        m = [_default_m(n) for n in n_levels]
-    m = [np.asarray(x, dtype=np.float64).copy() for x in m]
-    idx = gamma.astype(np.int64) + 1  # 0 = null
-    present = gamma >= 0
-    fixed = [bool(fix_u)] * K if isinstance(fix_u, (bool, np.bool_)) else [bool(f) for f in fix_u]
-    if len(fixed) != K:
-        raise ValueError("fit_em: fix_u must be a bool or one bool per comparison")
-    lam = float(min(max(lam, 1e-6), 1 - 1e-6))
-    total = w.sum()
-    converged = False
-    it = 0
-    for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
-        logit = np.full(len(w), math.log(lam) - math.log1p(-lam))
-        for k in range(K):
-            logit += _log_table(m[k])[idx[:, k]] - _log_table(u[k])[idx[:, k]]
-        p = 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
-        wp, wq = w * p, w * (1.0 - p)
-        new_lam = float(wp.sum() / total) if total > 0 else lam
-        new_m, new_u = [], []
-        for k in range(K):
-            sel = present[:, k]
-            nk = n_levels[k]
-            mk = np.bincount(gamma[sel, k], weights=wp[sel], minlength=nk)[:nk]
-            new_m.append(mk / mk.sum() if mk.sum() > 0 else m[k])
-            if fixed[k]:
-                new_u.append(u[k])
-            else:
-                uk = np.bincount(gamma[sel, k], weights=wq[sel], minlength=nk)[:nk]
-                new_u.append(np.clip(uk / uk.sum(), _PROB_FLOOR, 1.0) if uk.sum() > 0 else u[k])
-        delta = abs(new_lam - lam)
-        delta = max([delta] + [float(np.max(np.abs(a - b))) for a, b in zip(new_m, m)])
-        delta = max([delta] + [float(np.max(np.abs(a - b))) for a, b in zip(new_u, u)])
-        u = new_u
-        lam, m = min(max(new_lam, 1e-9), 1 - 1e-9), new_m
-        if delta < tol:
-            converged = True
-            break
-    return {"lambda": lam, "m": m, "u": u, "n_iter": it, "converged": converged}
-
-
-def _default_m(n_levels: int) -> np.ndarray:
-    """Starting m: 90 % on the top level, the rest halving downwards."""
-    if n_levels == 1:
-        return np.ones(1)
-    rest = 0.5 ** np.arange(n_levels - 1, 0, -1, dtype=np.float64)
-    rest = 0.1 * rest / rest.sum()
-    return np.concatenate([rest, [0.9]])
+TF_COLUMN = "_erb_tf_value"  #: per-pair value of the tf column, between the two phases
 
 
 # --------------------------------------------------------------------------- the model
@@ -387,7 +139,7 @@ class FellegiSunter:
         if levels is not None and not isinstance(levels, Mapping):
             raise TypeError(f"levels must be a dict {{comparison: thresholds}}, got {levels!r}")
         for k, v in (levels or {}).items():
-            _check_thresholds(k, v)
+            check_thresholds(k, v)
         if tf_adjust is not None and not isinstance(tf_adjust, str):
             raise TypeError(f"tf_adjust must be a comparison name or column, got {tf_adjust!r}")
         if fix_u not in (True, False, "auto"):
@@ -600,8 +352,8 @@ class FellegiSunter:
     def weight_tables(self) -> list[np.ndarray]:
         """log2(m/u) per comparison with 0 in front for the null level."""
         self._require_fitted()
-        return [np.concatenate([[0.0], np.log2(np.clip(m, _PROB_FLOOR, 1.0))
-                                - np.log2(np.clip(u, _PROB_FLOOR, 1.0))])
+        return [np.concatenate([[0.0], np.log2(np.clip(m, PROB_FLOOR, 1.0))
+                                - np.log2(np.clip(u, PROB_FLOOR, 1.0))])
                 for m, u in zip(self.m_ or (), self.u_ or ())]
 
     @property
@@ -622,11 +374,11 @@ class FellegiSunter:
             if top.any():
                 vals = pd.Series(np.asarray(tf_values, dtype=object)[top]).astype("string")
                 freq = vals.map(self.tf_).to_numpy(np.float64, na_value=np.nan)
-                floor = float(self.tf_.min()) if len(self.tf_) else _PROB_FLOOR
+                floor = float(self.tf_.min()) if len(self.tf_) else PROB_FLOOR
                 freq = np.where(np.isnan(freq), floor, freq)
                 u_rand = self.u_random_[k][-1] if self.u_random_ is not None else self.u_[k][-1]  # type: ignore[index]
-                w[top] += math.log2(max(float(u_rand), _PROB_FLOOR)) - np.log2(
-                    np.maximum(freq, _PROB_FLOOR))
+                w[top] += math.log2(max(float(u_rand), PROB_FLOOR)) - np.log2(
+                    np.maximum(freq, PROB_FLOOR))
         return w
 
     def apply(self, pairs: pd.DataFrame, tf_values: Any = None) -> pd.DataFrame:
@@ -671,8 +423,8 @@ class FellegiSunter:
                              "m": float(m[level]), "u": float(u[level]),
                              "u_random": float(self.u_random_[k][level]) if self.u_random_
                              else float(u[level]),
-                             "match_weight": math.log2(max(m[level], _PROB_FLOOR))
-                             - math.log2(max(u[level], _PROB_FLOOR))})
+                             "match_weight": math.log2(max(m[level], PROB_FLOOR))
+                             - math.log2(max(u[level], PROB_FLOOR))})
         return pd.DataFrame(rows)
 
     def report(self) -> dict[str, Any]:
@@ -781,112 +533,3 @@ def load_model(text_or_path: str | os.PathLike) -> Any:
         if kind in cls.kinds:
             return cls.from_dict(d)
     raise ValueError(f"load_model: unknown model kind {kind!r}")
-
-
-# ------------------------------------------------------------------- worker functions
-
-
-@dataclass
-class KeptTask:
-    """One reduce task's candidate pairs, kept in worker memory between the two phases."""
-
-    pairs: pd.DataFrame
-    gamma: np.ndarray
-    radix: tuple[int, ...]
-    stats: dict[str, Any]
-
-
-def tf_values_for(pairs: pd.DataFrame, records: pd.DataFrame, value_col: str) -> np.ndarray:
-    """The value of ``value_col`` of each pair's left record (looked up by record id)."""
-    first = records.drop_duplicates("_erb_rid")
-    index = pd.Index(first["_erb_id"].to_numpy())
-    pos = index.get_indexer(pairs["left_id"].to_numpy())
-    vals = first[value_col].to_numpy(dtype=object)
-    out = np.empty(len(pairs), dtype=object)
-    out[:] = None
-    ok = pos >= 0
-    out[ok] = vals[pos[ok]]
-    return out
-
-
-def keep_task(pairs: pd.DataFrame, stats: dict[str, Any], model: FellegiSunter,
-              tf_values: np.ndarray | None) -> KeptTask:
-    """Phase 1 on a worker: level vectors of a task's pairs; pairs stay on the worker."""
-    if tf_values is not None:
-        pairs = pairs.assign(**{TF_COLUMN: tf_values})
-    return KeptTask(pairs, model._gamma_of(pairs), model.radix, stats)
-
-
-def kept_histogram(kept: KeptTask) -> PatternHistogram:
-    """What phase 1 sends to the client: the task's pattern histogram, nothing else."""
-    return PatternHistogram.from_gamma(kept.gamma, kept.radix)
-
-
-def score_kept(kept: KeptTask, model: Any, threshold: float | None) -> pd.DataFrame:
-    """Phase 2 on a worker: add ``match_weight``/``match_probability``, apply ``threshold``."""
-    return score_pairs(kept.pairs, model, threshold)
-
-
-def score_pairs(pairs: pd.DataFrame, model: Any, threshold: float | None) -> pd.DataFrame:
-    """Score a frame of pairs with ``model`` and keep ``match_probability >= threshold``."""
-    if len(pairs) == 0:
-        out = pairs.drop(columns=[TF_COLUMN], errors="ignore").copy()
-        out["match_weight"] = np.zeros(0)
-        out["match_probability"] = np.zeros(0)
-        return out
-    out = model.apply(pairs)
-    if threshold is not None:
-        out = out[out["match_probability"].to_numpy() >= threshold].reset_index(drop=True)
-    return out
-
-
-def sample_records(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
-    """A deterministic sample of a prepared partition's records (one row per record)."""
-    first = part.drop_duplicates("_erb_rid")
-    if fraction >= 1.0:
-        return first
-    h = pd.util.hash_array(first["_erb_rid"].to_numpy(np.int64) ^ np.int64(seed),
-                           categorize=False)
-    return first[h < np.uint64(int(fraction * 2.0**64 - 1))]
-
-
-def u_level_counts(left: pd.DataFrame, right: pd.DataFrame | None,
-                   comparisons: Sequence[Comparison], value_columns: Sequence[str],
-                   specs: Sequence[LevelSpec], cell_budget: int = 1 << 21
-                   ) -> tuple[list[np.ndarray], int]:
-    """Level counts (index 0 = null) of all pairs of sampled records, and the pair count.
-
-    Dedupe (``right`` None): pairs i < j of ``left``; link: ``left`` × ``right``. The
-    product is computed in row chunks of at most ``cell_budget`` cells.
-    """
-    dedupe = right is None
-    right = left if right is None else right
-    counts = [np.zeros(s.n_levels + 1, dtype=np.int64) for s in specs]
-    lv = [c.prepare(left[v].reset_index(drop=True)) for c, v in zip(comparisons, value_columns)]
-    rv = [c.prepare(right[v].reset_index(drop=True)) for c, v in zip(comparisons, value_columns)]
-    nl, nr = len(left), len(right)
-    n_pairs = 0
-    if nl == 0 or nr == 0:
-        return counts, 0
-    chunk = max(1, cell_budget // nr)
-    for a in range(0, nl, chunk):
-        b = min(a + chunk, nl)
-        c0 = a + 1 if dedupe else 0
-        if c0 >= nr:
-            break
-        mask = None
-        if dedupe:
-            mask = np.arange(c0, nr)[None, :] > np.arange(a, b)[:, None]
-        for k, (c, s) in enumerate(zip(comparisons, specs)):
-            mat = c.matrix((lv[k][0][a:b], lv[k][1][a:b]), (rv[k][0][c0:], rv[k][1][c0:]))
-            lev = s.levels(mat if mask is None else mat[mask])
-            counts[k] += np.bincount(lev.ravel().astype(np.int64) + 1, minlength=s.n_levels + 1)
-        n_pairs += int(mask.sum()) if mask is not None else (b - a) * (nr - c0)
-    return counts, n_pairs
-
-
-def tf_counts(part: pd.DataFrame, value_col: str) -> pd.Series:
-    """Records per value of ``value_col`` in a prepared partition (one row per record)."""
-    first = part.drop_duplicates("_erb_rid")
-    vals = first[value_col].dropna().astype("string")
-    return vals.value_counts(sort=False)

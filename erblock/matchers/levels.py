@@ -1,0 +1,283 @@
+"""Comparison levels, level-vector histograms and EM: the numerical core of Fellegi-Sunter.
+
+A comparison's similarity is cut into levels by ascending thresholds (level 0 below the
+first, the top level at or above the last; ``-1`` = null, no evidence). A pair's level
+vector γ is encoded as one int64 (mixed radix) so a reduce task can summarise any number
+of pairs by a :class:`PatternHistogram` (distinct γ and their counts), and :func:`fit_em`
+runs EM on such a histogram. Because pairs with the same γ have the same posterior, EM
+over the histogram *is* EM over the pairs (tested). See :mod:`erblock.matchers.scoring`
+for the model built on these pieces. Pure numpy: no Dask, no pandas.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .comparisons import STRING_METHODS, Comparison
+
+__all__ = [
+    "DEFAULT_THRESHOLDS",
+    "GENERIC_THRESHOLDS",
+    "LevelSpec",
+    "PatternHistogram",
+    "fit_em",
+    "gamma_matrix",
+    "resolve_levels",
+]
+
+#: Default level thresholds per comparison method (the top one is the exact agreement).
+DEFAULT_THRESHOLDS: dict[str, tuple[float, ...]] = {
+    "exact": (1.0,),
+    "numeric": (0.5, 0.9, 1.0),
+    **{m: (0.8, 0.92, 1.0) for m in STRING_METHODS},
+}
+GENERIC_THRESHOLDS = (0.8, 0.92, 1.0)
+EPS = 1e-6  # thresholds are met within this tolerance (float32 similarities)
+PROB_FLOOR = 1e-9  # m and u are kept in [floor, 1] so weights stay finite
+
+
+# ----------------------------------------------------------------------------- levels
+
+
+@dataclass(frozen=True)
+class LevelSpec:
+    """The levels of one comparison: its result column and ascending thresholds."""
+
+    name: str
+    column: str
+    method: str
+    thresholds: tuple[float, ...]
+
+    @property
+    def n_levels(self) -> int:
+        """Non-null levels (``len(thresholds) + 1``)."""
+        return len(self.thresholds) + 1
+
+    def labels(self) -> list[str]:
+        """Readable label of each non-null level, lowest first."""
+        out = [f"< {self.thresholds[0]:g}"]
+        for t in self.thresholds:
+            out.append("exact" if t >= 1.0 and self.method != "numeric" else f">= {t:g}")
+        return out
+
+    def levels(self, sims: np.ndarray) -> np.ndarray:
+        """Level of every similarity (int8; −1 for a missing similarity)."""
+        sims = np.asarray(sims, dtype=np.float64)
+        out = np.zeros(sims.shape, dtype=np.int8)
+        for t in self.thresholds:
+            out += (sims >= t - EPS).astype(np.int8)
+        out[np.isnan(sims)] = -1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "column": self.column, "method": self.method,
+                "thresholds": list(self.thresholds)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> LevelSpec:
+        return cls(str(d["name"]), str(d["column"]), str(d["method"]),
+                   tuple(float(t) for t in d["thresholds"]))
+
+
+def check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
+    if isinstance(thresholds, (int, float)) and not isinstance(thresholds, bool):
+        thresholds = (thresholds,)
+    try:
+        ts = tuple(sorted(float(t) for t in thresholds))
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"levels[{name!r}] must be a sequence of similarity thresholds in (0, 1], "
+            f"got {thresholds!r}"
+        ) from None
+    if not ts or any(not (0.0 < t <= 1.0) for t in ts) or len(set(ts)) != len(ts):
+        raise ValueError(
+            f"levels[{name!r}] must be distinct thresholds in (0, 1] (e.g. (0.8, 0.92, 1.0)), "
+            f"got {thresholds!r}"
+        )
+    return ts
+
+
+def resolve_levels(comparisons: Sequence[Comparison],
+                   levels: Mapping[str, Any] | None) -> tuple[LevelSpec, ...]:
+    """Level specs of ``comparisons``; ``levels`` overrides defaults by name or column."""
+    levels = dict(levels or {})
+    used: set[str] = set()
+    out = []
+    for c in comparisons:
+        key = c.name if c.name in levels else (c.column if c.column in levels else None)
+        if key is not None:
+            used.add(key)
+            ts = check_thresholds(key, levels[key])
+        else:
+            ts = DEFAULT_THRESHOLDS.get(c.method, GENERIC_THRESHOLDS)
+        out.append(LevelSpec(c.name, c.column, c.method, ts))
+    unknown = set(levels) - used
+    if unknown:
+        names = [c.name for c in comparisons] + [c.column for c in comparisons]
+        raise ValueError(
+            f"levels: {sorted(unknown)} name no comparison; use a comparison's result name "
+            f"or column, one of {sorted(set(names))}"
+        )
+    radix = [s.n_levels + 1 for s in out]
+    if math.prod(radix) >= 2**62:
+        raise ValueError("levels: too many comparisons × levels to encode a level vector "
+                         "in 62 bits; use fewer thresholds")
+    return tuple(out)
+
+
+def gamma_matrix(specs: Sequence[LevelSpec], sims: Sequence[np.ndarray]) -> np.ndarray:
+    """(pairs × comparisons) int8 level matrix from the similarity arrays."""
+    n = len(sims[0]) if sims else 0
+    out = np.empty((n, len(specs)), dtype=np.int8)
+    for k, (s, v) in enumerate(zip(specs, sims)):
+        out[:, k] = s.levels(v)
+    return out
+
+
+# ------------------------------------------------------------------------- histogram
+
+
+@dataclass
+class PatternHistogram:
+    """Counts of distinct level vectors: ``codes`` (int64, mixed radix) and ``counts``.
+
+    A level vector γ is encoded as Σ_k (γ_k + 1) · stride_k with radix ``levels_k + 1``
+    (digit 0 = null). Histograms from any number of tasks merge by :meth:`merge`.
+    """
+
+    radix: tuple[int, ...]
+    codes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    @property
+    def strides(self) -> np.ndarray:
+        return np.cumprod((1, *self.radix[:-1])).astype(np.int64) if self.radix else np.zeros(0)
+
+    @classmethod
+    def from_gamma(cls, gamma: np.ndarray, radix: Sequence[int]) -> PatternHistogram:
+        h = cls(tuple(int(r) for r in radix))
+        if len(gamma) == 0:
+            return h
+        codes = (gamma.astype(np.int64) + 1) @ h.strides
+        h.codes, h.counts = np.unique(codes, return_counts=True)
+        h.counts = h.counts.astype(np.int64)
+        return h
+
+    def gamma(self) -> np.ndarray:
+        """Decode the distinct level vectors (rows aligned with ``counts``)."""
+        out = np.empty((len(self.codes), len(self.radix)), dtype=np.int8)
+        rest = self.codes.copy()
+        for k, r in enumerate(self.radix):
+            out[:, k] = rest % r - 1
+            rest //= r
+        return out
+
+    @staticmethod
+    def merge(hists: Sequence[PatternHistogram]) -> PatternHistogram:
+        """Sum histograms (all of the same radix)."""
+        if not hists:
+            raise ValueError("merge: no histograms")
+        radix = hists[0].radix
+        if any(h.radix != radix for h in hists):
+            raise ValueError("merge: histograms of different level layouts")
+        codes = np.concatenate([h.codes for h in hists])
+        counts = np.concatenate([h.counts for h in hists])
+        uniq, inv = np.unique(codes, return_inverse=True)
+        return PatternHistogram(radix, uniq, np.bincount(inv, weights=counts,
+                                                         minlength=len(uniq)).astype(np.int64))
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.codes.nbytes + self.counts.nbytes)
+
+
+# ------------------------------------------------------------------------------- EM
+
+
+def _log_table(p: np.ndarray) -> np.ndarray:
+    """log of probabilities per level with a 0 in front for the null level."""
+    return np.concatenate([[0.0], np.log(np.clip(p, PROB_FLOOR, 1.0))])
+
+
+def fit_em(
+    gamma: np.ndarray,
+    counts: np.ndarray,
+    n_levels: Sequence[int],
+    u: Sequence[np.ndarray],
+    m: Sequence[np.ndarray] | None = None,
+    lam: float = 0.1,
+    fix_u: bool | Sequence[bool] = True,
+    max_iter: int = 200,
+    tol: float = 1e-7,
+) -> dict[str, Any]:
+    """EM for λ and m (and the u not fixed) over weighted level vectors.
+
+    ``gamma``: (rows × comparisons) levels, −1 = null; ``counts``: weight of each row (the
+    histogram counts, or ones for pair-level EM: the result is the same). ``fix_u``: keep
+    u fixed for all comparisons, none, or per comparison (a bool each). Returns a dict
+    with ``lambda``, ``m``, ``u`` (lists of arrays per comparison), ``n_iter`` and
+    ``converged``.
+    """
+    gamma = np.asarray(gamma)
+    w = np.asarray(counts, dtype=np.float64)
+    K = gamma.shape[1]
+    if len(n_levels) != K or len(u) != K:
+        raise ValueError("fit_em: n_levels and u must have one entry per comparison")
+    u = [np.clip(np.asarray(x, dtype=np.float64), PROB_FLOOR, 1.0) for x in u]
+    if m is None:
+        m = [_default_m(n) for n in n_levels]
+    m = [np.asarray(x, dtype=np.float64).copy() for x in m]
+    idx = gamma.astype(np.int64) + 1  # 0 = null
+    present = gamma >= 0
+    fixed = [bool(fix_u)] * K if isinstance(fix_u, (bool, np.bool_)) else [bool(f) for f in fix_u]
+    if len(fixed) != K:
+        raise ValueError("fit_em: fix_u must be a bool or one bool per comparison")
+    lam = float(min(max(lam, 1e-6), 1 - 1e-6))
+    total = w.sum()
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
+        logit = np.full(len(w), math.log(lam) - math.log1p(-lam))
+        for k in range(K):
+            logit += _log_table(m[k])[idx[:, k]] - _log_table(u[k])[idx[:, k]]
+        p = 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
+        wp, wq = w * p, w * (1.0 - p)
+        new_lam = float(wp.sum() / total) if total > 0 else lam
+        new_m, new_u = [], []
+        for k in range(K):
+            sel = present[:, k]
+            nk = n_levels[k]
+            mk = np.bincount(gamma[sel, k], weights=wp[sel], minlength=nk)[:nk]
+            new_m.append(mk / mk.sum() if mk.sum() > 0 else m[k])
+            if fixed[k]:
+                new_u.append(u[k])
+            else:
+                uk = np.bincount(gamma[sel, k], weights=wq[sel], minlength=nk)[:nk]
+                new_u.append(np.clip(uk / uk.sum(), PROB_FLOOR, 1.0) if uk.sum() > 0 else u[k])
+        delta = abs(new_lam - lam)
+        delta = max([delta] + [float(np.max(np.abs(a - b))) for a, b in zip(new_m, m)])
+        delta = max([delta] + [float(np.max(np.abs(a - b))) for a, b in zip(new_u, u)])
+        u = new_u
+        lam, m = min(max(new_lam, 1e-9), 1 - 1e-9), new_m
+        if delta < tol:
+            converged = True
+            break
+    return {"lambda": lam, "m": m, "u": u, "n_iter": it, "converged": converged}
+
+
+def _default_m(n_levels: int) -> np.ndarray:
+    """Starting m: 90 % on the top level, the rest halving downwards."""
+    if n_levels == 1:
+        return np.ones(1)
+    rest = 0.5 ** np.arange(n_levels - 1, 0, -1, dtype=np.float64)
+    rest = 0.1 * rest / rest.sum()
+    return np.concatenate([rest, [0.9]])
