@@ -437,8 +437,6 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
         if scoring is not None and _fitted(scoring):
             scoring.to_json(os.path.join(out_dir, MODEL_FILE))
         assert final_dir is not None  # set together with out_dir
-        if scoring is not None and _fitted(scoring):
-            scoring.to_json(os.path.join(out_dir, MODEL_FILE))
         _finish_output(out_dir, final_dir, job.overwrite)
     phases["write"] = time.perf_counter() - t3
     report.phases = phases
