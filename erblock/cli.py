@@ -199,7 +199,11 @@ def _add_common(p: argparse.ArgumentParser, compare: bool = True) -> None:
                             "draw it with `erblock report JSON --html FILE`")
         p.add_argument("--no-sort", action="store_true",
                        help="skip sorting pairs (sorted output is byte-identical across runs)")
-    p.add_argument("--strategy", default="auto", help="auto, basic, blocksplit, … (default auto)")
+    from .api import STRATEGY_NAMES
+
+    p.add_argument("--strategy", default="auto",
+                   help=f"{', '.join(STRATEGY_NAMES)} (default auto: the lowest predicted "
+                        "makespan)")
     p.add_argument("--n-tasks", type=int, default=None, help="reduce tasks (default 4 × threads)")
     g = p.add_argument_group("input")
     g.add_argument("--format", choices=("csv", "parquet"), default=None,
