@@ -35,6 +35,9 @@ def chromium() -> str:
     """Path of a headless-capable Chromium, installed from Debian packages if missing."""
     if not os.path.exists(CHROMIUM):
         if shutil.which("apt-get") is None or os.geteuid() != 0:
+            if os.environ.get("CI"):
+                pytest.fail("CI needs Chromium: install the Debian packages chromium and "
+                            "chromium-driver, or run the tests as root so they install them")
             pytest.skip("Chromium is not installed (Debian packages chromium, chromium-driver) "
                         "and installing it needs apt-get as root")
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
