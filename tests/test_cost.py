@@ -256,3 +256,15 @@ def test_calibration_runs_once_per_session_and_is_used_by_auto(client):
                    threshold=0.9)
     assert len(cached_models()) == 2
     clear_cache()
+
+
+def test_calibrate_needs_comparisons(client):
+    import pandas as pd
+
+    import erblock
+
+    df = pd.DataFrame({"k": ["a", "a", "b"]})
+    with pytest.raises(ValueError, match="pass compare="):
+        erblock.plan(df, key="k", cost_model="calibrate", client=client)
+    plan = erblock.plan(df, key="k", cost_model="default", client=client)
+    assert plan.info["cost_model"]["source"] == "default"

@@ -103,6 +103,9 @@ def resolve_cost_model(client: Client, job: Job, prepared: Sequence[dd.DataFrame
         cached = _cache.get(key)
     if cached is not None and spec != "calibrate":
         return cached, 0.0
+    if spec == "calibrate" and not job.comparisons:
+        raise ValueError("cost_model='calibrate' measures the job's comparisons; pass "
+                         "compare= too (erblock.plan), or cost_model='default'")
     if spec == "calibrate" or (need and job.comparisons):
         start = time.perf_counter()
         model = calibrate(client, job, prepared, threads)
