@@ -239,12 +239,15 @@ def plan_pairrange(bdm: BDM, r: int) -> Plan:
             left, right = range_intervals(nr, ns, bdm.link, lo, hi)
             iv_r += [(a, b, task) for a, b in left]
             iv_s += [(a, b, task) for a, b in right]
-        rows = bdm.block == blk
+        # BDM rows are sorted by (block, src, part): this block's rows are one slice
+        lo_row = int(np.searchsorted(bdm.block, blk, side="left"))
+        hi_row = int(np.searchsorted(bdm.block, blk, side="right"))
+        rows = slice(lo_row, hi_row)
         for src, unit, n, iv in ((SRC_R, u_r, nr, iv_r), (SRC_S, u_s, ns, iv_s)):
             if src == SRC_S and not bdm.link:
                 continue
-            sel = rows & (bdm.src == src)
-            ranked.add(unit, n, bdm.part[sel], bdm.count[sel], iv)
+            sel = bdm.src[rows] == src
+            ranked.add(unit, n, bdm.part[rows][sel], bdm.count[rows][sel], iv)
 
     units, splits, t = builder.build()
     range_rows = np.array(rt, dtype=np.int64).reshape(-1, 7).T

@@ -290,7 +290,6 @@ class CellWork:
 
 
 ESTIMATES = ("bounded", "paper")
-SPARSE_COLLISIONS = 0.25  #: collision mass / work below which the bounded estimate is used
 
 
 def cell_work(r: Sketch, s: Sketch | None, method: str = "bounded") -> CellWork:
@@ -309,13 +308,18 @@ def cell_work(r: Sketch, s: Sketch | None, method: str = "bounded") -> CellWork:
     ``method="paper"`` (003 ch. IV): θ is the row whose FastAGMS total is the median, the
     cells hold the FastAGMS estimate. ``method="bounded"`` (default): θ is the row with the
     least collision mass (smallest Count-Min total), where cells mix the fewest blocks;
-    Count-Min sketches use its Count-Min estimate; FastAGMS sketches use the sign-split
-    bound while the collision mass is small (``≤ SPARSE_COLLISIONS`` of the work, as
-    with fewer blocks than cells: an estimate that never undershoots cannot overload a
-    reduce task), and the FastAGMS estimate otherwise (many blocks per cell: an upper bound
-    would be off by the number of blocks per cell, the unbiased errors average out over
-    the many cells of a range). Every estimate is then clipped to ``[1, Count-Min]`` for a
-    cell that can hold a pair (so it is planned) and set to 0 for one that cannot.
+    a Count-Min sketch uses its Count-Min estimate there, a FastAGMS sketch the sign-split
+    bound. Neither ever undershoots, and an underestimated cell is what overloads a reduce
+    task: with the paper's estimate, two large blocks of opposite signs sharing a cell
+    cancel to almost nothing, and the ranges that get that cell are loaded many times
+    over (``benchmarks/bench_strategies.py``, 100 blocks in a sketch of ``w = 2·r``:
+    ``cellrange`` 1.27 bounded against 4.98 with the paper's estimate on equal blocks,
+    1.13 against 3.35 on Zipf 0.5). The price is an overestimate when many blocks share
+    each cell (many more blocks than ``w``): with 20 000 Zipf-0.5 blocks and ``w = 64·r``
+    ``cellrange`` reaches 1.73 bounded against 1.43 with the paper's estimate (``cellblock``
+    1.19 against 1.36); a wider sketch helps most there. Every estimate is then
+    clipped to ``[1, Count-Min]`` for a cell that can hold a pair (so it is planned) and
+    set to 0 for one that cannot.
     """
     if method not in ESTIMATES:
         raise ValueError(f"estimate must be one of {', '.join(ESTIMATES)}, got {method!r}")
@@ -336,38 +340,12 @@ def cell_work(r: Sketch, s: Sketch | None, method: str = "bounded") -> CellWork:
             est, name = ams[theta], "fastagms"
         else:
             theta = int(np.argmin(cm_totals))
-            bound = (cm[theta] + ams[theta]) / 2
-            est = _calibrated(ams[theta], cm[theta], bound, float(totals[median_row]))
-            name = "bounded"
+            est, name = (cm[theta] + ams[theta]) / 2, "sign-split bound"
     count_r = r.counts[theta].copy()
     count_s = s.counts[theta].copy() if s is not None else np.zeros_like(count_r)
     upper = cm[theta]
     work = np.where(upper >= 1, np.clip(est, 1.0, np.maximum(upper, 1.0)), 0.0)
     return CellWork(theta, work, count_r, count_s, name)
-
-
-def _calibrated(ams: np.ndarray, cm: np.ndarray, bound: np.ndarray, total: float
-                ) -> np.ndarray:
-    """``min(bound, max(ams, κ·cm))`` with the floor factor κ in [0, 1] chosen so that the
-    cells add up to ``total`` (the median-row FastAGMS total, an accurate estimate of the
-    whole work): the floor lifts cells whose signed counters cancelled without biasing the
-    sum."""
-
-    def cells(kappa: float) -> np.ndarray:
-        return np.minimum(bound, np.maximum(ams, kappa * cm))
-
-    lo, hi = 0.0, 1.0
-    if cells(hi).sum() <= total:
-        return cells(hi)
-    if cells(lo).sum() >= total:
-        return cells(lo)
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        if cells(mid).sum() < total:
-            lo = mid
-        else:
-            hi = mid
-    return cells(hi)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,14 @@ the block id of every key pass, and keeps only the columns the comparisons need.
 ``route_partition`` then finds each record's unit in the plan and emits one row per
 distinct reduce task that needs that unit (``_erb_task``). It is a pure function of the
 partition and the plan, so Dask can recompute it after a worker dies and get the same rows.
+
+How a record finds its unit (:func:`locate`): by (block, source) for whole blocks; for
+BlockSplit pieces also by its rank among the records of its block in its partition; for
+PairRange's ranked units by its global rank in the block (records of the block in earlier
+partitions, from the plan, plus that rank), which picks the segment whose reduce tasks it
+goes to (``_erb_rank`` travels with it, the comparer needs it); for the cell strategies
+by the sketch cell of its block id, and inside a divided cell by its position
+(:func:`record_positions`).
 """
 
 from __future__ import annotations
