@@ -16,8 +16,9 @@ the *candidate pairs*, ``m_k[l]`` the probability of level ``l`` for a match and
 
 * ``u`` is estimated from random record pairs (which are almost all non-matches): a
   deterministic sample of records is drawn on the workers (by a hash of the record id)
-  and compared in full, up to ``u_pairs`` pairs, in one worker task; only the level counts
-  come back.
+  and compared in full, up to ``u_pairs`` pairs (3 million by default; the benchmark
+  F1s do not move between 1 and 10 million), split into row ranges over the workers; only
+  the level counts come back.
 * ``λ`` and ``m`` are estimated by EM over the candidate pairs. ``u`` is kept fixed at its
   random-pair value (as Splink does after ``estimate_u_using_random_sampling``) for every
   comparison whose column no blocking key reads (``fix_u="auto"``, the default). A
@@ -107,7 +108,8 @@ class FellegiSunter:
         no blocking key reads and refine it by EM for the others; ``True``: fix all;
         ``False``: refine all.
     u_pairs
-        How many random record pairs estimate ``u`` (a sample of records compared in full).
+        How many random record pairs estimate ``u`` (a sample of records compared in full;
+        a level never seen among them gets add-one smoothing).
     max_iter, tol
         EM stopping rule (change of every parameter below ``tol``).
     lambda_init
@@ -115,11 +117,22 @@ class FellegiSunter:
     seed
         Seed of the record sample for ``u``.
 
-    Fitted attributes (set by a run with ``scoring=model`` or ``"em"``, or by :meth:`fit`):
-    ``specs_`` (levels per comparison), ``lambda_``, ``m_``, ``u_`` (arrays per
-    comparison, lowest level first), ``u_random_`` (u among random pairs), ``fixed_u_``
-    (whether each u stayed fixed), ``tf_`` (Series value → share of records, or None),
-    ``n_iter_``, ``converged_``, ``n_candidates_``, ``n_patterns_``, ``n_u_pairs_``.
+    Attributes
+    ----------
+    specs_
+        Levels per comparison (set by :meth:`bind`, by a run, or by :meth:`fit`).
+    lambda_
+        Share of matches among the candidates (the fitted attributes are set by a run
+        with ``scoring=model`` or ``"em"``, or by :meth:`fit`).
+    m_, u_
+        Level probabilities per comparison for matches / non-matches, lowest level first.
+    u_random_, fixed_u_
+        u among random record pairs, and whether each comparison's u stayed fixed.
+    tf_
+        Share of records per value of the ``tf_adjust`` comparison (a Series), or None.
+    n_iter_, converged_, n_candidates_, n_patterns_, n_u_pairs_
+        EM iterations and convergence, candidate pairs and distinct level vectors fitted
+        on, random pairs behind ``u``.
     """
 
     kind = "fellegi_sunter"
@@ -130,7 +143,7 @@ class FellegiSunter:
         tf_adjust: str | None = None,
         *,
         fix_u: bool | str = "auto",
-        u_pairs: int = 10_000_000,
+        u_pairs: int = 3_000_000,
         max_iter: int = 200,
         tol: float = 1e-7,
         lambda_init: float = 0.1,

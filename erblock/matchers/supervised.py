@@ -85,8 +85,14 @@ class SupervisedModel:
     **params
         Passed to the scikit-learn estimator (e.g. ``C=1.0``, ``n_estimators=100``).
 
-    Fitted attributes: ``features_`` (similarity columns), and ``coef_``, ``intercept_``
-    (logistic) or ``trees_``, ``init_logit_``, ``learning_rate_`` (gradient boosting).
+    Attributes
+    ----------
+    features_
+        The similarity columns the model reads (set by :meth:`fit`).
+    coef_, intercept_
+        Logistic regression: weights of the features (similarity, then missing flags).
+    trees_, init_logit_, learning_rate_
+        Gradient boosting: the trees, the starting log-odds and the shrinkage.
     """
 
     kinds = ("logistic", "gradient_boosting")
