@@ -249,3 +249,22 @@ def test_sketch_option_errors(client):
                         sketch={"kind": "countmin", "w": 32})
     assert plan.info["sketch_kind"] == "countmin" and plan.info["sketch_w"] == 32
     assert plan.total_comparisons == 1
+
+
+def test_strategies_benchmark_quick_run(tmp_path):
+    # the benchmark script cannot rot: its --quick mode runs every section end to end
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_strategies.py"
+    spec = importlib.util.spec_from_file_location("_bench_strategies", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    res = bench.main(["--quick", "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "strategies.json").read_text())
+    assert saved["verdict"]["pairrange"] == pytest.approx(res["verdict"]["pairrange"])
+    assert saved["verdict"]["sketch_bytes_ok"]
+    md = (tmp_path / "strategies.md").read_text()
+    assert md.startswith("## Load-balancing strategies")
+    assert "| exp s = 1 |" in md and "Profiling: BDM vs sketch" in md
