@@ -130,7 +130,7 @@ class CostModel:
         if b <= 0:  # too few tasks to tell costs apart: charge all to comparisons
             b, c_in, a, d = float(sec.sum() / max(cmp.sum(), 1.0)), 0.0, 0.0, 0.0
         c_out, common = _outside_overhead(runs, threads)
-        first = runs[0]
+        first = min(runs, key=lambda r: len(r["seconds"]))  # the run the common part is from
         variable = float(b * np.sum(first["comparisons"]) + a * np.sum(first["records"])
                          + d * np.sum(first["match_tasks"]))
         k = common * threads / variable if variable > 0 else 0.0
