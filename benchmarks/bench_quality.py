@@ -580,6 +580,12 @@ def _f(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
+def _g(x: Any) -> str:
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "–"
+    return f"{x:.3g}"
+
+
 def render_markdown(res: dict[str, Any]) -> str:
     lines = ["## Quality: unsupervised Fellegi-Sunter against Splink 5 and recordlinkage", ""]
     lines += [
@@ -606,7 +612,7 @@ def render_markdown(res: dict[str, Any]) -> str:
                 f"| {sys_name} | {s['candidates']:,} | {_f(s['pair_completeness'])} | "
                 f"{_f(s['reduction_ratio'], 4)} | {_f(d['precision'])} | {_f(d['recall'])} | "
                 f"**{_f(d['f1'])}** | {_f(b.get('f1'))} ({_f(b.get('precision'))} / "
-                f"{_f(b.get('recall'))}, p ≥ {_f(at, 3)}) | {s['seconds']:.1f} |")
+                f"{_f(b.get('recall'))}, p ≥ {_g(at)}) | {s['seconds']:.1f} |")
         lines.append("")
         if "target_met" in r:
             verdict = "met" if r["target_met"] else "**missed**"
@@ -614,6 +620,15 @@ def render_markdown(res: dict[str, Any]) -> str:
                          f" vs best peer {_f(r['best_peer_f1'])}. Same candidate pairs in all "
                          f"systems: {'yes' if r['same_candidates'] else 'NO'}.")
             lines.append("")
+        e = r["systems"]["erblock"]
+        sc = e.get("scoring_seconds") or {}
+        lines.append(
+            f"erblock's {e['seconds']:.1f} s: planning {e['phases'].get('plan', 0):.1f} s "
+            f"(strategy `auto`), compare + level histograms {sc.get('phase1', 0):.1f} s "
+            f"(with u from {e['model']['n_u_pairs']:,} random pairs), EM fit "
+            f"{sc.get('fit', 0):.2f} s ({e['model']['n_patterns']} distinct level vectors, "
+            f"{e['model']['n_iter']} iterations), scoring {sc.get('score', 0):.2f} s.")
+        lines.append("")
         lines.append("Configurations: " + "; ".join(
             f"**{k}**: {v.get('config', '')}" for k, v in r["systems"].items()) + ".")
         lines.append("")

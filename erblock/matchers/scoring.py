@@ -144,7 +144,7 @@ class FellegiSunter:
         *,
         fix_u: bool | str = "auto",
         u_pairs: int = 3_000_000,
-        max_iter: int = 200,
+        max_iter: int = 1000,
         tol: float = 1e-7,
         lambda_init: float = 0.1,
         seed: int = 0,
