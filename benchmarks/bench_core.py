@@ -541,6 +541,17 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "**not met**"
 
 
+def _load_sentence(res: dict[str, Any]) -> str:
+    runs = [r for v in res["throughput"]["runs"].values() for r in v]
+    loads = [x for r in runs for x in (r["load_before"][0], r["load_after"][0])]
+    text = "The machine is shared: 1-minute load average "
+    if loads:
+        text += f"during the timed runs {min(loads)}–{max(loads)} (2 = both cores busy)"
+    if res.get("waited_seconds") is not None:
+        text += f", after waiting {res['waited_seconds']:.0f} s for a quiet moment"
+    return text + "."
+
+
 def render_markdown(res: dict[str, Any]) -> str:
     """The ``core.md`` fragment: the three tables and the targets."""
     p = res["params"]
@@ -555,8 +566,7 @@ def render_markdown(res: dict[str, Any]) -> str:
                  f"{res['machine']['versions'].get('dask')}, rapidfuzz "
                  f"{res['machine']['versions'].get('rapidfuzz')}, splink "
                  f"{res['machine']['versions'].get('splink')}, duckdb "
-                 f"{res['machine']['versions'].get('duckdb')}. Load average (1 min) at start "
-                 f"{res['load_start'][0]}, at end {res['load_end'][0]}."
+                 f"{res['machine']['versions'].get('duckdb')}. {_load_sentence(res)}"
                  + (" **Quick (smoke) sizes, not the real figures.**" if res["quick"] else ""))
     lines += ["", "### (a) Plan imbalance on exponential skew", ""]
     lines.append(f"b = {pa_['b']} blocks, block k ∝ e^(−s·k), n = {pa_['n']:,} records in "
@@ -581,7 +591,8 @@ def render_markdown(res: dict[str, Any]) -> str:
     lines.append(
         f"Dedupe of {j['records']:,} person-like names ({j['name_length_min']}–"
         f"{j['name_length_max']} characters, mean {j['name_length_mean']:.1f}) in "
-        f"{j['blocks']} blocks of exponential sizes (s = {pb['s']}; the largest block has "
+        f"b = {pb['b']} blocks of exponential sizes, n_k ∝ e^(−{pb['s']}·k) ({j['blocks']} "
+        f"non-empty: the tail rounds to zero records; the largest block has "
         f"{j['largest_block']:,} records and {j['largest_block_pair_share']:.0%} of the "
         f"pairs): {j['candidate_pairs']:,} candidate pairs, one Jaro-Winkler comparison on "
         f"the name, threshold {pb['threshold']}. erblock: `erblock.dedupe(df, key='block', "
@@ -663,7 +674,13 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
                          "is below LOAD (the machine may be shared)")
     ap.add_argument("--max-wait", type=float, default=1800.0,
                     help="seconds to wait at most for --wait-load (then run anyway)")
+    ap.add_argument("--render-only", action="store_true",
+                    help="only rewrite <name>.md from an existing <name>.json")
     args = ap.parse_args(argv)
+    if args.render_only:
+        res = json.loads((args.out / f"{args.name}.json").read_text())
+        (args.out / f"{args.name}.md").write_text(render_markdown(res))
+        return res
     params = json.loads(json.dumps(QUICK if args.quick else FULL))
     if args.repeats:
         params["throughput"]["repeats"] = args.repeats

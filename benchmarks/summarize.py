@@ -16,12 +16,14 @@ heading gets ``## <name>``. Run::
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ROOT / "benchmarks"
 RESULTS = ROOT / "benchmarks" / "results"
 OUTPUT = ROOT / "docs" / "benchmarks.md"
 
@@ -44,6 +46,11 @@ python benchmarks/bench_core.py               # a few minutes on 2 cores
 python benchmarks/summarize.py                # rebuilds this page
 ```
 
+Each script writes `benchmarks/results/<name>.json` and `<name>.md`; run the ones whose
+results you want to refresh, then `summarize.py`. The scripts:
+
+{scripts}
+
 ## How to read the numbers
 
 - **Imbalance** = max / mean comparisons per reduce task of a plan (1.0 is perfect;
@@ -58,6 +65,22 @@ python benchmarks/summarize.py                # rebuilds this page
   repeated interleaved runs. Absolute rates depend on the machine and on its load, which
   every fragment records (the machine may be shared); the ratios are what to compare.
 """
+
+
+def script_lines(scripts: Path = SCRIPTS) -> str:
+    """One bullet per benchmark script with the first paragraph of its docstring (read with
+    ``ast``, so nothing is imported)."""
+    out = []
+    for path in sorted(scripts.glob("*.py")):
+        if path.name == "summarize.py":
+            continue
+        try:
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        except SyntaxError:
+            doc = ""
+        first = " ".join(doc.split("\n\n")[0].split()) or "(no description)"
+        out.append(f"- `python benchmarks/{path.name}`: {first}")
+    return "\n".join(out) if out else "- (none yet)"
 
 
 def fragment_names(results: Path) -> list[str]:
@@ -79,9 +102,9 @@ def normalise(name: str, text: str) -> str:
     return f"## {name}\n\n{text}"
 
 
-def build(results: Path = RESULTS) -> str:
+def build(results: Path = RESULTS, scripts: Path = SCRIPTS) -> str:
     """The whole page: introduction, then every fragment with a pointer to its JSON."""
-    parts = [INTRO.rstrip("\n")]
+    parts = [INTRO.replace("{scripts}", script_lines(scripts)).rstrip("\n")]
     names = fragment_names(results)
     if not names:
         parts.append("No results yet: run the benchmark scripts above.")
