@@ -210,10 +210,12 @@ def link(
     (of ``df_s``), one similarity column per comparison and ``score``; the run report is
     in ``pairs.attrs["erblock_report"]``. With ``output="dir"``, workers write parquet
     parts into that directory and the :class:`~erblock.report.RunReport` is returned.
+
     ``scoring="em"`` fits an unsupervised Fellegi-Sunter model during the run (see
     :mod:`erblock.matchers.scoring`) and adds ``match_weight`` and ``match_probability``;
     the default decision is ``match_probability >= 0.5`` and ``threshold`` then applies to
-    ``match_probability``. The fitted model is in ``pairs.attrs["erblock_model"]`` (or
+    ``match_probability``. The fitted model is in ``pairs.attrs["erblock_model"]`` as a dict
+    for ``erblock.load_model`` (or
     ``_erblock_model.json`` in the output directory); pass it, or any model from
     :func:`erblock.load_model`, as ``scoring=`` to score without refitting.
 

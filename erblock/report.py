@@ -18,9 +18,14 @@ def max_over_mean(values: np.ndarray) -> float:
     return float(values.max() / values.mean())
 
 
-@dataclass
-class RunReport:
+@dataclass(eq=False)
+class RunReport(dict):  # type: ignore[type-arg]
     """Everything one ``link``/``dedupe`` run did.
+
+    A run attaches its report to the pairs as ``pairs.attrs["erblock_report"]``. pandas
+    writes ``attrs`` as JSON (``to_parquet``), so the report is also a ``dict`` holding
+    its own ``to_dict()`` (filled by :meth:`attach`); after a parquet round trip the
+    attribute comes back as that plain dict, and :meth:`from_dict` rebuilds the report.
 
     ``tasks`` has one dict per reduce task (comparisons performed, seconds, pairs kept,
     records received, worker); ``phases`` the wall-clock seconds of profile, plan,
@@ -41,6 +46,22 @@ class RunReport:
     #: what the plan predicted (makespan, imbalance, comparisons, cost model, candidates)
     #: next to what was measured; see :func:`erblock.engine.planning.prediction`
     prediction: dict[str, Any] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return True
+
+    def attach(self) -> RunReport:
+        """Fill the dict view with ``to_dict()`` (JSON-safe) and return self."""
+        dict.clear(self)
+        dict.update(self, json.loads(self.to_json()))
+        return self
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunReport:
+        """Rebuild a report from ``to_dict()`` output (e.g. attrs read back from parquet)."""
+        names = ("mode", "strategy", "n_tasks", "phases", "tasks", "plan", "records",
+                 "settings", "output", "pairs", "prediction")
+        return cls(**{k: d[k] for k in names if k in d}).attach()
 
     @property
     def comparisons(self) -> int:

@@ -197,3 +197,15 @@ def test_report_phases_and_tasks(client):
     import json
 
     assert json.loads(rep.to_json())["pairs"] == len(pairs)
+
+
+def test_pairs_with_their_report_survive_parquet(client, tmp_path):
+    df = pd.DataFrame({"k": ["x"] * 6, "name": list("abcabc")})
+    pairs = erblock.dedupe(df, key="k", compare={"name": "exact"}, client=client)
+    path = tmp_path / "pairs.parquet"
+    pairs.to_parquet(path)  # pandas writes attrs as JSON: the report must be JSON-safe
+    back = pd.read_parquet(path)
+    pd.testing.assert_frame_equal(back, pairs, check_like=False)
+    rebuilt = erblock.RunReport.from_dict(back.attrs["erblock_report"])
+    assert rebuilt.comparisons == pairs.attrs["erblock_report"].comparisons == 15
+    assert rebuilt.summary() == pairs.attrs["erblock_report"].summary()

@@ -324,7 +324,7 @@ def test_dedupe_em_end_to_end(client, people, monkeypatch):
     pairs = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="em", client=client,
                            n_tasks=4)
     assert {"match_weight", "match_probability", "score"} <= set(pairs.columns)
-    model = pairs.attrs["erblock_model"]
+    model = load_model(pairs.attrs["erblock_model"])
     assert isinstance(model, FellegiSunter) and model.fitted
     assert model.fixed_u_ == [True] * 5  # no comparison column is a blocking column
     m = erblock.evaluate(pairs, truth, threshold=0.5, score_column="match_probability",
@@ -346,7 +346,7 @@ def test_fitted_model_scores_without_refitting(client, people, tmp_path):
     df, _ = people
     first = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="em", client=client,
                            n_tasks=3, sort=True)
-    model = load_model(first.attrs["erblock_model"].to_json())
+    model = load_model(first.attrs["erblock_model"])
     again = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring=model, client=client,
                            n_tasks=5, threshold=0.5, sort=True)
     assert "scoring_seconds" not in again.attrs["erblock_report"].settings  # one phase
@@ -380,7 +380,7 @@ def test_link_em_blocking_columns_refine_u(client):
     compare = {"title": "token_sort", "authors": "token_set", "venue": "token_set"}
     pairs = erblock.link(dblp, acm, key=key, compare=compare, client=client,
                          scoring=FellegiSunter(u_pairs=300_000))
-    model = pairs.attrs["erblock_model"]
+    model = load_model(pairs.attrs["erblock_model"])
     assert model.fixed_u_ == [False, True, True]  # title is read by the blocking key
     m = erblock.evaluate(pairs, truth, threshold=0.5, score_column="match_probability",
                          n_left=len(dblp), n_right=len(acm))

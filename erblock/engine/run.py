@@ -446,9 +446,10 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     if scoring is not None:
         report.settings["scoring"] = scoring.report() if _fitted(scoring) else scoring.kind
     if pairs is not None:
-        pairs.attrs["erblock_report"] = report
+        # attrs must stay JSON-safe: pandas writes them into parquet metadata
+        pairs.attrs["erblock_report"] = report.attach()
         if scoring is not None:
-            pairs.attrs["erblock_model"] = scoring
+            pairs.attrs["erblock_model"] = scoring.to_dict()  # erblock.load_model() reads it
     return pairs, report
 
 

@@ -526,7 +526,9 @@ def _probability(w: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp2(-np.clip(w, -1000, 1000)))
 
 
-def _read_json(text_or_path: str | os.PathLike) -> dict[str, Any]:
+def _read_json(text_or_path: str | os.PathLike | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(text_or_path, Mapping):  # already parsed, e.g. pairs.attrs["erblock_model"]
+        return dict(text_or_path)
     text = os.fspath(text_or_path)
     if not text.lstrip().startswith("{"):
         with open(text, encoding="utf-8") as f:
@@ -534,8 +536,9 @@ def _read_json(text_or_path: str | os.PathLike) -> dict[str, Any]:
     return json.loads(text)
 
 
-def load_model(text_or_path: str | os.PathLike) -> Any:
-    """Load any erblock scoring model saved with ``to_json`` (JSON text or a file path)."""
+def load_model(text_or_path: str | os.PathLike | Mapping[str, Any]) -> Any:
+    """Load any erblock scoring model saved with ``to_json`` (JSON text, a file path, or
+    its dict, such as ``pairs.attrs["erblock_model"]``)."""
     d = _read_json(text_or_path)
     kind = d.get("kind")
     if kind == FellegiSunter.kind:
