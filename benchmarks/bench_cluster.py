@@ -338,7 +338,8 @@ def markdown(res: dict[str, Any]) -> str:
         lines += ["", f"Cost model: {cm['overhead_per_task'] * 1e3:.1f} ms per reduce task, "
                       f"{1 / cm['per_comparison'] / 1e6:.1f} M comparisons/s per thread, "
                       f"{cm['per_record'] * 1e6:.1f} µs per routed record, "
-                      f"{cm['per_match_task'] * 1e6:.0f} µs per match task."]
+                      f"{cm['per_match_task'] * 1e6:.0f} µs per match task, "
+                      f"{cm.get('overhead_per_job', 0.0):.2f} s per job."]
     lines.append("")
     return "\n".join(lines)
 

@@ -36,7 +36,7 @@ def test_task_seconds_is_linear_in_what_a_task_does():
 
 
 @pytest.mark.parametrize("field", ["overhead_per_task", "per_comparison", "per_record",
-                                   "per_match_task"])
+                                   "per_match_task", "overhead_per_job"])
 @pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), "1", True])
 def test_cost_model_rejects_bad_values(field, bad):
     with pytest.raises(ValueError, match=f"CostModel.{field} must be a finite number"):
@@ -44,7 +44,7 @@ def test_cost_model_rejects_bad_values(field, bad):
 
 
 def test_cost_model_dict_round_trip():
-    m = CostModel(0.01, 2e-8, 1e-6, 5e-5, source="test")
+    m = CostModel(0.01, 2e-8, 1e-6, 5e-5, 0.25, source="test")
     assert CostModel.from_dict(m.to_dict()) == m
     with pytest.raises(ValueError, match="unknown field"):
         CostModel.from_dict({"per_pair": 1.0})
@@ -79,46 +79,64 @@ def test_nnls_recovers_coefficients_and_keeps_them_non_negative():
     assert (coef >= 0).all() and coef[2] == 0.0
 
 
-def _simulated_run(model: CostModel, r: int, threads: int, outside: float, seed: int):
-    """Per-task measurements a cluster following ``model`` would report, and the wall
-    time: in-task seconds exclude the part of the per-task overhead spent outside."""
+def _items(seed: int, n: int = 96, scale: float = 1.0):
+    """Match tasks of a job: comparisons, records, match tasks (one each)."""
     rng = np.random.default_rng(seed)
-    cmp = rng.integers(0, 2_000_000, r).astype(float)
-    rec = rng.integers(10, 3000, r).astype(float)
-    mts = rng.integers(1, 40, r).astype(float)
-    c_in = 0.001
-    seconds = (c_in + model.per_comparison * cmp + model.per_record * rec
-               + model.per_match_task * mts)
+    return (rng.integers(0, 2_000_000, n) * scale, rng.integers(10, 3000, n) * scale,
+            np.ones(n))
+
+
+def _simulated_run(model: CostModel, items, r: int, threads: int, *, c_in: float = 0.001,
+                   outside_per_record: float = 0.0):
+    """What a cluster following ``model`` would report for ``items`` on ``r`` tasks: in-task
+    seconds miss the per-task overhead spent outside (scheduling) and the routing of
+    records; the wall time has them, and the per-job constant."""
+    cmp, rec, mts = items
+    task = np.arange(len(cmp)) % r
+    cmp_t, rec_t, mts_t = (np.bincount(task, x, minlength=r) for x in (cmp, rec, mts))
+    seconds = (c_in + model.per_comparison * cmp_t
+               + (model.per_record - outside_per_record) * rec_t
+               + model.per_match_task * mts_t)
     c_out = model.overhead_per_task - c_in
-    wall = lpt_makespan(seconds + c_out, threads) + outside
-    return {"comparisons": cmp, "records": rec, "match_tasks": mts, "seconds": seconds,
+    wall = (lpt_makespan(seconds + c_out, threads) + model.overhead_per_job
+            + outside_per_record * rec.sum() / threads)
+    return {"comparisons": cmp_t, "records": rec_t, "match_tasks": mts_t, "seconds": seconds,
             "wall": wall}
 
 
 def test_fit_recovers_the_model_that_made_the_measurements():
-    truth = CostModel(overhead_per_task=0.004, per_comparison=4e-8, per_record=2e-6,
-                      per_match_task=5e-5)
-    runs = [_simulated_run(truth, 2, 2, 0.0, 1), _simulated_run(truth, 16, 2, 0.0, 2)]
+    truth = CostModel(overhead_per_task=0.004, per_comparison=4e-8, per_record=3e-6,
+                      per_match_task=5e-5, overhead_per_job=0.3)
+    small, big = _items(1), _items(1, scale=3.0)
+    runs = [_simulated_run(truth, small, 2, 2, outside_per_record=1e-6),
+            _simulated_run(truth, big, 2, 2, outside_per_record=1e-6),
+            _simulated_run(truth, big, 16, 2, outside_per_record=1e-6)]
     fit = CostModel.fit(runs, threads=2)
     assert fit.per_comparison == pytest.approx(truth.per_comparison, rel=1e-3)
-    assert fit.per_record == pytest.approx(truth.per_record, rel=1e-2)
-    assert fit.per_match_task == pytest.approx(truth.per_match_task, rel=1e-2)
-    assert fit.overhead_per_task == pytest.approx(truth.overhead_per_task, rel=0.05)
+    assert fit.per_match_task == pytest.approx(truth.per_match_task, rel=0.05)
+    assert fit.overhead_per_task == pytest.approx(truth.overhead_per_task, rel=0.1)
+    assert fit.per_record == pytest.approx(truth.per_record, rel=0.1)
+    assert fit.overhead_per_job == pytest.approx(truth.overhead_per_job, rel=0.1)
     assert fit.source == "calibrated"
+    for run in (runs[0], runs[2]):
+        cmp_t, rec_t, mts_t = run["comparisons"], run["records"], run["match_tasks"]
+        predicted = fit.overhead_per_job + lpt_makespan(fit.task_seconds(cmp_t, rec_t, mts_t),
+                                                        2)
+        assert predicted == pytest.approx(run["wall"], rel=0.02)
 
 
-def test_fit_spreads_common_outside_time_over_the_work():
-    truth = CostModel(overhead_per_task=0.001, per_comparison=4e-8, per_record=2e-6,
-                      per_match_task=0.0)
-    runs = [_simulated_run(truth, 2, 2, 0.5, 1), _simulated_run(truth, 16, 2, 0.5, 1)]
-    # same work in both runs (same seed): the extra 0.5 s is common to both, so it is
-    # spread over the per-item costs, not charged per task
-    runs[1] = {**runs[0], "wall": runs[0]["wall"]}
+def test_fit_without_runs_of_other_sizes_charges_the_rest_per_job():
+    truth = CostModel(overhead_per_task=0.002, per_comparison=4e-8, per_record=2e-6,
+                      per_match_task=0.0, overhead_per_job=0.5)
+    items = _items(2)
+    runs = [_simulated_run(truth, items, 4, 2), _simulated_run(truth, items, 32, 2)]
     fit = CostModel.fit(runs, threads=2)
-    predicted = lpt_makespan(fit.task_seconds(runs[0]["comparisons"], runs[0]["records"],
-                                              runs[0]["match_tasks"]), 2)
-    assert predicted == pytest.approx(runs[0]["wall"], rel=0.1)
-    assert fit.per_comparison > truth.per_comparison
+    assert fit.overhead_per_job == pytest.approx(0.5, rel=0.05)
+    assert fit.per_comparison == pytest.approx(truth.per_comparison, rel=1e-3)
+    # one run alone cannot tell tasks from the rest: all of it is charged per task
+    one = CostModel.fit(runs[:1], threads=2)
+    assert one.overhead_per_job == 0.0
+    assert one.overhead_per_task > truth.overhead_per_task
 
 
 def test_from_report_needs_tasks_and_threads():
@@ -157,7 +175,7 @@ def test_plan_task_features_add_up_to_the_plan():
 
 def test_predict_uses_the_list_schedule():
     plan = plan_basic(_skewed_bdm(), 8)
-    model = CostModel(0.0, 1e-6, 0.0, 0.0)
+    model = CostModel(0.0, 1e-6, 0.0, 0.0, overhead_per_job=0.0)
     pred = predict(plan, model, threads=2)
     assert pred["makespan"] == pytest.approx(lpt_makespan(plan.loads * 1e-6, 2))
     assert pred["ideal"] == pytest.approx(plan.total_comparisons * 1e-6 / 2)
@@ -248,6 +266,12 @@ def test_calibration_runs_once_per_session_and_is_used_by_auto(client):
     from_report = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client,
                                  n_tasks=4, cost_model=second.attrs["erblock_report"])
     assert from_report.attrs["erblock_report"].prediction["cost_model"]["source"] == "report"
+    import json
+
+    as_json = json.loads(second.attrs["erblock_report"].to_json())  # --report run.json
+    from_json = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client,
+                               n_tasks=4, cost_model=as_json)
+    assert from_json.attrs["erblock_report"].prediction["cost_model"]["source"] == "report"
     given = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4,
                            cost_model={"per_comparison": 1e-6, "source": "mine"})
     assert given.attrs["erblock_report"].prediction["cost_model"]["source"] == "mine"

@@ -14,9 +14,10 @@ erblock's model of reduce task ``t``::
     seconds_t = overhead_per_task + per_comparison · comparisons_t
                 + per_record · records_t + per_match_task · match_tasks_t
 
-and the makespan on ``T`` worker threads is the list schedule of these costs, largest
-first (the engine gives Dask the predicted load as task priority, so this is what the
-scheduler does): :func:`lpt_makespan`. The model is calibrated from what the cluster
+and the makespan on ``T`` worker threads is ``overhead_per_job`` (what the route+compare
+phase costs whatever its size: building and submitting the graph, the shuffle's
+latency) plus the list schedule of these costs, largest first (the engine gives Dask the
+predicted load as task priority, so this is what the scheduler does): :func:`lpt_makespan`. The model is calibrated from what the cluster
 measured (:meth:`CostModel.fit` on a calibration job, :meth:`CostModel.from_report` on a
 previous run), never from assumed hardware figures, except for the documented defaults
 used when nothing was measured.
@@ -57,14 +58,16 @@ class CostModel:
     threads-based local cluster; ``source`` says where a model's numbers come from.
     """
 
-    overhead_per_task: float = 2e-3
+    overhead_per_task: float = 1e-2
     per_comparison: float = 5e-8
-    per_record: float = 2e-6
+    per_record: float = 5e-6
     per_match_task: float = 3e-5
+    overhead_per_job: float = 0.2
     source: str = "default"
 
     def __post_init__(self) -> None:
-        for name in ("overhead_per_task", "per_comparison", "per_record", "per_match_task"):
+        for name in ("overhead_per_task", "per_comparison", "per_record", "per_match_task",
+                     "overhead_per_job"):
             value = getattr(self, name)
             if (not isinstance(value, (int, float)) or isinstance(value, bool)
                     or not math.isfinite(value) or value < 0):
@@ -90,7 +93,8 @@ class CostModel:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CostModel:
-        known = {"overhead_per_task", "per_comparison", "per_record", "per_match_task", "source"}
+        known = {"overhead_per_task", "per_comparison", "per_record", "per_match_task",
+                 "overhead_per_job", "source"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"CostModel.from_dict: unknown field(s) {sorted(unknown)}")
@@ -112,11 +116,12 @@ class CostModel:
         seconds of the route+compare phase. The per-item costs come from a non-negative
         least-squares fit of the task seconds (their intercept is the in-task overhead).
         What the wall time holds beyond the list schedule of the measured task seconds is
-        work outside the tasks (scheduling, shuffling records, gathering pairs): with two
-        or more runs of different task counts it is split into a per-task part (from how
-        it grows with the number of tasks) and a part common to the runs, which is spread
-        over the per-item costs in proportion (the shuffle grows with the records, the
-        gathering of pairs with the comparisons); with one run it is all per task.
+        work outside the tasks (building and submitting the graph, routing and shuffling
+        records, gathering the pairs kept). Two runs routing the same records with
+        different numbers of tasks tell its per-task part (from how it grows with the
+        tasks); the rest is split into a per-routed-record part and a per-job constant by
+        how it grows with the records routed (runs of different sizes; without them it is
+        all per job). With one run it is all per task.
         """
         if not runs:
             raise ValueError("CostModel.fit: give at least one measured run")
@@ -129,13 +134,9 @@ class CostModel:
         c_in, b, a, d = (float(x) for x in coef)
         if b <= 0:  # too few tasks to tell costs apart: charge all to comparisons
             b, c_in, a, d = float(sec.sum() / max(cmp.sum(), 1.0)), 0.0, 0.0, 0.0
-        c_out, common = _outside_overhead(runs, threads)
-        first = min(runs, key=lambda r: len(r["seconds"]))  # the run the common part is from
-        variable = float(b * np.sum(first["comparisons"]) + a * np.sum(first["records"])
-                         + d * np.sum(first["match_tasks"]))
-        k = common * threads / variable if variable > 0 else 0.0
-        return cls(overhead_per_task=c_in + c_out, per_comparison=b * (1 + k),
-                   per_record=a * (1 + k), per_match_task=d * (1 + k), source=source)
+        c_out, a_out, job = _outside_overhead(runs, threads)
+        return cls(overhead_per_task=c_in + c_out, per_comparison=b, per_record=a + a_out,
+                   per_match_task=d, overhead_per_job=job, source=source)
 
     @classmethod
     def from_report(cls, report: Any, threads: int | None = None) -> CostModel:
@@ -184,26 +185,32 @@ def nnls_subsets(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return best / scale
 
 
-def _outside_overhead(runs: Sequence[Mapping[str, Any]], threads: int) -> tuple[float, float]:
-    """(seconds per reduce task, wall seconds common to the runs) spent outside the tasks;
-    the runs are the same job with different numbers of reduce tasks."""
-    measured = [(np.asarray(r["seconds"], np.float64), float(r["wall"]))
-                for r in runs if r.get("wall")]
+def _outside_overhead(runs: Sequence[Mapping[str, Any]], threads: int
+                      ) -> tuple[float, float, float]:
+    """Seconds spent outside the tasks: (per reduce task, per routed record, per job)."""
+    measured = [(np.asarray(r["seconds"], np.float64), float(r["wall"]),
+                 float(np.sum(r["records"]))) for r in runs if r.get("wall")]
     if not measured:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
 
     def excess(c: float, s: np.ndarray, wall: float) -> float:
         return wall - lpt_makespan(s + c, threads)
 
-    if len(measured) == 1 or len({len(s) for s, _ in measured}) == 1:
-        s, wall = measured[0]
-        return _solve_c(lambda c: excess(c, s, wall)), 0.0
-    measured.sort(key=lambda m: len(m[0]))
-    (s1, w1), (s2, w2) = measured[0], measured[-1]
-    # the common part cancels in w2 - w1: solve it for c, then the common part from run 1
+    same = [(a, b) for a in measured for b in measured
+            if len(a[0]) < len(b[0]) and a[2] == b[2]]
+    if not same:  # nothing tells tasks from the rest: all per task
+        s, wall, _ = measured[0]
+        return _solve_c(lambda c: excess(c, s, wall)), 0.0, 0.0
+    (s1, w1, _), (s2, w2, _) = max(same, key=lambda p: len(p[1][0]) - len(p[0][0]))
+    # what does not depend on the number of tasks cancels in w2 - w1: solve it for c
     c = _solve_c(lambda c: (w2 - w1) - (lpt_makespan(s2 + c, threads)
                                          - lpt_makespan(s1 + c, threads)))
-    return c, max(0.0, excess(c, s1, w1))
+    common = np.array([max(0.0, excess(c, s, w)) for s, w, _ in measured])
+    routed = np.array([n for _, _, n in measured]) / threads
+    if len(np.unique(routed)) < 2:
+        return c, 0.0, float(common.mean())
+    job, per_record = nnls_subsets(np.column_stack([np.ones_like(routed), routed]), common)
+    return c, float(per_record), float(job)
 
 
 def _solve_c(f: Callable[[float], float], hi: float = 10.0) -> float:
@@ -253,14 +260,14 @@ def plan_task_features(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def predict(plan: Plan, model: CostModel, threads: int) -> dict[str, Any]:
     """Predicted seconds per reduce task and makespan of ``plan`` on ``threads``.
 
-    ``makespan`` is the predicted route+compare wall time; ``ideal`` is the total work
-    spread perfectly over the threads, so ``makespan / ideal`` is the predicted loss to
-    imbalance and indivisible tasks.
+    ``makespan`` is the predicted route+compare wall time; ``ideal`` is the same with the
+    total work spread perfectly over the threads, so ``makespan / ideal`` is the predicted
+    loss to imbalance and indivisible tasks.
     """
     cmp, rec, mts = plan_task_features(plan)
     seconds = model.task_seconds(cmp, rec, mts) if plan.n_tasks else np.zeros(0)
-    makespan = lpt_makespan(seconds, threads)
-    ideal = float(seconds.sum() / threads) if len(seconds) else 0.0
+    makespan = model.overhead_per_job + lpt_makespan(seconds, threads)
+    ideal = model.overhead_per_job + (float(seconds.sum() / threads) if len(seconds) else 0.0)
     mean = float(seconds.mean()) if len(seconds) else 0.0
     return {
         "makespan": makespan,

@@ -1,12 +1,14 @@
 """Calibrate the cost model on the cluster that will run the job.
 
-A small calibration job (a few thousand records taken from the job's own input, put into
-blocks of known, skewed sizes, and compared with the job's own comparisons) runs on the
-cluster with the Basic strategy, with as many reduce tasks as worker threads and with eight
-times as many, each twice, keeping the faster of the two (a shared machine disturbs timings
-upwards only). :meth:`CostModel.fit` turns what the runs measured (per task seconds,
-comparisons, records, match tasks, and the wall time of route+compare) into per-comparison,
-per-record, per-match-task and per-reduce-task costs.
+A small calibration job (records taken from the job's own input, put into blocks of
+known, skewed sizes, and compared with the job's own comparisons) runs on the cluster with
+the Basic strategy. A first, small run (it also warms the workers up) measures how fast the
+comparisons are; the job is then scaled so that comparing takes about
+:data:`TARGET_TASK_SECONDS` (a per-comparison cost is only measurable when comparisons,
+not overheads, fill the tasks) and run with as many reduce tasks as worker threads and
+with eight times as many. :meth:`CostModel.fit` turns what the runs measured (per task
+seconds, comparisons, records, match tasks, and the wall time of route+compare) into
+per-comparison, per-record, per-match-task and per-reduce-task costs.
 
 The model is cached for the session per (scheduler address, worker threads, comparisons),
 so a session pays for calibration once. A user can pass their own model instead
@@ -37,10 +39,14 @@ from .route import value_column
 if TYPE_CHECKING:  # pragma: no cover
     from .run import Job
 
-#: Block sizes of the calibration job: skewed (so tasks differ in comparisons per record)
-#: plus many blocks of 3 (so tasks differ in match tasks). About 3,000 records and
-#: 0.8 M comparisons: a few tenths of a second on two threads.
-CALIBRATION_BLOCKS = (1000, 600, 360, 216, 130, 78, 47, 28, 17, 10, 6, 4, 2) + (3,) * 160
+#: Block sizes of the calibration job at scale 1: skewed (so tasks differ in comparisons
+#: per record) plus many blocks of 3 (so tasks differ in match tasks). About 3,000 records
+#: and 0.8 M comparisons; the skewed blocks grow with the scale.
+CALIBRATION_BLOCKS = (1000, 600, 360, 216, 130, 78, 47, 28, 17, 10, 6, 4, 2)
+SMALL_BLOCKS = 160  #: blocks of 3 records
+#: in-task seconds (all tasks together) the scaled calibration run aims at
+TARGET_TASK_SECONDS = 0.6
+MAX_SCALE = 8.0  #: at most 64 times the comparisons of scale 1 (about 50 M)
 COST_MODEL_CHOICES = ("calibrate", "default")
 
 _lock = threading.Lock()
@@ -62,11 +68,15 @@ def _address(client: Client) -> str:
         return "unknown"
 
 
+def _is_report_dict(value: Any) -> bool:
+    return isinstance(value, Mapping) and "tasks" in value and "phases" in value
+
+
 def check_cost_model(value: Any) -> None:
     """Validate the ``cost_model`` option (raises with what was expected)."""
     from ..report import RunReport
 
-    if value is None or isinstance(value, (CostModel, RunReport)):
+    if value is None or isinstance(value, (CostModel, RunReport)) or _is_report_dict(value):
         return
     if isinstance(value, Mapping):
         CostModel.from_dict(value)
@@ -92,10 +102,12 @@ def resolve_cost_model(client: Client, job: Job, prepared: Sequence[dd.DataFrame
     spec = job.cost_model
     if isinstance(spec, CostModel):
         return spec, 0.0
-    if isinstance(spec, Mapping):
-        return CostModel.from_dict(spec), 0.0
     if isinstance(spec, RunReport):
         return CostModel.from_report(spec, threads), 0.0
+    if _is_report_dict(spec):  # a report read back from JSON (``--report run.json``)
+        return CostModel.from_report(RunReport.from_dict(dict(spec)), threads), 0.0
+    if isinstance(spec, Mapping):
+        return CostModel.from_dict(spec), 0.0
     if spec == "default":
         return CostModel(), 0.0
     key = (_address(client), threads, _signature(job))
@@ -147,10 +159,13 @@ def _sample_values(client: Client, job: Job, prepared: Sequence[dd.DataFrame], n
     return frame
 
 
-def calibration_frame(values: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+def calibration_frame(values: pd.DataFrame, scale: float = 1.0, seed: int = 0
+                      ) -> pd.DataFrame:
     """Records drawn from ``values`` (with replacement when there are too few) with a
-    block key column ``erb_cal_key`` giving the blocks :data:`CALIBRATION_BLOCKS`."""
-    sizes = np.asarray(CALIBRATION_BLOCKS)
+    block key column ``erb_cal_key``: the blocks :data:`CALIBRATION_BLOCKS` times
+    ``scale`` and :data:`SMALL_BLOCKS` blocks of 3."""
+    sizes = np.r_[np.maximum(np.rint(np.asarray(CALIBRATION_BLOCKS) * scale), 2),
+                  np.full(SMALL_BLOCKS, 3)].astype(np.int64)
     n = int(sizes.sum())
     rng = np.random.default_rng(seed)
     pick = rng.permutation(len(values))[:n] if len(values) >= n else rng.integers(
@@ -160,44 +175,50 @@ def calibration_frame(values: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return frame
 
 
-def calibrate(client: Client, job: Job, prepared: Sequence[dd.DataFrame], threads: int
-              ) -> CostModel:
-    """Run the calibration job on ``client`` (two task counts, best of two each) and fit a
-    :class:`CostModel`."""
+def _measure(client: Client, job: Job, frame: pd.DataFrame, r: int, threads: int
+             ) -> dict[str, Any]:
+    """One calibration run with ``r`` reduce tasks: what :meth:`CostModel.fit` needs."""
     from .run import Job as _Job
     from .run import run
 
-    values = _sample_values(client, job, prepared, int(sum(CALIBRATION_BLOCKS)))
+    # pairs written like the job's: next to its output directory (storage the workers
+    # share), removed afterwards
+    out = None if job.output is None else os.path.join(
+        os.path.dirname(os.path.abspath(job.output)),
+        f".erblock-calibration-{uuid.uuid4().hex[:12]}")
+    cal = _Job(mode="dedupe", keys=(Column("erb_cal_key"),), comparisons=job.comparisons,
+               strategy="basic", n_tasks=r, threshold=job.threshold, output=out,
+               npartitions=threads, shuffle_method=job.shuffle_method,
+               cell_budget=job.cell_budget, cost_model="default")
+    try:
+        _, report = run(cal, [frame], client, check_ids=[False])
+    finally:
+        if out is not None:
+            shutil.rmtree(out, ignore_errors=True)
+    tasks = sorted(report.tasks, key=lambda t: t["task"])
+    return {
+        "comparisons": [t["comparisons"] for t in tasks],
+        "records": [t["records"] for t in tasks],
+        "match_tasks": [t["match_tasks"] for t in tasks],
+        "seconds": [t["seconds"] + t["write_seconds"] for t in tasks],
+        "wall": report.phases["route_compare"],
+    }
+
+
+def calibrate(client: Client, job: Job, prepared: Sequence[dd.DataFrame], threads: int
+              ) -> CostModel:
+    """Run the calibration job on ``client`` (module doc) and fit a :class:`CostModel`."""
+    values = _sample_values(client, job, prepared, 4000)
     if len(values) == 0:
         return CostModel(source="default (no records to calibrate with)")
     frame = calibration_frame(values)
-    runs: list[dict[str, Any]] = []
-    for r in (threads, threads, 8 * threads, 8 * threads):
-        # pairs written like the job's: next to its output directory (storage the workers
-        # share), removed afterwards
-        out = None if job.output is None else os.path.join(
-            os.path.dirname(os.path.abspath(job.output)),
-            f".erblock-calibration-{uuid.uuid4().hex[:12]}")
-        cal = _Job(mode="dedupe", keys=(Column("erb_cal_key"),), comparisons=job.comparisons,
-                   strategy="basic", n_tasks=r, threshold=job.threshold, output=out,
-                   npartitions=threads, shuffle_method=job.shuffle_method,
-                   cell_budget=job.cell_budget, cost_model="default")
-        try:
-            _, report = run(cal, [frame], client, check_ids=[False])
-        finally:
-            if out is not None:
-                shutil.rmtree(out, ignore_errors=True)
-        if runs and len(runs[-1]["seconds"]) == r:  # the repeat: keep the faster run
-            if report.phases["route_compare"] >= runs[-1]["wall"]:
-                continue
-            runs.pop()
-        runs.append({
-            "comparisons": report.task_comparisons,
-            "records": [t["records"] for t in sorted(report.tasks, key=lambda t: t["task"])],
-            "match_tasks": [t["match_tasks"]
-                            for t in sorted(report.tasks, key=lambda t: t["task"])],
-            "seconds": [t["seconds"] + t["write_seconds"]
-                        for t in sorted(report.tasks, key=lambda t: t["task"])],
-            "wall": report.phases["route_compare"],
-        })
+    probe = _measure(client, job, frame, threads, threads)
+    busy = float(np.sum(probe["seconds"]))
+    scale = min(MAX_SCALE, float(np.sqrt(TARGET_TASK_SECONDS / max(busy, 1e-3))))
+    if scale > 1.25:
+        frame = calibration_frame(values, scale)
+        runs = [_measure(client, job, frame, threads, threads)]
+    else:  # the probe was big enough
+        runs = [probe]
+    runs.append(_measure(client, job, frame, 8 * threads, threads))
     return CostModel.fit(runs, threads, source=f"calibrated on {_address(client)}")
