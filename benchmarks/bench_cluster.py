@@ -1,7 +1,7 @@
 """Cluster benchmarks of issue 3: measured balance, planning overhead, and ``auto``'s
 prediction against what the cluster did.
 
-Run from the repository root (about 5 minutes on 2 cores)::
+Run from the repository root (about 3 minutes on 2 quiet cores)::
 
     python benchmarks/bench_cluster.py          # writes benchmarks/results/cluster.{json,md}
 
@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
 FULL: dict[str, Any] = {
-    "main": {"n": 40_000, "b": 100, "s": 0.5, "dup_rate": 0.05, "threshold": 0.9, "seed": 7},
+    "main": {"n": 80_000, "b": 100, "s": 0.5, "dup_rate": 0.05, "threshold": 0.9, "seed": 7},
     "auto_jobs": [
         {"name": "dedupe s=1.0", "task": "dedupe", "n": 30_000, "b": 100, "s": 1.0},
         {"name": "dedupe s=0.1", "task": "dedupe", "n": 60_000, "b": 100, "s": 0.1},

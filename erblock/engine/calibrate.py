@@ -6,7 +6,9 @@ the Basic strategy. A first, small run (it also warms the workers up) measures h
 comparisons are; the job is then scaled so that comparing takes about
 :data:`TARGET_TASK_SECONDS` (a per-comparison cost is only measurable when comparisons,
 not overheads, fill the tasks) and run with as many reduce tasks as worker threads and
-with eight times as many. :meth:`CostModel.fit` turns what the runs measured (per task
+with eight times as many; a last run routes twice the records in small blocks (many
+records, few comparisons), which separates the per-record cost from the per-comparison
+one. :meth:`CostModel.fit` turns what the runs measured (per task
 seconds, comparisons, records, match tasks, and the wall time of route+compare) into
 per-comparison, per-record, per-match-task and per-reduce-task costs.
 
@@ -47,6 +49,7 @@ SMALL_BLOCKS = 160  #: blocks of 3 records
 #: in-task seconds (all tasks together) the scaled calibration run aims at
 TARGET_TASK_SECONDS = 0.6
 MAX_SCALE = 8.0  #: at most 64 times the comparisons of scale 1 (about 50 M)
+RECORD_BLOCK = 40  #: block size of the record-heavy run (many records, few comparisons)
 COST_MODEL_CHOICES = ("calibrate", "default")
 
 _lock = threading.Lock()
@@ -159,13 +162,15 @@ def _sample_values(client: Client, job: Job, prepared: Sequence[dd.DataFrame], n
     return frame
 
 
-def calibration_frame(values: pd.DataFrame, scale: float = 1.0, seed: int = 0
-                      ) -> pd.DataFrame:
+def calibration_frame(values: pd.DataFrame, scale: float = 1.0, seed: int = 0,
+                      sizes: np.ndarray | None = None) -> pd.DataFrame:
     """Records drawn from ``values`` (with replacement when there are too few) with a
-    block key column ``erb_cal_key``: the blocks :data:`CALIBRATION_BLOCKS` times
-    ``scale`` and :data:`SMALL_BLOCKS` blocks of 3."""
-    sizes = np.r_[np.maximum(np.rint(np.asarray(CALIBRATION_BLOCKS) * scale), 2),
-                  np.full(SMALL_BLOCKS, 3)].astype(np.int64)
+    block key column ``erb_cal_key``: the blocks ``sizes``, by default
+    :data:`CALIBRATION_BLOCKS` times ``scale`` and :data:`SMALL_BLOCKS` blocks of 3."""
+    if sizes is None:
+        sizes = np.r_[np.maximum(np.rint(np.asarray(CALIBRATION_BLOCKS) * scale), 2),
+                      np.full(SMALL_BLOCKS, 3)]
+    sizes = np.asarray(sizes, dtype=np.int64)
     n = int(sizes.sum())
     rng = np.random.default_rng(seed)
     pick = rng.permutation(len(values))[:n] if len(values) >= n else rng.integers(
@@ -212,13 +217,16 @@ def calibrate(client: Client, job: Job, prepared: Sequence[dd.DataFrame], thread
     if len(values) == 0:
         return CostModel(source="default (no records to calibrate with)")
     frame = calibration_frame(values)
-    probe = _measure(client, job, frame, threads, threads)
+    probe = _measure(client, job, frame, threads, threads)  # also warms the workers up
     busy = float(np.sum(probe["seconds"]))
-    scale = min(MAX_SCALE, float(np.sqrt(TARGET_TASK_SECONDS / max(busy, 1e-3))))
-    if scale > 1.25:
-        frame = calibration_frame(values, scale)
-        runs = [_measure(client, job, frame, threads, threads)]
-    else:  # the probe was big enough
-        runs = [probe]
-    runs.append(_measure(client, job, frame, 8 * threads, threads))
+    scale = max(1.0, min(MAX_SCALE, float(np.sqrt(TARGET_TASK_SECONDS / max(busy, 1e-3)))))
+    frame = calibration_frame(values, scale)
+    runs = [_measure(client, job, frame, threads, threads),
+            _measure(client, job, frame, 8 * threads, threads)]
+    # many records, few comparisons: tells the per-record cost from the per-comparison
+    # one (in the skewed job, records and comparisons grow together)
+    records = 2 * len(frame)
+    heavy = calibration_frame(values, sizes=np.full(max(1, records // RECORD_BLOCK),
+                                                    RECORD_BLOCK))
+    runs.append(_measure(client, job, heavy, threads, threads))
     return CostModel.fit(runs, threads, source=f"calibrated on {_address(client)}")
