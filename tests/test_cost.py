@@ -292,3 +292,24 @@ def test_calibrate_needs_comparisons(client):
         erblock.plan(df, key="k", cost_model="calibrate", client=client)
     plan = erblock.plan(df, key="k", cost_model="default", client=client)
     assert plan.info["cost_model"]["source"] == "default"
+
+
+def test_bench_cluster_quick_smoke(tmp_path):
+    """benchmarks/bench_cluster.py --quick runs end to end (code paths, never speed)."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_cluster.py"
+    spec = importlib.util.spec_from_file_location("_bench_cluster", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    res = bench.main(["--quick", "--out", str(tmp_path), "--name", "smoke"])
+    data = json.loads((tmp_path / "smoke.json").read_text())
+    assert data["quick"] and data["summary"]["auto_measured_over_predicted_median"] > 0
+    labels = [r["label"] for r in res["runs"]]
+    assert labels[0] == "auto (calibrating)" and "sampling" in labels
+    # every run compared the same pairs, whatever its plan
+    assert len({r["comparisons"] for r in res["runs"]}) == 1
+    assert (tmp_path / "smoke.md").read_text().startswith("## Cluster")
