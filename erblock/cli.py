@@ -205,6 +205,11 @@ def _add_common(p: argparse.ArgumentParser, compare: bool = True) -> None:
                    help=f"{', '.join(STRATEGY_NAMES)} (default auto: the lowest predicted "
                         "makespan)")
     p.add_argument("--n-tasks", type=int, default=None, help="reduce tasks (default 4 × threads)")
+    if compare:
+        p.add_argument("--memory-budget", default=None, metavar="BYTES",
+                       help="memory one reduce task may use, e.g. 512MB, or 'auto' (from the "
+                            "workers' memory limit); tasks and compare chunks are sized to fit "
+                            "(see docs/memory.md)")
     g = p.add_argument_group("input")
     g.add_argument("--format", choices=("csv", "parquet"), default=None,
                    help="input format (default: from the file name)")
@@ -378,6 +383,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
         n_tasks=args.n_tasks, threshold=args.threshold, client=client, output=args.output,
         progress=_progress(args), sort=not args.no_sort, overwrite=args.overwrite,
     )
+    if args.memory_budget is not None:
+        kwargs["memory_budget"] = args.memory_budget
     start = time.perf_counter()
     if len(frames) == 2:
         result = erblock.link(frames[0], frames[1], **kwargs)

@@ -53,7 +53,12 @@ def test_id_column_is_used(client):
 
 
 def test_scheduler_address_that_does_not_answer():
-    with pytest.raises(ConnectionError, match="could not connect"):
+    import dask
+
+    # the connect timeout follows Dask's setting; keep the test short
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}), pytest.raises(
+        ConnectionError, match="could not connect"
+    ):
         erblock.dedupe(DF, key="k", compare={"name": "jaro"}, client="tcp://127.0.0.1:1")
 
 

@@ -99,3 +99,19 @@ def test_demo_runs_on_bundled_data(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["quality"]["f1"] > 0.9
     assert out["quality"]["pair_completeness"] > 0.95
+
+
+def test_memory_budget_flag(people, tmp_path):
+    _, path = people
+    out, rep = tmp_path / "out", tmp_path / "run.json"
+    assert main(["dedupe", str(path), "--key", "surname", "--compare", "first:jaro",
+                 "--memory-budget", "64MB", "-o", str(out), "--report", str(rep),
+                 "--quiet"]) == 0
+    assert json.loads(rep.read_text())["comparisons"] >= 1
+
+
+def test_bad_memory_budget_exits_2(people, capsys):
+    _, path = people
+    assert main(["dedupe", str(path), "--key", "surname", "--compare", "first:jaro",
+                 "--memory-budget", "lots", "--quiet"]) == 2
+    assert "memory_budget" in capsys.readouterr().err

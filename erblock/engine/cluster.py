@@ -71,13 +71,18 @@ def local_client(threads: int | None = None) -> Client:
 
 
 def get_client(client: Client | str | None = None, security: Any = None,
-               check: bool = True, timeout: str = "20s") -> Client:
+               check: bool = True, timeout: str | None = None) -> Client:
     """The client a run should use (see module docstring).
 
     ``security`` (a ``distributed.security.Security``, see :func:`make_security`) is used
     when connecting to a scheduler address. With ``check`` the workers' erblock version is
-    verified once per set of workers (:func:`check_workers`).
+    verified once per set of workers (:func:`check_workers`). ``timeout`` for connecting
+    defaults to Dask's ``distributed.comm.timeouts.connect`` setting (30 s unless set).
     """
+    if timeout is None:
+        import dask
+
+        timeout = str(dask.config.get("distributed.comm.timeouts.connect", "30s"))
     c = _get_client(client, security, timeout)
     if check:
         check_workers(c)
