@@ -189,7 +189,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         # (c)/(d): every strategy on the main job; auto first with an empty cache, so its
         # run includes calibration, then again with the calibrated model cached
         clear_cache()
-        runs.append(run_one([df], "auto (calibrating)", client, threshold, strategy="auto"))
+        runs.append(run_one([df], "auto (calibrating)", client, threshold, strategy="auto",
+                            cost_model="calibrate"))
         print(_summary_row(runs[-1]), flush=True)
         for s in _strategies():
             runs.append(run_one([df], s, client, threshold, strategy=s))

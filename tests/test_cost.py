@@ -240,17 +240,23 @@ def test_blocksplit_threshold_is_checked():
 # -- calibration on the cluster (erblock.engine.calibrate) --------------------------------
 
 
-def test_calibration_runs_once_per_session_and_is_used_by_auto(client):
+def test_calibration_runs_once_per_session_only_for_jobs_worth_it(client):
     import pandas as pd
 
     import erblock
-    from erblock.engine.calibrate import cached_models, clear_cache
+    from erblock.engine.calibrate import cached_models, clear_cache, worth_calibrating
 
     clear_cache()
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"k": rng.choice(list("abcdefgh"), 600),
                        "name": rng.choice(["ann", "anna", "annie", "bob", "robert"], 600)})
-    first = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4)
+    # a small job is not worth calibrating for: auto plans with the default model
+    assert not worth_calibrating(22_000, 2) and worth_calibrating(1e9, 2)
+    small = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4)
+    assert small.attrs["erblock_report"].prediction["cost_model"]["source"] == "default"
+    assert not cached_models()
+    first = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4,
+                           cost_model="calibrate")
     pred = first.attrs["erblock_report"].prediction
     assert pred["calibration_seconds"] > 0
     model = CostModel.from_dict(pred["cost_model"])
@@ -277,7 +283,7 @@ def test_calibration_runs_once_per_session_and_is_used_by_auto(client):
     assert given.attrs["erblock_report"].prediction["cost_model"]["source"] == "mine"
     # a different threshold keeps a different share of pairs: calibrated separately
     erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4,
-                   threshold=0.9)
+                   threshold=0.9, cost_model="calibrate")
     assert len(cached_models()) == 2
     clear_cache()
 

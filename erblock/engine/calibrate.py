@@ -12,8 +12,10 @@ one. :meth:`CostModel.fit` turns what the runs measured (per task
 seconds, comparisons, records, match tasks, and the wall time of route+compare) into
 per-comparison, per-record, per-match-task and per-reduce-task costs.
 
-The model is cached for the session per (scheduler address, worker threads, comparisons),
-so a session pays for calibration once. A user can pass their own model instead
+The model is cached for the session per (scheduler address, worker threads, comparisons,
+threshold), so a session pays for calibration once, and only for a job big enough to
+be worth it (:func:`worth_calibrating`: calibrating takes a second or two, a small job is
+planned with a model measured earlier in the session or the default one). A user can pass their own model instead
 (``cost_model=CostModel(...)``, a dict, or a previous :class:`~erblock.report.RunReport`),
 or ``cost_model="default"`` to skip calibration.
 """
@@ -69,6 +71,17 @@ def _address(client: Client) -> str:
         return str(client.scheduler.address)
     except AttributeError:  # pragma: no cover - a client without a scheduler connection
         return "unknown"
+
+
+#: calibrate only for jobs whose comparisons alone would take this long under the default
+#: model (calibrating takes about 1-2 s)
+CALIBRATE_ABOVE_SECONDS = 2.0
+
+
+def worth_calibrating(total_comparisons: float, threads: int) -> bool:
+    """Whether a job is big enough for ``auto`` to calibrate before choosing."""
+    ideal = total_comparisons * CostModel().per_comparison / max(1, threads)
+    return ideal >= CALIBRATE_ABOVE_SECONDS
 
 
 def _is_report_dict(value: Any) -> bool:

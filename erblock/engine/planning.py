@@ -28,7 +28,7 @@ from ..balancing.bdm import BDM
 from ..balancing.cost import CostModel, annotate, candidate_plans, choose
 from ..balancing.plan import Plan
 from ..balancing.strategies import STRATEGIES
-from .calibrate import resolve_cost_model
+from .calibrate import resolve_cost_model, worth_calibrating
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..report import RunReport
@@ -110,8 +110,10 @@ def plan_job(client: Client, job: Job, prepared: Sequence[dd.DataFrame],
             bdm, rec = profile(prepared, client, job, check_ids)
         t1 = time.perf_counter()
         timing = {"profile": t1 - t0}
-        model, cal_seconds = resolve_cost_model(client, job, prepared, threads,
-                                                need=job.strategy == "auto")
+        # auto plans on the BDM; calibrating pays off only for a big enough job
+        need = job.strategy == "auto" and worth_calibrating(
+            float(bdm.comparisons()[1].sum()), threads)
+        model, cal_seconds = resolve_cost_model(client, job, prepared, threads, need=need)
         plan = make_plan(bdm, job.strategy, r, model=model, threads=threads,
                          records_in=records_with_key(rec), explain=explain and not sketched)
         timing["plan"] = time.perf_counter() - t1
