@@ -94,8 +94,10 @@ def test_as_key_spec_forms_and_errors():
     assert as_key_spec("a") == Column("a")
     assert as_key_spec(("a", "b")) == Composite((Column("a"), Column("b")))
     assert as_key_spec(("a",)) == Column("a")
-    with pytest.raises(TypeError, match="key must be"):
+    with pytest.raises(TypeError, match="column labels must be strings, got 3"):
         as_key_spec(3)
+    with pytest.raises(TypeError, match="key must be a column name"):
+        as_key_spec({"a"})
     with pytest.raises(ValueError, match="prefix length"):
         prefix("a", 0)
     with pytest.raises(ValueError, match="phonetic algorithm"):

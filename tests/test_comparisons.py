@@ -40,7 +40,7 @@ def test_string_kernel_equals_per_pair_reference(method, left, right):
     assert m.shape == (len(left), len(right)) and m.dtype == np.float32
     for i, a in enumerate(left):
         for j, b in enumerate(right):
-            if a is None or b is None:
+            if not a or not b:  # None and "" are both missing values
                 assert np.isnan(m[i, j])
             else:
                 assert m[i, j] == pytest.approx(REFERENCE[method](a, b), abs=1e-5)
@@ -50,7 +50,7 @@ def test_string_kernel_equals_per_pair_reference(method, left, right):
 @pytest.mark.parametrize("method", METHODS)
 def test_missing_values_give_null_similarity(method):
     c = Comparison("x", method)
-    left = pd.Series(["a", None, np.nan] if method != "numeric" else [1.0, None, np.nan],
+    left = pd.Series(["a", None, np.nan, ""] if method != "numeric" else [1.0, None, np.nan],
                      dtype=object)
     right = pd.Series(["a"] if method != "numeric" else [1.0], dtype=object)
     m = c.matrix(c.prepare(left), c.prepare(right))

@@ -416,7 +416,7 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
         except BaseException:
             client.cancel(futures)
             if out_dir is not None:
-                shutil.rmtree(out_dir, ignore_errors=True)
+                remove_tree(out_dir)
             raise
     phases["route_compare"] = time.perf_counter() - t2
 
@@ -585,6 +585,22 @@ def _keep_task(task: int, plan: Plan, left: pd.DataFrame, right: pd.DataFrame | 
     return _scoring.keep_task(pairs, stats, model, tf_values)
 
 
+def remove_tree(path: str, timeout: float = 15.0) -> None:
+    """Remove ``path`` even while cancelled write tasks may still add a part to it.
+
+    A write that was already running when the run failed cannot be interrupted; it may
+    create a file after ``rmtree`` listed the directory, so removal is retried until the
+    directory is gone (or ``timeout`` seconds pass). Writes never create the directory
+    again: they fail once it is gone.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path) or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
+
+
 def _write_part(pairs: pd.DataFrame, out_dir: str, task: int) -> float:
     """Write one reduce task's pairs atomically as ``part-<task>.parquet``; seconds taken."""
     start = time.perf_counter()
@@ -738,8 +754,9 @@ def _compare_scored(client: Client, job: Job, plan: Plan, prepared: Sequence[dd.
         settings["scoring_seconds"] = timing
         return results
     except BaseException:
+        client.cancel(futures)  # stop what still runs before removing its directory
         if out_dir is not None:
-            shutil.rmtree(out_dir, ignore_errors=True)
+            remove_tree(out_dir)
         raise
     finally:
         client.cancel(futures)  # frees the kept pairs on the workers

@@ -2,7 +2,8 @@
 
 Every method maps a pair of values to a similarity in [0, 1] (1 = identical) and has one
 rule for missing values: **a missing value on either side gives a null (NaN)
-similarity**, never a silent 0. Kernels work on a left and a right column of prepared
+similarity**, never a silent 0. Missing means None, NaN, pd.NA or an empty string (a
+blank field carries no evidence; for ``numeric`` also text that is not a number). Kernels work on a left and a right column of prepared
 values and return a ``(len(left), len(right))`` float32 matrix, computed with
 ``rapidfuzz.process.cdist`` for strings (which releases the GIL, so threads scale) and
 with numpy broadcasting for exact and numeric comparisons; no Python loop per pair.
