@@ -38,3 +38,13 @@ def real_client(real_cluster):
     """A client of :func:`real_cluster` for one test."""
     with Client(real_cluster, set_as_default=False) as c:
         yield c
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_erblock_local_cluster():
+    """Close the local cluster erblock starts for calls without ``client=`` while pytest
+    still owns the log streams (at interpreter exit they are already closed)."""
+    yield
+    from erblock.engine.cluster import _close_all
+
+    _close_all()
