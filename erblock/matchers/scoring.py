@@ -92,7 +92,31 @@ TF_COLUMN = "_erb_tf_value"  #: per-pair value of the tf column, between the two
 # --------------------------------------------------------------------------- the model
 
 
-class FellegiSunter:
+class JSONModel:
+    """``to_json``/``from_json`` for every scoring model, over its ``to_dict``/``from_dict``."""
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - every model defines it
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Any:  # pragma: no cover - defined per model
+        raise NotImplementedError
+
+    def to_json(self, path: str | os.PathLike | None = None) -> str:
+        """The model as JSON text (also written to ``path`` when given)."""
+        text = json.dumps(self.to_dict())
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
+    @classmethod
+    def from_json(cls, text_or_path: str | os.PathLike | Mapping[str, Any]) -> Any:
+        """Load a model from JSON text, a file written by :meth:`to_json`, or its dict."""
+        return cls.from_dict(_read_json(text_or_path))
+
+
+class FellegiSunter(JSONModel):
     """Unsupervised Fellegi-Sunter model: levels, u from random pairs, λ and m by EM.
 
     Parameters
@@ -508,18 +532,6 @@ class FellegiSunter:
                                   dtype=np.float64)
         return model
 
-    def to_json(self, path: str | os.PathLike | None = None) -> str:
-        """The model as JSON text (also written to ``path`` when given)."""
-        text = json.dumps(self.to_dict())
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-        return text
-
-    @classmethod
-    def from_json(cls, text_or_path: str | os.PathLike) -> FellegiSunter:
-        """Load a model from JSON text or a file written by :meth:`to_json`."""
-        return cls.from_dict(_read_json(text_or_path))
 
 
 def _probability(w: np.ndarray) -> np.ndarray:

@@ -22,16 +22,14 @@ that a decision rule on the mean score can be saved and loaded like the other mo
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .scoring import RESERVED_COLUMNS, TF_COLUMN, _read_json
+from .scoring import RESERVED_COLUMNS, TF_COLUMN, JSONModel
 
 __all__ = ["ScoreThreshold", "SupervisedModel", "labels_from_truth"]
 
@@ -75,7 +73,7 @@ def _probability_from_logit(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
 
 
-class SupervisedModel:
+class SupervisedModel(JSONModel):
     """A classifier of pairs fitted on labelled pairs (scikit-learn needed to fit).
 
     Parameters
@@ -251,20 +249,9 @@ class SupervisedModel:
                             for t in d["trees"]]
         return model
 
-    def to_json(self, path: str | os.PathLike | None = None) -> str:
-        """The model as JSON text (also written to ``path`` when given)."""
-        text = json.dumps(self.to_dict())
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-        return text
-
-    @classmethod
-    def from_json(cls, text_or_path: str | os.PathLike) -> SupervisedModel:
-        return cls.from_dict(_read_json(text_or_path))
 
 
-class ScoreThreshold:
+class ScoreThreshold(JSONModel):
     """Classify by the mean score alone: a match when ``score >= threshold``."""
 
     kinds = ("score_threshold",)
@@ -293,13 +280,3 @@ class ScoreThreshold:
             raise ValueError(f"not a score threshold: kind={d.get('kind')!r}")
         return cls(float(d["threshold"]))
 
-    def to_json(self, path: str | os.PathLike | None = None) -> str:
-        text = json.dumps(self.to_dict())
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-        return text
-
-    @classmethod
-    def from_json(cls, text_or_path: str | os.PathLike) -> ScoreThreshold:
-        return cls.from_dict(_read_json(text_or_path))
