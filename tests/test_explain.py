@@ -120,3 +120,13 @@ def test_erblock_plan_explains_and_draws(client, tmp_path):
     png = plan.plot(tmp_path / "p.png")
     assert png.read_bytes()[:8] == PNG_MAGIC
     assert plan.info["basic_loads"].sum() == plan.total_comparisons
+
+
+def test_plot_shows_the_largest_blocks_panel(tmp_path):
+    import matplotlib.image as mpimg
+
+    plan = plan_blocksplit(paper_bdm(), 3)
+    png = plan.plot(tmp_path / "p.png", top=3)
+    width = mpimg.imread(png).shape[1]
+    narrow = plan.plot(tmp_path / "q.png", top=0)  # no blocks panel
+    assert width > mpimg.imread(narrow).shape[1]

@@ -142,8 +142,9 @@ def basic_loads(plan: Plan) -> np.ndarray | None:
     return None
 
 
-def plot(plan: Plan, path: str | Path, title: str | None = None) -> Path:
-    """Draw comparisons per reduce task of ``plan`` next to Basic's as a PNG at ``path``."""
+def plot(plan: Plan, path: str | Path, title: str | None = None, top: int = 10) -> Path:
+    """Draw a PNG at ``path``: comparisons per reduce task of ``plan`` next to Basic's, and
+    the ``top`` largest blocks (comparisons, share of all) — the skew the plan balances."""
     try:
         import matplotlib
 
@@ -156,8 +157,9 @@ def plot(plan: Plan, path: str | Path, title: str | None = None) -> Path:
     series = [(plan.strategy, plan.loads)]
     if base is not None and plan.strategy != "basic":
         series.insert(0, ("basic", base))
-    fig, axes = plt.subplots(1, len(series), figsize=(5.5 * len(series), 3.6), sharey=True,
-                             squeeze=False)
+    blocks = largest_blocks(plan, top)
+    panels = len(series) + (1 if blocks else 0)
+    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 3.6), squeeze=False)
     for ax, (name, loads) in zip(axes[0], series):
         loads = np.asarray(loads, dtype=np.float64)
         x = np.arange(len(loads))
@@ -169,6 +171,20 @@ def plot(plan: Plan, path: str | Path, title: str | None = None) -> Path:
         ax.set_xlabel("reduce task")
         ax.legend(loc="upper right", fontsize=8)
     axes[0][0].set_ylabel("comparisons")
+    if len(series) > 1:  # the same scale for basic and the plan, so the skew shows
+        top_y = max(float(np.max(loads)) if len(loads) else 0.0 for _, loads in series)
+        for ax in axes[0][: len(series)]:
+            ax.set_ylim(0, top_y * 1.05 or 1.0)
+    if blocks:
+        ax = axes[0][len(series)]
+        y = np.arange(len(blocks))[::-1]
+        ax.barh(y, [b["comparisons"] for b in blocks], color="#55a868")
+        ax.set_yticks(y, [f"{b['block'] & 0xFFFFFF:06x}" for b in blocks], fontsize=7)
+        for yi, b in zip(y, blocks):
+            ax.text(b["comparisons"], yi, f" {b['share']:.0%}", va="center", fontsize=7)
+        ax.set_title(f"largest {len(blocks)} blocks")
+        ax.set_xlabel("comparisons (label: share of all)")
+        ax.set_ylabel("block id (low 24 bits)")
     fig.suptitle(title or f"comparisons per reduce task ({plan.total_comparisons:,} in all)")
     fig.tight_layout()
     fig.savefig(path, dpi=100, format="png")

@@ -316,12 +316,12 @@ class Plan:
 
         return describe(self, top)
 
-    def plot(self, path: Any, title: str | None = None) -> Any:
-        """Draw comparisons per reduce task next to Basic's as a PNG (needs matplotlib;
-        :func:`erblock.balancing.explain.plot`). Returns the path."""
+    def plot(self, path: Any, title: str | None = None, top: int = 10) -> Any:
+        """Draw comparisons per reduce task next to Basic's, and the ``top`` largest blocks,
+        as a PNG (needs matplotlib; :func:`erblock.balancing.explain.plot`). Returns the path."""
         from .explain import plot
 
-        return plot(self, path, title)
+        return plot(self, path, title, top)
 
     def __repr__(self) -> str:
         return (
