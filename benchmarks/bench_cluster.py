@@ -42,8 +42,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -246,20 +244,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.name}.json").write_text(json.dumps(result, indent=2, default=_jsonable))
+    from erblock.report import jsonable
+
+    (out / f"{args.name}.json").write_text(json.dumps(result, indent=2, default=jsonable))
     (out / f"{args.name}.md").write_text(markdown(result))
     print(f"wrote {out / args.name}.json and .md in {result['total_seconds']:.0f} s")
     return result
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
 
 
 def _f(x: Any, spec: str = ".3f") -> str:

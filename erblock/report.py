@@ -115,7 +115,7 @@ class RunReport(dict):  # type: ignore[type-arg]
         }
 
     def to_json(self, path: str | Path | None = None, indent: int = 2) -> str:
-        text = json.dumps(self.to_dict(), indent=indent, default=_jsonable)
+        text = json.dumps(self.to_dict(), indent=indent, default=jsonable)
         if path is not None:
             Path(path).write_text(text)
         return text
@@ -144,7 +144,8 @@ class RunReport(dict):  # type: ignore[type-arg]
         return f"RunReport({self.summary()})"
 
 
-def _jsonable(obj: Any) -> Any:
+def jsonable(obj: Any) -> Any:
+    """``json.dumps`` default for numpy scalars and arrays (anything else as text)."""
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.floating):
