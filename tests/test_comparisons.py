@@ -93,3 +93,17 @@ def test_round_trip_and_normalisation():
 def test_bad_comparisons(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         as_comparisons(bad)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_aligned_pairs_equal_the_matrix_cells(method):
+    c = comparison("x", method, scale=3) if method == "numeric" else Comparison("x", method)
+    if method == "numeric":
+        left, right = pd.Series([1.0, 2, None, 4, 5]), pd.Series([2.0, None, 5, 1])
+    else:
+        left = pd.Series(["martha", "marhta", None, "", "a b c"], dtype=object)
+        right = pd.Series(["dicksonx", "martha", None, "c b a"], dtype=object)
+    pl, pr = c.prepare(left), c.prepare(right)
+    li, rj = (x.ravel() for x in np.meshgrid(np.arange(len(left)), np.arange(len(right)),
+                                            indexing="ij"))
+    np.testing.assert_allclose(c.aligned(pl, pr, li, rj), c.matrix(pl, pr)[li, rj])

@@ -209,3 +209,22 @@ def test_pairs_with_their_report_survive_parquet(client, tmp_path):
     rebuilt = erblock.RunReport.from_dict(back.attrs["erblock_report"])
     assert rebuilt.comparisons == pairs.attrs["erblock_report"].comparisons == 15
     assert rebuilt.summary() == pairs.attrs["erblock_report"].summary()
+
+
+@pytest.mark.parametrize("key", ["k", ["k", "name"]])
+def test_batched_small_tasks_equal_the_matrix_path(client, monkeypatch, key):
+    """Small match tasks go through one aligned-pairs batch; the result is the same as
+    comparing every task with its own cdist matrix (the in-process cluster sees the patch)."""
+    import erblock.matchers.compare as cmp
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"k": rng.choice(list("abcdefghij") + [None], 300),
+                       "name": rng.choice(NAMES, 300),
+                       "age": pd.Series(rng.integers(0, 90, 300), dtype="Float64")})
+    args = dict(key=key, compare=COMPARE, client=client, sort=True, n_tasks=7,
+                strategy="blocksplit")
+    batched = erblock.dedupe(df, **args)
+    monkeypatch.setattr(cmp, "SMALL_TASK", -1)  # every task through the matrix path
+    matrix = erblock.dedupe(df, **args)
+    pd.testing.assert_frame_equal(batched, matrix)
+    assert set(pair_list(batched)) == brute_dedupe(df, key if isinstance(key, list) else [key])
