@@ -99,7 +99,7 @@ def run_one(frames: list[Any], label: str, client: Any, threshold: float,
                              compare={"name": "jaro_winkler"}, threshold=threshold,
                              client=client, **kwargs)
     seconds = time.perf_counter() - t0
-    rep = pairs.attrs["erblock_report"]
+    rep = erblock.RunReport.of(pairs)
     pred = rep.prediction
     secs = rep.task_seconds
     threads = int(rep.settings.get("threads", 1))

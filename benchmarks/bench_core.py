@@ -120,7 +120,7 @@ def bench_imbalance(n: int, b: int, m: int, r: int, skews: Sequence[float],
             _, comps = bdm.comparisons()
             for name in ("basic", "blocksplit"):
                 t0 = time.perf_counter()
-                plan = STRATEGIES[name](bdm, r)
+                plan = STRATEGIES[name].make(bdm, r)
                 seconds = time.perf_counter() - t0
                 rows.append({
                     "s": s, "seed": seed, "strategy": name,
@@ -272,7 +272,7 @@ def run_erblock(df: pd.DataFrame, threshold: float, strategy: str, client: Any =
     pairs = erblock.dedupe(df, key="block", compare={"name": "jaro_winkler"},
                            threshold=threshold, strategy=strategy, client=client)
     seconds = time.perf_counter() - t0
-    report = pairs.attrs["erblock_report"]
+    report = erblock.RunReport.of(pairs)
     comparisons = report.comparisons
     return {
         "seconds": seconds,

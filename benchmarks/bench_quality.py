@@ -288,7 +288,7 @@ def run_erblock(case: Case, client: Any, u_pairs: int | None) -> dict[str, Any]:
         pairs = erblock.dedupe(case.frames[0], key=case.keys, compare=case.erblock_compare,
                                scoring=model, client=client)
     seconds = time.perf_counter() - t0
-    report = pairs.attrs["erblock_report"]
+    report = erblock.RunReport.of(pairs)
     out = metrics(case, pairs, pairs["match_probability"].to_numpy() >= 0.5, "match_weight",
                   _prob_from_weight)
     out.update(seconds=seconds, config=case.erblock_note, compare=_jsonable(case.erblock_compare),

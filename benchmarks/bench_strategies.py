@@ -16,7 +16,7 @@ Run from the repository root (a few minutes on 2 cores)::
     *really* performs: for the exact strategies that is the plan's load; for the cell
     strategies (whose loads are sketch estimates) the synthetic records are routed with
     the engine's routing code and every task's comparisons are counted from the real
-    blocks of the records it receives (:func:`erblock.balancing.cells.exact_loads`).
+    blocks of the records it receives (:func:`erblock.balancing.explain.exact_loads`).
     Replication = records routed / records with a key, also from the routing for the cell
     strategies. Worst value over the seeds. Targets: ``pairrange``, ``cellrange`` ≤ 1.05;
     ``blocksplit``, ``cellblock`` ≤ 1.15. A second table shows the cell strategies with
@@ -54,7 +54,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
-STRATEGIES = ("basic", "blocksplit", "pairrange", "cellblock", "cellrange")
+from erblock.balancing.strategies import STRATEGIES as REGISTRY  # noqa: E402
+
+STRATEGIES = tuple(REGISTRY)
 FULL: dict[str, Any] = {
     "imbalance": {"n": 100_000, "b": 100, "m": 20, "r": 100,
                   "exponential": [0.0, 0.25, 0.5, 0.75, 1.0], "zipf": [0.5, 1.0, 1.5, 2.0],
@@ -121,7 +123,7 @@ def skewed_bdm(sizes: np.ndarray, m: int, seed: int, link: bool) -> Any:
 
 def synthetic_records(bdm: Any, seed: int) -> pd.DataFrame:
     """One prepared record per BDM count, blocks interleaved inside each partition."""
-    from erblock.engine.route import RID_SHIFT
+    from erblock.engine.schema import RID_SHIFT
 
     rng = np.random.default_rng(seed)
     blk = np.repeat(bdm.block, bdm.count)
@@ -138,8 +140,8 @@ def synthetic_records(bdm: Any, seed: int) -> pd.DataFrame:
 
 def true_loads(plan: Any, records: pd.DataFrame) -> tuple[np.ndarray, float]:
     """(comparisons per reduce task, replication) from routing the records for real."""
-    from erblock.balancing.cells import exact_loads
-    from erblock.engine.route import record_units
+    from erblock.balancing.explain import exact_loads
+    from erblock.engine.tasks.route import record_units
 
     unit = np.full(len(records), -1, dtype=np.int64)
     for _, g in records.groupby(["_erb_src", "_erb_part"], sort=False):
@@ -154,8 +156,6 @@ def bench_imbalance(n: int, b: int, m: int, r: int, exponential: Sequence[float]
                     zipf: Sequence[float], seeds: Sequence[int], modes: Sequence[str],
                     log: Any = print) -> list[dict[str, Any]]:
     """One row per (mode, law, parameter, seed, strategy variant)."""
-    from erblock.balancing.strategies import STRATEGIES as PLANNERS
-
     variants: list[tuple[str, str, dict[str, Any]]] = [(s, s, {}) for s in STRATEGIES]
     variants += [
         ("cellrange [paper estimator]", "cellrange", {"estimate": "paper"}),
@@ -182,9 +182,9 @@ def bench_imbalance(n: int, b: int, m: int, r: int, exponential: Sequence[float]
                     records = None
                     for label, name, opts in variants:
                         t0 = time.perf_counter()
-                        plan = PLANNERS[name](bdm, r, **opts)
+                        plan = REGISTRY[name].make(bdm, r, opts)
                         seconds = time.perf_counter() - t0
-                        if plan.info.get("estimated"):
+                        if plan.estimated:
                             if records is None:
                                 records = synthetic_records(bdm, seed)
                             loads, replication = true_loads(plan, records)
@@ -221,8 +221,6 @@ def imbalance_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def bench_dense(n: int, b: int, m: int, r: int, zipf: Sequence[float], widths: Sequence[int],
                 modes: Sequence[str], seed: int = 0, log: Any = print) -> list[dict[str, Any]]:
     """Many more blocks than sketch cells: the cell strategies under both estimators."""
-    from erblock.balancing.strategies import STRATEGIES as PLANNERS
-
     rows = []
     for mode in modes:
         for alpha in zipf:
@@ -231,7 +229,8 @@ def bench_dense(n: int, b: int, m: int, r: int, zipf: Sequence[float], widths: S
             for w in widths:
                 for name in ("cellrange", "cellblock"):
                     for estimate in ("bounded", "paper"):
-                        plan = PLANNERS[name](bdm, r, sketch={"w": w}, estimate=estimate)
+                        plan = REGISTRY[name].make(bdm, r, {"sketch": {"w": w},
+                                                            "estimate": estimate})
                         loads, replication = true_loads(plan, records)
                         rows.append({"mode": mode, "alpha": alpha, "w": w, "strategy": name,
                                      "estimate": estimate, "blocks": b,
@@ -239,7 +238,7 @@ def bench_dense(n: int, b: int, m: int, r: int, zipf: Sequence[float], widths: S
                                      "replication": float(replication)})
                 log(f"  {mode:6} Zipf {alpha} w={w}: " + "  ".join(
                     f"{x['strategy']}/{x['estimate']} {x['imbalance']:.3f}" for x in rows[-4:]))
-    pmax = PLANNERS["pairrange"](bdm, r).imbalance  # exact reference on the last one
+    pmax = REGISTRY["pairrange"].make(bdm, r).imbalance  # exact reference on the last one
     log(f"  pairrange on the last: {pmax:.3f}")
     return rows
 
@@ -291,9 +290,8 @@ def _measure(fn: Any) -> tuple[Any, float, int]:
 
 def bench_profile(blocks: Sequence[int], m: int, r: int, bdm_max_blocks: int,
                   log: Any = print) -> list[dict[str, Any]]:
-    from erblock.balancing.cells import plan_cellrange
-    from erblock.balancing.pairrange import plan_pairrange
     from erblock.balancing.sketch import SketchSpec
+    from erblock.balancing.strategies import plan_cellrange, plan_pairrange
 
     spec = SketchSpec().resolved(r)
     rows = []

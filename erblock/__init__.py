@@ -1,22 +1,46 @@
 """erblock: entity resolution with blocking on Dask, balanced by comparisons, not records.
 
-The pipeline: blocking keys (``erblock.blocking``) → profile (BDM) → plan
-(``erblock.balancing``) → route and compare on Dask (``erblock.engine``,
-``erblock.matchers``) → pairs.
+The pipeline: blocking keys (``erblock.blocking``) → profile and plan
+(``erblock.balancing``) → comparisons, scoring, clustering (``erblock.matchers``) → the
+engine that runs it on Dask (``erblock.engine``) → pairs.
+
+``import erblock`` is cheap: the public names below are loaded on first use, so Dask and
+distributed are only imported when a run, a plan or a cluster needs them.
 """
 
-from .api import dedupe, link, plan
-from .blocking import composite, lower, metaphone, nysiis, prefix, soundex, token
-from .matchers.clustering import cluster
-from .matchers.comparisons import Comparison, comparison
-from .matchers.evaluate import evaluate
-from .matchers.scoring import FellegiSunter, load_model
-from .matchers.supervised import ScoreThreshold, SupervisedModel
-from .report import RunReport
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+#: public name -> module that defines it
+_EXPORTS = {
+    "link": "erblock.api",
+    "dedupe": "erblock.api",
+    "plan": "erblock.api",
+    "read_report": "erblock.api",
+    "cluster": "erblock.matchers.clustering",
+    "evaluate": "erblock.matchers.evaluate",
+    "Comparison": "erblock.matchers.comparisons",
+    "comparison": "erblock.matchers.comparisons",
+    "FellegiSunter": "erblock.matchers.scoring.fellegi_sunter",
+    "load_model": "erblock.matchers.scoring",
+    "ScoreThreshold": "erblock.matchers.scoring.supervised",
+    "SupervisedModel": "erblock.matchers.scoring.supervised",
+    "RunReport": "erblock.report",
+    "composite": "erblock.blocking",
+    "lower": "erblock.blocking",
+    "metaphone": "erblock.blocking",
+    "nysiis": "erblock.blocking",
+    "prefix": "erblock.blocking",
+    "soundex": "erblock.blocking",
+    "token": "erblock.blocking",
+}
 
 __all__ = [
+    "__version__",
     "Comparison",
     "FellegiSunter",
     "RunReport",
@@ -34,6 +58,32 @@ __all__ = [
     "nysiis",
     "plan",
     "prefix",
+    "read_report",
     "soundex",
     "token",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'erblock' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from .api import dedupe, link, plan, read_report
+    from .blocking import composite, lower, metaphone, nysiis, prefix, soundex, token
+    from .matchers.clustering import cluster
+    from .matchers.comparisons import Comparison, comparison
+    from .matchers.evaluate import evaluate
+    from .matchers.scoring import load_model
+    from .matchers.scoring.fellegi_sunter import FellegiSunter
+    from .matchers.scoring.supervised import ScoreThreshold, SupervisedModel
+    from .report import RunReport

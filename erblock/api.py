@@ -2,34 +2,49 @@
 
 Everything a user can get wrong is checked here, before any Dask work starts, and the
 error names the argument or column, shows the value and says what was expected.
+
+``link`` and ``dedupe`` return the pairs: a pandas DataFrame (the run report in
+``pairs.attrs["erblock_report"]``, read with :meth:`erblock.RunReport.of`), or, with
+``output=``, a Dask DataFrame over the parquet parts the workers wrote (the report is
+``_erblock_report.json`` in the directory: :func:`read_report`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, overload
 
 import pandas as pd
 
-from .balancing.bdm import SRC_R, SRC_S
+from .balancing.bdm import SRC_S
 from .balancing.plan import Plan
-from .balancing.sketch import sketch_option
-from .blocking.keys import KeySpec, as_key_spec
-from .engine.run import Job, prepare, run, to_dask
+from .balancing.progressive import SampleGoal
+from .balancing.strategies import AUTO, STRATEGIES, get_strategy, strategy_names
+from .blocking.keys import FunctionKey, KeySpec, as_key_spec, block_ids
+from .engine.calibrate import as_cost_model, resolve_cost_model, worth_calibrating
+from .engine.cluster import check_workers, get_client, scheduler_guard, total_threads
+from .engine.inputs import prepare_source
+from .engine.job import SHUFFLE_METHODS, Job, RunOptions
+from .engine.memory import parse_budget
+from .engine.planning import plan_from, profile_for
+from .engine.run import RunResult, run
+from .engine.schema import PREFIX
 from .matchers.comparisons import Comparison, as_comparisons
+from .matchers.scoring import as_scoring
 from .report import RunReport
 
-STRATEGY_NAMES = ("auto", "basic", "blocksplit", "pairrange", "cellblock", "cellrange")
-SHUFFLE_METHODS = ("tasks", "p2p", "disk")
+#: what ``strategy=`` accepts: ``auto`` and every registered strategy
+STRATEGY_NAMES = strategy_names()
+#: keyword options of ``link``/``dedupe`` (the fields of :class:`RunOptions` a user sets)
+OPTION_NAMES = ("npartitions", "persist", "progress", "sort", "overwrite", "memory_budget",
+                "cost_model", "sample", "sketch", "cell_budget", "shuffle_method")
 
 
 def _is_dask(df: Any) -> bool:
-    try:
-        import dask.dataframe as dd
-    except ImportError:  # pragma: no cover
-        return False
+    import dask.dataframe as dd
+
     return isinstance(df, dd.DataFrame)
 
 
@@ -42,6 +57,10 @@ def _check_frame(df: Any, name: str) -> None:
             f"{name}: column names must be unique, repeated: {dup[:10]}; rename them "
             "(e.g. df.columns = [...]) so each column can be named in key= and compare="
         )
+    bad = [str(c) for c in df.columns if str(c).startswith(PREFIX)]
+    if bad:
+        raise ValueError(f"{name}: column names starting with {PREFIX!r} are reserved, "
+                         f"got {bad}")
 
 
 def _columns(df: Any) -> list[str]:
@@ -54,9 +73,8 @@ def _require_column(df: Any, name: str, column: str, role: str) -> None:
         return
     close = difflib.get_close_matches(column, cols, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise KeyError(
-        f"{role} column {column!r} is not in {name} (columns: {cols[:20]}{'…' if len(cols) > 20 else ''}){hint}"
-    )
+    more = "…" if len(cols) > 20 else ""
+    raise KeyError(f"{role} column {column!r} is not in {name} (columns: {cols[:20]}{more}){hint}")
 
 
 def _as_keys(key: Any) -> tuple[KeySpec, ...]:
@@ -71,8 +89,6 @@ def _as_keys(key: Any) -> tuple[KeySpec, ...]:
 
 
 def _check_keys(keys: Sequence[KeySpec], frames: Sequence[tuple[str, Any]]) -> None:
-    from .blocking.keys import FunctionKey, block_ids
-
     for k in keys:
         for name, df in frames:
             for col in k.columns:
@@ -83,38 +99,19 @@ def _check_keys(keys: Sequence[KeySpec], frames: Sequence[tuple[str, Any]]) -> N
                 block_ids(df.head(20), k)
 
 
-def _check_comparisons(comparisons: Sequence[Comparison], frames: Sequence[tuple[str, Any]]) -> None:
+def _check_comparisons(comparisons: Sequence[Comparison],
+                       frames: Sequence[tuple[str, Any]]) -> None:
     for c in comparisons:
         for src, (name, df) in enumerate(frames):
             col = c.right_column if src == SRC_S else c.column
             _require_column(df, name, col, "compare")
-            dtype = df[col].dtype if not _is_dask(df) else df._meta[col].dtype
-            if c.method not in ("exact", "numeric") and (
-                pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
-            ):
-                raise TypeError(
-                    f"compare: column {col!r} of {name} holds numbers ({dtype}) but method "
-                    f"{c.method!r} compares text; use 'numeric' or 'exact', or convert the "
-                    "column with .astype(str)"
-                )
-            # text is parsed as numbers (CSV input); values that are not numbers are missing
-            if c.method == "numeric" and not (
-                pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
-                or pd.api.types.is_string_dtype(dtype)
-            ):
-                raise TypeError(
-                    f"compare: column {col!r} of {name} is {dtype}, but method 'numeric' needs "
-                    "numbers"
-                )
+            dtype = df._meta[col].dtype if _is_dask(df) else df[col].dtype
+            c.kernel.check_dtype(dtype, col, name)
 
 
-def _check_common(strategy: str, n_tasks: Any, threshold: Any, shuffle_method: str) -> None:
+def _check_common(strategy: str, n_tasks: Any, threshold: Any) -> None:
     if strategy not in STRATEGY_NAMES:
-        close = difflib.get_close_matches(str(strategy), STRATEGY_NAMES, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ValueError(
-            f"strategy must be one of {', '.join(STRATEGY_NAMES)}, got {strategy!r}{hint}"
-        )
+        get_strategy(strategy)  # raises, naming the choices
     if n_tasks is not None and (
         not isinstance(n_tasks, int) or isinstance(n_tasks, bool) or n_tasks < 1
     ):
@@ -125,10 +122,6 @@ def _check_common(strategy: str, n_tasks: Any, threshold: Any, shuffle_method: s
     ):
         raise ValueError(
             f"threshold must be a number in [0, 1] (scores are in [0, 1]), got {threshold!r}"
-        )
-    if shuffle_method not in SHUFFLE_METHODS:
-        raise ValueError(
-            f"shuffle_method must be one of {', '.join(SHUFFLE_METHODS)}, got {shuffle_method!r}"
         )
 
 
@@ -152,42 +145,71 @@ def _check_ids(df: Any, name: str, id_column: str | None) -> bool:
     return False
 
 
-def _reserved(df: Any, name: str) -> None:
-    bad = [c for c in _columns(df) if c.startswith("_erb_")]
-    if bad:
-        raise ValueError(f"{name}: column names starting with '_erb_' are reserved, got {bad}")
+def run_options(strategy: str, options: Mapping[str, Any]) -> RunOptions:
+    """The typed :class:`RunOptions` of ``link``/``dedupe``/``plan`` keyword options."""
+    unknown = set(options) - set(OPTION_NAMES)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}; options are "
+                        f"{', '.join(OPTION_NAMES)}")
+    opts = {k: v for k, v in options.items() if v is not None or k == "sketch"}
+    shuffle = opts.get("shuffle_method", "auto")
+    if shuffle not in SHUFFLE_METHODS:
+        raise ValueError(f"shuffle_method must be one of {', '.join(SHUFFLE_METHODS)}, "
+                         f"got {shuffle!r}")
+    if "memory_budget" in opts:
+        opts["memory_budget"] = parse_budget(opts["memory_budget"])
+    if "cost_model" in opts:
+        opts["cost_model"] = as_cost_model(opts["cost_model"])
+    if opts.get("sample") is not None:
+        opts["sample"] = SampleGoal.from_option(opts["sample"])
+        if strategy != AUTO:
+            raise ValueError(
+                f"sample= builds its own plan from the sample (large blocks chopped, medium "
+                f"packed, small hashed), so strategy must be 'auto', got {strategy!r}; "
+                "drop sample= to use that strategy on a full profile"
+            )
+    sketch = opts.pop("sketch", None)
+    if sketch is not None:
+        sketched = [n for n, s in STRATEGIES.items() if s.profile == "sketch"]
+        if strategy not in (*sketched, AUTO):
+            raise ValueError(
+                f"sketch= sets the sketch profile of the cell strategies "
+                f"({', '.join(sketched)}), but strategy is {strategy!r}, which plans "
+                "on the exact block counts; drop sketch= or choose a cell strategy"
+            )
+        if strategy != AUTO:  # auto plans on the BDM; the option then has no effect
+            opts["strategy_options"] = get_strategy(strategy).parse_options({"sketch": sketch})
+    return RunOptions(**opts)
 
 
 def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any, strategy: str,
                n_tasks: int | None, threshold: float | None, output: str | None,
-               id: Any, options: dict[str, Any]) -> tuple[Job, list[bool]]:
+               id: Any, options: Mapping[str, Any]) -> tuple[Job, list[bool]]:
     for name, df in frames:
         _check_frame(df, name)
-        _reserved(df, name)
-    shuffle_method = options.pop("shuffle_method", "tasks")
-    _check_common(strategy, n_tasks, threshold, shuffle_method)
+    _check_common(strategy, n_tasks, threshold)
     keys = _as_keys(key)
     _check_keys(keys, frames)
     comparisons = as_comparisons(compare)
     _check_comparisons(comparisons, frames)
     ids = id if isinstance(id, tuple) else (id, id)
     check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
-    allowed = {"npartitions", "persist", "progress", "sort", "cell_budget", "overwrite",
-               "memory_budget",
-               "cost_model", "sample", "sketch"}
-    unknown = set(options) - allowed
-    if unknown:
-        raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
-    if options.get("memory_budget") is not None:
-        from .engine.memory import parse_budget
-
-        options["memory_budget"] = parse_budget(options["memory_budget"])
-    options["sketch"] = sketch_option(options.get("sketch"), strategy)
-    _check_planning(options, strategy)
-    job = Job(mode=mode, keys=keys, comparisons=comparisons, strategy=strategy, n_tasks=n_tasks,
-              threshold=None if threshold is None else float(threshold), output=output,
-              id_columns=(ids[0], ids[1]), shuffle_method=shuffle_method, **options)
+    job = Job(mode=mode, keys=keys, comparisons=comparisons, strategy=strategy,
+              n_tasks=n_tasks, threshold=None if threshold is None else float(threshold),
+              output=output, id_columns=(ids[0], ids[1]),
+              options=run_options(strategy, options))
     return job, check
+
+
+@overload
+def link(df_r: Any, df_s: Any, key: Any = ..., compare: Any = ..., scoring: Any = ...,
+         strategy: str = ..., n_tasks: int | None = ..., threshold: float | None = ...,
+         client: Any = ..., output: None = ..., id: Any = ..., **options: Any
+         ) -> pd.DataFrame: ...
+@overload
+def link(df_r: Any, df_s: Any, key: Any = ..., compare: Any = ..., scoring: Any = ...,
+         strategy: str = ..., n_tasks: int | None = ..., threshold: float | None = ...,
+         client: Any = ..., *, output: str, id: Any = ..., **options: Any) -> Any: ...
 
 
 def link(
@@ -196,33 +218,36 @@ def link(
     key: Any = None,
     compare: Any = None,
     scoring: Any = "mean",
-    strategy: str = "auto",
+    strategy: str = AUTO,
     n_tasks: int | None = None,
     threshold: float | None = None,
     client: Any = None,
     output: str | None = None,
     id: str | tuple[str | None, str | None] | None = None,
     **options: Any,
-) -> pd.DataFrame | RunReport:
+) -> Any:
     """Link two sources: every pair (r, s) of records that share a block, compared.
 
-    Returns a pandas DataFrame ``left_id`` (index label of ``df_r``), ``right_id``
-    (of ``df_s``), one similarity column per comparison and ``score``; the run report is
-    in ``pairs.attrs["erblock_report"]``. With ``output="dir"``, workers write parquet
-    parts into that directory and the :class:`~erblock.report.RunReport` is returned.
+    Returns the pairs: ``left_id`` (index label of ``df_r``, or its ``id=`` column),
+    ``right_id`` (of ``df_s``), one similarity column per comparison and ``score``. In
+    memory this is a pandas DataFrame whose ``attrs["erblock_report"]`` is the run report
+    (:meth:`erblock.RunReport.of` reads it). With ``output="dir"`` the workers write
+    parquet parts into that directory (with ``_erblock_report.json``) and a Dask
+    DataFrame over them is returned.
 
     ``scoring="em"`` fits an unsupervised Fellegi-Sunter model during the run (see
-    :mod:`erblock.matchers.scoring`) and adds ``match_weight`` and ``match_probability``;
-    the default decision is ``match_probability >= 0.5`` and ``threshold`` then applies to
-    ``match_probability``. The fitted model is in ``pairs.attrs["erblock_model"]`` as a dict
-    for ``erblock.load_model`` (or
+    :mod:`erblock.matchers.scoring.fellegi_sunter`) and adds ``match_weight`` and
+    ``match_probability``; the default decision is ``match_probability >= 0.5`` and
+    ``threshold`` then applies to ``match_probability``. The fitted model is in
+    ``pairs.attrs["erblock_model"]`` as a dict for ``erblock.load_model`` (or
     ``_erblock_model.json`` in the output directory); pass it, or any model from
     :func:`erblock.load_model`, as ``scoring=`` to score without refitting.
 
     Options: ``npartitions`` (input partitions for pandas input), ``persist`` (keep the
     prepared records in cluster memory between profile and route; default True),
     ``progress`` (progress bar), ``sort`` (canonical order), ``shuffle_method``
-    (``"tasks"`` or ``"p2p"``), ``overwrite`` (replace an existing output directory),
+    (``"auto"``, ``"direct"``, ``"tasks"`` or ``"p2p"``: how records move to their reduce
+    tasks, exactly in every case), ``overwrite`` (replace an existing output directory),
     ``memory_budget`` (the most one reduce task may use, e.g. ``"512MB"`` or ``"auto"``:
     chunks and the number of tasks are sized to fit, see docs/memory.md),
     ``sketch`` (the sketch profile of ``strategy="cellblock"``/``"cellrange"``, e.g.
@@ -234,13 +259,22 @@ def link(
     :class:`~erblock.report.RunReport`; the prediction is in ``report.prediction``),
     ``sample`` (plan from a progressive sample of input partitions instead of a full
     profile, e.g. ``{"delta": 0.1, "alpha": 0.95}``: every reduce task within 10 % of the
-    mean load with 95 % confidence; see :mod:`erblock.balancing.sampling`).
+    mean load with 95 % confidence; see :mod:`erblock.balancing.progressive`),
+    ``cell_budget`` (cells of one compare chunk).
     """
-    if compare is None:
-        raise ValueError("compare is required, e.g. compare={'title': 'jaro_winkler'}")
-    job, check = _build_job("link", [("df_r", df_r), ("df_s", df_s)], key, compare, strategy,
-                            n_tasks, threshold, output, id, options)
-    return _finish(job, [df_r, df_s], client, check, scoring)
+    return _result(run_frames([df_r, df_s], key, compare, scoring, strategy, n_tasks,
+                              threshold, client, output, id, **options))
+
+
+@overload
+def dedupe(df: Any, key: Any = ..., compare: Any = ..., scoring: Any = ...,
+           strategy: str = ..., n_tasks: int | None = ..., threshold: float | None = ...,
+           client: Any = ..., output: None = ..., id: str | None = ..., **options: Any
+           ) -> pd.DataFrame: ...
+@overload
+def dedupe(df: Any, key: Any = ..., compare: Any = ..., scoring: Any = ...,
+           strategy: str = ..., n_tasks: int | None = ..., threshold: float | None = ...,
+           client: Any = ..., *, output: str, id: str | None = ..., **options: Any) -> Any: ...
 
 
 def dedupe(
@@ -248,96 +282,73 @@ def dedupe(
     key: Any = None,
     compare: Any = None,
     scoring: Any = "mean",
-    strategy: str = "auto",
+    strategy: str = AUTO,
     n_tasks: int | None = None,
     threshold: float | None = None,
     client: Any = None,
     output: str | None = None,
     id: str | None = None,
     **options: Any,
-) -> pd.DataFrame | RunReport:
+) -> Any:
     """Find duplicates in one source: each unordered pair of records in a block, once.
 
     ``left_id`` always comes before ``right_id`` in the input order and no record is
     paired with itself. Otherwise as :func:`link`.
     """
+    return _result(run_frames([df], key, compare, scoring, strategy, n_tasks, threshold,
+                              client, output, id, **options))
+
+
+def run_frames(frames: Sequence[Any], key: Any = None, compare: Any = None,
+               scoring: Any = "mean", strategy: str = AUTO, n_tasks: int | None = None,
+               threshold: float | None = None, client: Any = None, output: str | None = None,
+               id: Any = None, **options: Any) -> RunResult:
+    """Link ``[df_r, df_s]`` or deduplicate ``[df]`` and return the full result: pairs
+    (None with ``output=``), report and fitted model (what the command line uses)."""
     if compare is None:
-        raise ValueError("compare is required, e.g. compare={'name': 'jaro_winkler'}")
-    job, check = _build_job("dedupe", [("df", df)], key, compare, strategy, n_tasks,
-                            threshold, output, id, options)
-    return _finish(job, [df], client, check, scoring)
+        example = "{'title': 'jaro_winkler'}" if len(frames) == 2 else "{'name': 'jaro_winkler'}"
+        raise ValueError(f"compare is required, e.g. compare={example}")
+    named = list(zip(("df_r", "df_s") if len(frames) == 2 else ("df",), frames))
+    job, check = _build_job("link" if len(frames) == 2 else "dedupe", named, key, compare,
+                            strategy, n_tasks, threshold, output, id, options)
+    return execute(job, list(frames), client, check, scoring)
 
 
-def _as_scoring(scoring: Any, job: Job) -> tuple[Any, Job]:
-    """The model a run scores with (None = mean score) and the job it runs.
-
-    ``"mean"``: the weighted mean in ``score``; ``"em"``: a new
-    :class:`~erblock.matchers.scoring.FellegiSunter` fitted during the run; a
-    ``FellegiSunter`` (fitted: used as is; unfitted: fitted during the run, in place) or a
-    fitted ``SupervisedModel``: adds ``match_weight`` and ``match_probability``, and
-    ``threshold`` applies to ``match_probability``. A ``ScoreThreshold`` is the mean score
-    with its threshold (unless ``threshold`` is given).
-    """
-    import dataclasses
-
-    from .matchers.scoring import FellegiSunter
-    from .matchers.supervised import ScoreThreshold, SupervisedModel
-
-    if isinstance(scoring, str):
-        if scoring == "mean":
-            return None, job
-        if scoring == "em":
-            return FellegiSunter().bind(job.comparisons), job
-        close = difflib.get_close_matches(scoring, ("mean", "em"), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"scoring must be 'mean', 'em' or a model, got {scoring!r}{hint}")
-    if isinstance(scoring, ScoreThreshold):
+def execute(job: Job, frames: list[Any], client: Any, check: list[bool], scoring: Any
+            ) -> RunResult:
+    """Run a checked job on the cluster of ``client`` (the full result: pairs, report and
+    model; what the command line uses)."""
+    model = as_scoring(scoring, job.comparisons)
+    if model is not None and model.decision == "score":
+        # a rule on the mean score: its threshold is the run's, applied in the kernels
         if job.threshold is None:
-            job = dataclasses.replace(job, threshold=scoring.threshold)
-        return None, job
-    if isinstance(scoring, (FellegiSunter, SupervisedModel)):
-        return scoring.bind(job.comparisons), job
-    raise TypeError(
-        "scoring must be 'mean', 'em', a FellegiSunter, a fitted SupervisedModel or a "
-        f"ScoreThreshold (e.g. erblock.load_model('model.json')), got {type(scoring).__name__}"
-    )
-
-
-def _finish(job: Job, frames: list[Any], client: Any, check: list[bool], scoring: Any
-            ) -> pd.DataFrame | RunReport:
-    model, job = _as_scoring(scoring, job)
-    from .engine.cluster import check_workers, get_client, scheduler_guard
-
+            job = dataclasses.replace(job, threshold=model.default_threshold)
+        model = None
     c = get_client(client, check=False)
     with scheduler_guard(c, job.output):  # a lost scheduler: one clear error, no output
         check_workers(c)
-        pairs, report = run(job, frames, c, check_ids=check, scoring=model)
-    if pairs is None:
-        return report
-    return pairs
+        return run(job, frames, c, check_ids=check, scoring=model)
 
 
-def _check_planning(options: dict[str, Any], strategy: str) -> None:
-    """Validate and normalise the ``cost_model`` and ``sample`` options (in place)."""
-    from .balancing.sampling import SampleGoal
-    from .engine.calibrate import check_cost_model
+def _result(result: RunResult) -> Any:
+    if result.pairs is not None:
+        return result.pairs
+    import dask.dataframe as dd
 
-    check_cost_model(options.get("cost_model"))
-    if options.get("sample") is not None:
-        options["sample"] = SampleGoal.from_option(options["sample"])
-        if strategy != "auto":
-            raise ValueError(
-                f"sample= builds its own plan from the sample (large blocks chopped, medium "
-                f"packed, small hashed), so strategy must be 'auto', got {strategy!r}; "
-                "drop sample= to use that strategy on a full profile"
-            )
+    assert result.report.output is not None  # written by the workers
+    return dd.read_parquet(result.report.output)
+
+
+def read_report(source: Any) -> RunReport:
+    """The report of a run: from its pairs, its output directory or a JSON file."""
+    return RunReport.of(source)
 
 
 def plan(
     df_r: Any,
     df_s: Any = None,
     key: Any = None,
-    strategy: str = "auto",
+    strategy: str = AUTO,
     n_tasks: int | None = None,
     client: Any = None,
     id: Any = None,
@@ -364,33 +375,32 @@ def plan(
     frames = [("df_r", df_r)] + ([("df_s", df_s)] if df_s is not None else [])
     for name, df in frames:
         _check_frame(df, name)
-    _check_common(strategy, n_tasks, threshold, "tasks")
+    _check_common(strategy, n_tasks, threshold)
     keys = _as_keys(key)
     _check_keys(keys, frames)
     comparisons: tuple[Comparison, ...] = ()
     if compare is not None:
         comparisons = as_comparisons(compare)
         _check_comparisons(comparisons, frames)
-    options: dict[str, Any] = {"cost_model": cost_model, "sample": sample,
-                               "sketch": sketch_option(sketch, strategy)}
-    _check_planning(options, strategy)
+    elif cost_model == "calibrate":
+        raise ValueError("cost_model='calibrate' measures the job's comparisons; pass "
+                         "compare= too (erblock.plan), or cost_model='default'")
+    options = run_options(strategy, {"cost_model": cost_model, "sample": sample,
+                                     "sketch": sketch, "npartitions": npartitions,
+                                     "progress": progress})
     ids = id if isinstance(id, tuple) else (id, id)
     check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
-    from .engine.cluster import get_client, total_threads
-    from .engine.planning import plan_job
-
     c = get_client(client)
     threads = total_threads(c)
     job = Job(mode="link" if df_s is not None else "dedupe", keys=keys, comparisons=comparisons,
               strategy=strategy, n_tasks=n_tasks, id_columns=(ids[0], ids[1]),
-              threshold=None if threshold is None else float(threshold),
-              npartitions=npartitions, progress=progress, **options)
-    t0 = time.perf_counter()
-    ddfs = [to_dask(df, npartitions, threads, sample=job.sample is not None)
-            for _, df in frames]
-    prepared = [prepare(d, job, src) for src, d in zip((SRC_R, SRC_S), ddfs)]
+              threshold=None if threshold is None else float(threshold), options=options)
     r = n_tasks or max(1, 4 * threads)
-    p, rec, timing = plan_job(c, job, prepared, check, threads, r, t0, explain=True)
-    p.info.update({f"records_{k}": v for k, v in rec.items() if isinstance(v, int)})
-    p.info.update({f"{k}_seconds": v for k, v in timing.items()})
-    return p
+    persist = job.options.sample is None
+    sources = [prepare_source(c, df, job, src, threads, persist)
+               for src, (_, df) in enumerate(frames)]
+    profile = profile_for(c, job, sources, check, r)
+    need = (strategy == AUTO and profile.kind == "bdm"
+            and worth_calibrating(profile.total_comparisons, threads))
+    model, _ = resolve_cost_model(c, job, sources, threads, need=need)
+    return plan_from(profile, job, r, model, threads, explain=True)

@@ -1,13 +1,24 @@
-"""What a run measured: per reduce task and per phase, next to what the plan predicted."""
+"""What a run measured: per reduce task and per phase, next to what the plan predicted.
+
+A run attaches its report to the pairs as ``pairs.attrs["erblock_report"]`` in its dict
+form (pandas keeps ``attrs`` JSON-safe: ``to_parquet`` writes them), and writes it as
+``_erblock_report.json`` next to parquet parts; :meth:`RunReport.of` reads either back.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+REPORT_FILE = "_erblock_report.json"  #: a leading "_" keeps parquet readers off the file
+ATTRS_KEY = "erblock_report"
 
 
 def max_over_mean(values: np.ndarray) -> float:
@@ -18,67 +29,72 @@ def max_over_mean(values: np.ndarray) -> float:
     return float(values.max() / values.mean())
 
 
-@dataclass(eq=False)
-class RunReport(dict):  # type: ignore[type-arg]
+@dataclass(frozen=True)
+class TaskStats:
+    """What one reduce task did: comparisons performed, pairs kept, records received,
+    match tasks, seconds computing (and writing), the worker it ran on, and the similarity
+    cells it computed to get its comparisons."""
+
+    task: int
+    comparisons: int = 0
+    pairs: int = 0
+    records: int = 0
+    match_tasks: int = 0
+    seconds: float = 0.0
+    write_seconds: float = 0.0
+    worker: str = ""
+    cells: int = 0  #: similarity cells computed (comparisons plus cells masks discard)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TaskStats:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass(frozen=True)
+class RunReport:
     """Everything one ``link``/``dedupe`` run did.
 
-    A run attaches its report to the pairs as ``pairs.attrs["erblock_report"]``. pandas
-    writes ``attrs`` as JSON (``to_parquet``), so the report is also a ``dict`` holding
-    its own ``to_dict()`` (filled by :meth:`attach`); after a parquet round trip the
-    attribute comes back as that plain dict, and :meth:`from_dict` rebuilds the report.
-
-    ``tasks`` has one dict per reduce task (comparisons performed, seconds, pairs kept,
-    records received, worker); ``phases`` the wall-clock seconds of profile, plan,
-    route+compare and write; ``plan`` the plan summary (predicted loads); ``records``
-    the input counts including records not blocked (missing or empty key).
+    ``tasks`` has one :class:`TaskStats` per reduce task; ``phases`` the wall-clock
+    seconds of profile, plan, route+compare and write; ``plan`` the plan summary
+    (predicted loads); ``records`` the input counts including records not blocked
+    (missing or empty key); ``settings`` how it ran; ``prediction`` what the plan
+    predicted next to what was measured (:func:`erblock.engine.planning.prediction`);
+    ``model`` the scoring model's report when a model scored the pairs.
     """
 
     mode: str
     strategy: str
     n_tasks: int
     phases: dict[str, float] = field(default_factory=dict)
-    tasks: list[dict[str, Any]] = field(default_factory=list)
+    tasks: tuple[TaskStats, ...] = ()
     plan: dict[str, Any] = field(default_factory=dict)
     records: dict[str, int] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     output: str | None = None
     pairs: int = 0
-    #: what the plan predicted (makespan, imbalance, comparisons, cost model, candidates)
-    #: next to what was measured; see :func:`erblock.engine.planning.prediction`
     prediction: dict[str, Any] = field(default_factory=dict)
-
-    def __bool__(self) -> bool:
-        return True
-
-    def attach(self) -> RunReport:
-        """Fill the dict view with ``to_dict()`` (JSON-safe) and return self."""
-        dict.clear(self)
-        dict.update(self, json.loads(self.to_json()))
-        return self
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunReport:
-        """Rebuild a report from ``to_dict()`` output (e.g. attrs read back from parquet)."""
-        names = ("mode", "strategy", "n_tasks", "phases", "tasks", "plan", "records",
-                 "settings", "output", "pairs", "prediction")
-        return cls(**{k: d[k] for k in names if k in d}).attach()
+    model: dict[str, Any] | None = None
 
     @property
     def comparisons(self) -> int:
-        return int(sum(t["comparisons"] for t in self.tasks))
+        return int(sum(t.comparisons for t in self.tasks))
 
     @property
     def task_comparisons(self) -> np.ndarray:
         out = np.zeros(self.n_tasks, dtype=np.int64)
         for t in self.tasks:
-            out[t["task"]] = t["comparisons"]
+            out[t.task] = t.comparisons
         return out
 
     @property
     def task_seconds(self) -> np.ndarray:
         out = np.zeros(self.n_tasks, dtype=np.float64)
         for t in self.tasks:
-            out[t["task"]] = t["seconds"]
+            out[t.task] = t.seconds
         return out
 
     @property
@@ -93,8 +109,11 @@ class RunReport(dict):  # type: ignore[type-arg]
     def seconds(self) -> float:
         return float(sum(self.phases.values()))
 
+    # -- dict and JSON forms --------------------------------------------------------------
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """JSON-safe dict (with the derived figures too; :meth:`from_dict` ignores them)."""
+        d: dict[str, Any] = {
             "mode": self.mode,
             "strategy": self.strategy,
             "n_tasks": self.n_tasks,
@@ -111,14 +130,44 @@ class RunReport(dict):  # type: ignore[type-arg]
             "settings": self.settings,
             "output": self.output,
             "prediction": self.prediction,
-            "tasks": self.tasks,
+            "model": self.model,
+            "tasks": [t.to_dict() for t in self.tasks],
         }
+        return json.loads(json.dumps(d, default=jsonable))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RunReport:
+        """Rebuild a report from :meth:`to_dict` output (e.g. read back from JSON)."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"tasks"}
+        kwargs = {k: d[k] for k in names if k in d}
+        return cls(tasks=tuple(TaskStats.from_dict(t) for t in d.get("tasks", ())), **kwargs)
 
     def to_json(self, path: str | Path | None = None, indent: int = 2) -> str:
-        text = json.dumps(self.to_dict(), indent=indent, default=jsonable)
+        text = json.dumps(self.to_dict(), indent=indent)
         if path is not None:
             Path(path).write_text(text)
         return text
+
+    @classmethod
+    def of(cls, source: Any) -> RunReport:
+        """The report of a run: from a pairs frame (its ``attrs``), an output directory
+        (its ``_erblock_report.json``), a JSON file path, or a report dict."""
+        if isinstance(source, RunReport):
+            return source
+        attrs = getattr(source, "attrs", None)
+        if isinstance(attrs, Mapping):
+            if ATTRS_KEY not in attrs:
+                raise ValueError("these pairs carry no erblock report (attrs['erblock_report'])")
+            return cls.from_dict(attrs[ATTRS_KEY])
+        if isinstance(source, Mapping):
+            return cls.from_dict(source)
+        path = os.fspath(source)
+        if os.path.isdir(path):
+            path = os.path.join(path, REPORT_FILE)
+        with open(path, encoding="utf-8") as f:
+            return cls.from_dict(json.load(f))
+
+    # -- reading it -----------------------------------------------------------------------
 
     def summary(self) -> str:
         d = self.to_dict()
@@ -152,4 +201,6 @@ def jsonable(obj: Any) -> Any:
         return float(obj)
     if isinstance(obj, np.ndarray):
         return obj.tolist()
+    if isinstance(obj, np.bool_):
+        return bool(obj)
     return str(obj)

@@ -1,10 +1,10 @@
-"""Planner-level checks without a cluster: synthetic records from a BDM, the real routing
-(:func:`erblock.engine.route.route_partition`) and the real comparer
-(:func:`erblock.matchers.compare.compare_task`), against a brute force on block ids.
+"""Planner-level checks without a cluster (not a test module): synthetic records from a
+BDM, the real routing (:func:`erblock.engine.tasks.route.route_partition`) and the real
+comparer (:func:`erblock.engine.tasks.compare.compare_task`), against a brute force on
+block ids.
 
-Used by tests/test_pairrange.py and tests/test_cells.py (and the benchmark's idea of
-"true" loads): what reaches a reduce task and what it computes are exactly what a run on
-a cluster would do, only without Dask moving the rows.
+What reaches a reduce task and what it computes are exactly what a run on a cluster would
+do, only without Dask moving the rows.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from erblock.balancing.bdm import BDM
-from erblock.engine.route import RID_SHIFT, route_partition
-from erblock.matchers.compare import compare_task
+from erblock.engine.schema import RID_SHIFT
+from erblock.engine.tasks.compare import SMALL_TASK, compare_task
+from erblock.engine.tasks.route import record_units, route_partition
 from erblock.matchers.comparisons import Comparison
 
 EXACT = (Comparison("v", "exact"),)
@@ -54,9 +55,11 @@ def route_all(records: pd.DataFrame, plan) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def compare_all(plan, routed: pd.DataFrame, cell_budget: int = 1 << 21
-                ) -> tuple[Counter, np.ndarray]:
-    """Run every reduce task's match tasks; (pair multiset, comparisons per reduce task)."""
+def compare_all(plan, routed: pd.DataFrame, cell_budget: int = 1 << 21,
+                stats: list | None = None, small_task: int = SMALL_TASK,
+                frames: list | None = None) -> tuple[Counter, np.ndarray]:
+    """Run every reduce task's match tasks; (pair multiset, comparisons per reduce task).
+    ``stats`` collects what every reduce task counted, ``frames`` its pairs."""
     got: Counter = Counter()
     done = np.zeros(plan.n_tasks, dtype=np.int64)
     by_task = dict(tuple(routed.groupby("_erb_task")))
@@ -67,9 +70,14 @@ def compare_all(plan, routed: pd.DataFrame, cell_budget: int = 1 << 21
         right = rows[rows["_erb_src"] == 1] if plan.link else None
         if plan.link and right is None:  # pragma: no cover
             right = empty
-        pairs, stats = compare_task(t, plan, left, right, EXACT, {"v": 0}, 1, None,
-                                    (np.int64, np.int64), cell_budget)
-        done[t] = stats.comparisons
+        pairs, counter = compare_task(t, plan, left, right, EXACT, {"v": 0}, 1, None,
+                                      (np.int64, np.int64), cell_budget,
+                                      small_task=small_task)
+        if frames is not None:
+            frames.append(pairs)
+        done[t] = counter.comparisons
+        if stats is not None:
+            stats.append(counter)
         got.update(zip(pairs["left_id"].tolist(), pairs["right_id"].tolist()))
     return got, done
 
@@ -84,3 +92,20 @@ def true_pairs(records: pd.DataFrame, link: bool) -> Counter:
         m = records.merge(records, on="_erb_block")
         m = m[m["_erb_rid_x"] < m["_erb_rid_y"]]
     return Counter(zip(m["_erb_id_x"].tolist(), m["_erb_id_y"].tolist()))
+
+
+def exact_pairs_and_loads(bdm: BDM, plan, seed: int = 0, cell_budget: int = 1 << 21
+                          ) -> tuple[Counter, Counter, np.ndarray]:
+    """(pairs computed, true pairs, comparisons per reduce task) of ``plan`` on records
+    made from ``bdm``, through the real routing and comparer."""
+    records = records_from_bdm(bdm, seed)
+    got, done = compare_all(plan, route_all(records, plan), cell_budget)
+    return got, true_pairs(records, bdm.link), done
+
+
+def record_units_all(records: pd.DataFrame, plan) -> np.ndarray:
+    """Unit of every record, located partition by partition as the engine does."""
+    unit = np.full(len(records), -1, dtype=np.int64)
+    for _, g in records.groupby(["_erb_src", "_erb_part"]):
+        unit[g.index.to_numpy()] = record_units(g, plan)
+    return unit

@@ -14,13 +14,14 @@ from oracle import brute_dedupe, brute_link, pair_list
 
 import erblock
 from erblock.blocking import prefix
+from erblock.report import RunReport
 
 DF = pd.DataFrame({"k": list("aabbc"), "name": ["ann", "anne", "bob", "bobby", "cy"]})
 JW = {"name": "jaro_winkler"}
 
 
 def _records(pairs: pd.DataFrame) -> dict:
-    return pairs.attrs["erblock_report"].records
+    return RunReport.of(pairs).records
 
 
 # -- columns ----------------------------------------------------------------------------
@@ -259,7 +260,7 @@ def test_one_record(client):
 def test_n_tasks_larger_than_the_number_of_pairs(client):
     pairs = erblock.dedupe(DF, key="k", compare=JW, client=client, n_tasks=60,
                            strategy="blocksplit")
-    rep = pairs.attrs["erblock_report"]
+    rep = RunReport.of(pairs)
     assert set(pair_list(pairs)) == brute_dedupe(DF, ["k"])
     assert rep.n_tasks == 60 and rep.comparisons == 2
     assert (rep.task_comparisons > 0).sum() == 2

@@ -11,30 +11,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import brute_dedupe, brute_link, pair_list
-from plan_check import compare_all, records_from_bdm, route_all, true_pairs
-from test_pairrange import bdms
+from plan_check import compare_all, record_units_all, records_from_bdm, route_all, true_pairs
+from strategies import bdms
 
 import erblock
 from erblock.balancing import BDM, STRATEGIES
-from erblock.balancing.cells import (
-    exact_loads,
-    exact_task_comparisons,
-    plan_cellblock,
-    plan_cellrange,
-)
+from erblock.balancing.explain import exact_loads, exact_task_comparisons
 from erblock.balancing.sketch import SketchSpec, from_bdm
-from erblock.engine.route import locate
-from erblock.matchers import compare as compare_mod
+from erblock.balancing.strategies import plan_cellblock, plan_cellrange
+from erblock.report import RunReport
 
 CELL_PLANNERS = {"cellblock": plan_cellblock, "cellrange": plan_cellrange}
-
-
-def record_units_all(records: pd.DataFrame, plan) -> np.ndarray:
-    """Unit of every record, located partition by partition as the engine does."""
-    unit = np.full(len(records), -1, dtype=np.int64)
-    for _, g in records.groupby(["_erb_src", "_erb_part"]):
-        unit[g.index.to_numpy()] = locate(g, plan)[0]
-    return unit
 
 
 def skewed_bdm(weights: np.ndarray, link: bool, n: int = 50_000, m: int = 20,
@@ -52,7 +39,7 @@ def skewed_bdm(weights: np.ndarray, link: bool, n: int = 50_000, m: int = 20,
 
 
 @pytest.mark.parametrize("name", sorted(CELL_PLANNERS))
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(bdm=bdms(), r=st.integers(1, 12), w=st.integers(2, 9),
        kind=st.sampled_from(["countmin", "fastagms"]), seed=st.integers(0, 50),
        budget=st.sampled_from([5, 64, 1 << 21]))
@@ -67,7 +54,7 @@ def test_every_pair_once_whatever_the_collisions(name, bdm, r, w, kind, seed, bu
     # the loads are estimates; the comparisons performed are the exact ones per task
     unit = record_units_all(records, plan)
     assert done.tolist() == exact_loads(plan, unit, records["_erb_block"].to_numpy()).tolist()
-    assert plan.info["estimated"] is True
+    assert plan.estimated is True
     assert len(plan.loads) == r and (plan.match.comparisons >= 1).all()
 
 
@@ -80,7 +67,7 @@ def test_plan_from_sketch_profile_equals_plan_from_bdm(name, link):
     b = CELL_PLANNERS[name](from_bdm(bdm, spec), 8)
     for field in ("kind", "left", "right", "comparisons", "reduce_task"):
         assert np.array_equal(getattr(a.match, field), getattr(b.match, field))
-    assert a.info["theta"] == b.info["theta"]
+    assert a.details.theta == b.details.theta
     with pytest.raises(ValueError, match="differs from the profile"):
         CELL_PLANNERS[name](from_bdm(bdm, spec), 8, sketch={"w": 97})
     with pytest.raises(TypeError, match="SketchProfile or a BDM"):
@@ -97,7 +84,7 @@ def test_exponential_skew_true_imbalance(s, link):
     blocks = records["_erb_block"].to_numpy()
     limits = {"cellrange": 1.05, "cellblock": 1.15}
     for name, limit in limits.items():
-        plan = STRATEGIES[name](bdm, 100)
+        plan = STRATEGIES[name].make(bdm, 100)
         loads = exact_loads(plan, record_units_all(records, plan), blocks)
         assert loads.sum() == int(bdm.comparisons()[1].sum())
         assert loads.max() / loads.mean() <= limit, (name, loads.max() / loads.mean())
@@ -122,27 +109,22 @@ def test_blocks_sharing_a_cell_are_compared_only_within_a_block():
     assert sorted(per_task.tolist()) == [1, 21]
 
 
-def test_grouped_compare_skips_cross_block_cells(monkeypatch):
+def test_grouped_compare_skips_cross_block_cells():
     # one cell holding 300 blocks of 3 records: 900 useful pairs, not 404 550
     n_blocks = 300
     bdm = BDM.from_arrays(np.arange(n_blocks) * 4, np.zeros(n_blocks), np.zeros(n_blocks),
                           np.full(n_blocks, 3), (1, 0), False)
     spec = SketchSpec(kind="countmin", d=1, w=4, hash=_hash_mod)
     plan = plan_cellrange(bdm, 1, sketch=spec)
-    computed = []
-    real = compare_mod._run_block
-
-    def counting(left, right, l0, l1, r0, r1, triangle, *args):
-        computed.append((l1 - l0) * (r1 - r0))
-        return real(left, right, l0, l1, r0, r1, triangle, *args)
-
-    monkeypatch.setattr(compare_mod, "_run_block", counting)
     records = records_from_bdm(bdm)
-    got, done = compare_all(plan, route_all(records, plan))
+    stats = []
+    got, done = compare_all(plan, route_all(records, plan), stats=stats)
     assert done.tolist() == [900] and got == true_pairs(records, False)
-    # neither the full 900 × 900 matrix nor one call per block: runs batched with the mask
-    assert sum(computed) <= 0.1 * 900 * 900
-    assert len(computed) < n_blocks / 5
+    # neither the full 900 × 900 matrix nor one kernel call per block: runs are batched
+    # and the block mask drops the cells between blocks
+    (task,) = stats
+    assert task.cells <= 0.1 * 900 * 900
+    assert task.kernel_calls < n_blocks / 5
 
 
 def test_options_are_checked():
@@ -179,13 +161,13 @@ SKETCHES = st.one_of(st.none(), st.fixed_dictionaries(
 
 
 @pytest.mark.parametrize("strategy", sorted(CELL_PLANNERS))
-@settings(max_examples=12, deadline=None,
+@settings(max_examples=6, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(df=frames(), m=st.integers(1, 6), r=st.integers(1, 20), sketch=SKETCHES)
 def test_dedupe_on_cluster_matches_brute_force(client, strategy, df, m, r, sketch):
     pairs = erblock.dedupe(df, key="k", compare=COMPARE, strategy=strategy, n_tasks=r,
                            client=client, npartitions=m, sketch=sketch, sort=True)
-    report = pairs.attrs["erblock_report"]
+    report = RunReport.of(pairs)
     got = pair_list(pairs)
     expected = brute_dedupe(df, ["k"])
     assert len(got) == len(set(got)) and set(got) == expected
@@ -199,14 +181,14 @@ def test_dedupe_on_cluster_matches_brute_force(client, strategy, df, m, r, sketc
 
 
 @pytest.mark.parametrize("strategy", sorted(CELL_PLANNERS))
-@settings(max_examples=12, deadline=None,
+@settings(max_examples=6, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(df_r=frames(), df_s=frames(), m=st.integers(1, 6), r=st.integers(1, 20),
        sketch=SKETCHES)
 def test_link_on_cluster_matches_brute_force(client, strategy, df_r, df_s, m, r, sketch):
     pairs = erblock.link(df_r, df_s, key="k", compare=COMPARE, strategy=strategy, n_tasks=r,
                          client=client, npartitions=m, sketch=sketch)
-    report = pairs.attrs["erblock_report"]
+    report = RunReport.of(pairs)
     got = pair_list(pairs)
     expected = brute_link(df_r, df_s, ["k"])
     assert len(got) == len(set(got)) and set(got) == expected
@@ -227,7 +209,7 @@ def test_skewed_link_on_cluster_is_exact_and_balanced(client):
     for strategy, limit in (("cellrange", 1.1), ("cellblock", 1.2)):
         pairs = erblock.link(df_r, df_s, key="k", compare={"name": "levenshtein"},
                              strategy=strategy, n_tasks=16, client=client, npartitions=4)
-        rep = pairs.attrs["erblock_report"]
+        rep = RunReport.of(pairs)
         assert set(pair_list(pairs)) == brute_link(df_r, df_s, ["k"])
         assert rep.records["not_blocked_r"] == int(df_r["k"].isna().sum())
         # small blocks (sub-cells of a few records): looser than the planner-level test
@@ -247,7 +229,7 @@ def test_sketch_option_errors(client):
                      sketch={"rows": 3}, client=client)
     plan = erblock.plan(df, key="k", strategy="cellrange", n_tasks=3, client=client,
                         sketch={"kind": "countmin", "w": 32})
-    assert plan.info["sketch_kind"] == "countmin" and plan.info["sketch_w"] == 32
+    assert plan.details.sketch_kind == "countmin" and plan.details.sketch_w == 32
     assert plan.total_comparisons == 1
 
 

@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 from oracle import brute_dedupe, brute_link, pair_list
 
-from erblock.blocking import Composite, Phonetic, Prefix, Token
-from erblock.cli import main, parse_compare, parse_key
+from erblock.blocking import Composite, Phonetic, Prefix, Token, parse_key
+from erblock.cli import main
+from erblock.matchers.comparisons import parse_compare
 
 
 @pytest.fixture

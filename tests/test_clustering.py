@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from erblock.matchers.clustering import cluster, cluster_dask, one_to_one
+from erblock.engine.clustering import cluster_dask
+from erblock.matchers.clustering import cluster, one_to_one
 
 # --------------------------------------------------------------------------- references
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_planners import bdms, planned_pairs, true_pairs
+from plan_check import exact_pairs_and_loads
+from strategies import bdms
 
 from erblock.balancing import BDM, plan_basic, plan_blocksplit
 from erblock.balancing.cost import (
@@ -25,6 +26,7 @@ from erblock.balancing.cost import (
     plan_task_features,
     predict,
 )
+from erblock.report import RunReport
 
 
 def test_task_seconds_is_linear_in_what_a_task_does():
@@ -140,20 +142,18 @@ def test_fit_without_runs_of_other_sizes_charges_the_rest_per_job():
 
 
 def test_from_report_needs_tasks_and_threads():
-    class Report:
-        tasks = [{"comparisons": 10, "records": 5, "match_tasks": 1, "seconds": 0.1,
-                  "write_seconds": 0.0}]
-        settings: dict = {}
-        phases = {"route_compare": 0.2}
+    from erblock.report import TaskStats
 
+    report = RunReport("dedupe", "basic", 1, phases={"route_compare": 0.2},
+                       tasks=(TaskStats(0, comparisons=10, records=5, match_tasks=1,
+                                        seconds=0.1),))
     with pytest.raises(ValueError, match="threads"):
-        CostModel.from_report(Report())
-    m = CostModel.from_report(Report(), threads=1)
+        CostModel.from_report(report)
+    m = CostModel.from_report(report, threads=1)
     assert m.source == "report"
     assert m.task_seconds(10, 5, 1) == pytest.approx(0.2, rel=1e-6)
-    Report.tasks = []
     with pytest.raises(ValueError, match="no measured reduce tasks"):
-        CostModel.from_report(Report(), threads=1)
+        CostModel.from_report(RunReport("dedupe", "basic", 1), threads=1)
 
 
 def _skewed_bdm(s: float = 1.0, n: int = 20_000, m: int = 8, seed: int = 0) -> BDM:
@@ -177,9 +177,9 @@ def test_predict_uses_the_list_schedule():
     plan = plan_basic(_skewed_bdm(), 8)
     model = CostModel(0.0, 1e-6, 0.0, 0.0, overhead_per_job=0.0)
     pred = predict(plan, model, threads=2)
-    assert pred["makespan"] == pytest.approx(lpt_makespan(plan.loads * 1e-6, 2))
-    assert pred["ideal"] == pytest.approx(plan.total_comparisons * 1e-6 / 2)
-    assert pred["makespan"] >= pred["ideal"]
+    assert pred.makespan == pytest.approx(lpt_makespan(plan.loads * 1e-6, 2))
+    assert pred.ideal == pytest.approx(plan.total_comparisons * 1e-6 / 2)
+    assert pred.makespan >= pred.ideal
 
 
 def test_auto_splits_when_comparisons_dominate_and_not_when_overhead_does():
@@ -188,13 +188,14 @@ def test_auto_splits_when_comparisons_dominate_and_not_when_overhead_does():
     assert {"basic", "blocksplit", "blocksplit x2"} <= set(plans)
     compute_bound = CostModel(overhead_per_task=0.0, per_comparison=1e-7, per_record=0.0,
                               per_match_task=0.0)
-    best, cands = choose(plans, compute_bound, threads=4)
+    _, best = choose(plans, compute_bound, threads=4)
+    cands = best.prediction.candidates
     assert best.strategy != "basic" and best.imbalance < 1.1
-    assert cands[0].total <= cands[-1].total
+    assert cands[0].predicted_total <= cands[-1].predicted_total
     # per-record cost so high that replication outweighs balance: no split pays off
     shipping_bound = CostModel(overhead_per_task=0.0, per_comparison=1e-12, per_record=1.0,
                                per_match_task=1.0)
-    best2, _ = choose(plans, shipping_bound, threads=4)
+    _, best2 = choose(plans, shipping_bound, threads=4)
     assert best2.strategy == "basic"
 
 
@@ -203,32 +204,34 @@ def test_finer_split_is_chosen_when_it_lowers_the_makespan():
     bdm = _skewed_bdm(s=3.0, n=6000, m=2)
     plans = candidate_plans(bdm, 4)
     model = CostModel(0.0, 1e-7, 0.0, 0.0)
-    best, cands = choose(plans, model, threads=3)
-    by_label = {c.label: c for c in cands}
-    assert by_label["blocksplit x8"].makespan < by_label["blocksplit"].makespan
-    assert best.info["split_factor"] > 1.0
+    _, best = choose(plans, model, threads=3)
+    by_label = {c.label: c for c in best.prediction.candidates}
+    assert by_label["blocksplit x8"].predicted_makespan < by_label["blocksplit"].predicted_makespan
+    assert best.details.split_factor > 1.0
 
 
-def test_annotate_writes_prediction_and_candidates():
+def test_choose_attaches_prediction_and_candidates():
     bdm = _skewed_bdm()
     plans = candidate_plans(bdm, 8)
-    best, cands = choose(plans, CostModel(), threads=2)
-    annotate(best, CostModel(), 2, cands)
-    info = best.info
-    assert info["predicted_makespan"] == pytest.approx(cands[0].makespan)
-    assert len(info["candidates"]) == len(plans)
-    assert info["basic_loads"].tolist() == plans["basic"].loads.tolist()
-    assert set(best.summary()) >= {"predicted_makespan", "predicted_imbalance_seconds"}
+    label, best = choose(plans, CostModel(), threads=2)
+    pred = best.prediction
+    assert pred.makespan == pytest.approx(pred.candidates[0].predicted_makespan)
+    assert pred.auto_choice == label == pred.candidates[0].label
+    assert len(pred.candidates) == len(plans)
+    assert pred.basic_loads.tolist() == plans["basic"].loads.tolist()
+    assert "predicted_makespan" in best.summary()
+    assert annotate(plans["basic"], CostModel(), 2).prediction.candidates == ()
 
 
 @pytest.mark.parametrize("factor", [0.25, 1.0, 3.0, 16.0])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(bdm=bdms(), r=st.integers(1, 9))
 def test_blocksplit_at_any_split_degree_covers_every_pair_once(factor, bdm, r):
     total = int(bdm.comparisons()[1].sum())
     threshold = total / (r * factor)
     plan = plan_blocksplit(bdm, r, threshold=threshold)
-    assert planned_pairs(bdm, plan) == true_pairs(bdm)
+    got, want, done = exact_pairs_and_loads(bdm, plan)
+    assert got == want and done.tolist() == plan.loads.tolist()
     assert all(c <= max(threshold, 1) for c in plan.match.comparisons.tolist())
 
 
@@ -253,34 +256,34 @@ def test_calibration_runs_once_per_session_only_for_jobs_worth_it(client):
     # a small job is not worth calibrating for: auto plans with the default model
     assert not worth_calibrating(22_000, 2) and worth_calibrating(1e9, 2)
     small = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4)
-    assert small.attrs["erblock_report"].prediction["cost_model"]["source"] == "default"
+    assert small.attrs["erblock_report"]["prediction"]["cost_model"]["source"] == "default"
     assert not cached_models()
     first = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4,
                            cost_model="calibrate")
-    pred = first.attrs["erblock_report"].prediction
+    pred = first.attrs["erblock_report"]["prediction"]
     assert pred["calibration_seconds"] > 0
     model = CostModel.from_dict(pred["cost_model"])
     assert model.source.startswith("calibrated on ")
     assert model.per_comparison > 0
     assert len(cached_models()) == 1
     second = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4)
-    pred2 = second.attrs["erblock_report"].prediction
+    pred2 = second.attrs["erblock_report"]["prediction"]
     assert pred2["calibration_seconds"] == 0.0
     assert pred2["cost_model"] == pred["cost_model"]
     assert pred2["predicted_makespan"] > 0 and pred2["measured_makespan"] > 0
     # a model from a previous run's report, or given as a dict, skips calibration
     from_report = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client,
-                                 n_tasks=4, cost_model=second.attrs["erblock_report"])
-    assert from_report.attrs["erblock_report"].prediction["cost_model"]["source"] == "report"
+                                 n_tasks=4, cost_model=RunReport.of(second))
+    assert from_report.attrs["erblock_report"]["prediction"]["cost_model"]["source"] == "report"
     import json
 
-    as_json = json.loads(second.attrs["erblock_report"].to_json())  # --report run.json
+    as_json = json.loads(RunReport.of(second).to_json())  # --report run.json
     from_json = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client,
                                n_tasks=4, cost_model=as_json)
-    assert from_json.attrs["erblock_report"].prediction["cost_model"]["source"] == "report"
+    assert from_json.attrs["erblock_report"]["prediction"]["cost_model"]["source"] == "report"
     given = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4,
                            cost_model={"per_comparison": 1e-6, "source": "mine"})
-    assert given.attrs["erblock_report"].prediction["cost_model"]["source"] == "mine"
+    assert given.attrs["erblock_report"]["prediction"]["cost_model"]["source"] == "mine"
     # a different threshold keeps a different share of pairs: calibrated separately
     erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4,
                    threshold=0.9, cost_model="calibrate")
@@ -297,7 +300,7 @@ def test_calibrate_needs_comparisons(client):
     with pytest.raises(ValueError, match="pass compare="):
         erblock.plan(df, key="k", cost_model="calibrate", client=client)
     plan = erblock.plan(df, key="k", cost_model="default", client=client)
-    assert plan.info["cost_model"]["source"] == "default"
+    assert plan.prediction.cost_model["source"] == "default"
 
 
 def test_bench_cluster_quick_smoke(tmp_path):

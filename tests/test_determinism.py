@@ -18,7 +18,7 @@ from distributed import Client, LocalCluster
 import erblock
 from erblock.api import STRATEGY_NAMES
 from erblock.blocking import prefix
-from erblock.engine.run import sort_pairs
+from erblock.engine.tasks.write import sort_pairs
 
 COMPARE = {"name": "jaro_winkler", "city": "levenshtein",
            "age": {"method": "numeric", "scale": 10}}
@@ -91,9 +91,10 @@ def test_same_bytes_on_real_worker_processes(real_client, reference):
 
 
 def test_parquet_parts_read_back_and_sorted_give_the_same_bytes(client, reference, tmp_path):
-    report = erblock.dedupe(_frame(), key=["k", prefix("name", 2)], compare=COMPARE,
-                            strategy="blocksplit", n_tasks=6, npartitions=4, client=client,
-                            sort=True, output=str(tmp_path / "out"))
+    erblock.dedupe(_frame(), key=["k", prefix("name", 2)], compare=COMPARE,
+                   strategy="blocksplit", n_tasks=6, npartitions=4, client=client,
+                   sort=True, output=str(tmp_path / "out"))
+    report = erblock.read_report(tmp_path / "out")
     parts = sorted((tmp_path / "out").glob("part-*.parquet"))
     for p in parts:  # each part is itself in canonical order
         one = pd.read_parquet(p)

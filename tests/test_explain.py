@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_planners import bdms
+from strategies import bdms
 
 import erblock
 from erblock.balancing import BDM, plan_basic, plan_blocksplit
-from erblock.balancing.cost import CostModel
+from erblock.balancing.cost import CostModel, candidate_plans, choose
 from erblock.balancing.explain import basic_loads, describe, largest_blocks
-from erblock.balancing.sampling import SampleGoal, estimate, plan_sampled
-from erblock.engine.planning import make_plan
+from erblock.balancing.progressive import SampleGoal, estimate
+from erblock.balancing.sampled import plan_sampled
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -41,8 +41,7 @@ def test_largest_blocks_from_units_equal_those_from_the_bdm():
     bdm = paper_bdm()
     for plan in (plan_basic(bdm, 3), plan_blocksplit(bdm, 3)):
         from_units = largest_blocks(plan, top=10)
-        plan.bdm = bdm
-        assert largest_blocks(plan, top=10) == from_units
+        assert largest_blocks(plan.with_profile(bdm), top=10) == from_units
     assert [(b["block"], b["comparisons"]) for b in from_units] == [(3, 10), (2, 6), (0, 3),
                                                                    (1, 1)]
 
@@ -52,8 +51,7 @@ def test_largest_blocks_from_units_equal_those_from_the_bdm():
 def test_largest_blocks_agree_for_any_exact_plan(bdm, r):
     plan = plan_blocksplit(bdm, r)
     from_units = largest_blocks(plan, top=20)
-    plan.bdm = bdm
-    assert largest_blocks(plan, top=20) == from_units
+    assert largest_blocks(plan.with_profile(bdm), top=20) == from_units
     assert sum(b["comparisons"] for b in from_units) == plan.total_comparisons
 
 
@@ -65,18 +63,18 @@ def test_describe_lists_the_strategies_compared_and_marks_the_choice():
     u, c = np.unique(blk * 4 + part, return_counts=True)
     bdm = BDM.from_arrays(u // 4, u % 4, np.zeros(len(u)), c, (4, 0), False)
     model = CostModel(0.001, 5e-8, 1e-6, 1e-5, source="test model")
-    plan = make_plan(bdm, "auto", 8, model=model, threads=2)
+    _, plan = choose(candidate_plans(bdm, 8), model, threads=2)
     text = describe(plan)
     assert "auto: lowest predicted makespan" in text
     assert "predicted makespan" in text and "cost model: test model" in text
     assert "strategies compared" in text
     marked = [ln for ln in text.splitlines() if ln.startswith("  * ")]
-    assert len(marked) == 1 and plan.info["auto_choice"] in marked[0]
-    rows = plan.info["candidates"]
-    assert min(r["predicted_total"] for r in rows) == next(
-        r["predicted_total"] for r in rows if r["chosen"])
+    assert len(marked) == 1 and plan.prediction.auto_choice in marked[0]
+    rows = plan.prediction.candidates
+    assert min(r.predicted_total for r in rows) == next(
+        r.predicted_total for r in rows if r.chosen)
     # an explicit strategy explained with its alternatives
-    explicit = make_plan(bdm, "basic", 8, model=model, threads=2, explain=True)
+    _, explicit = choose(candidate_plans(bdm, 8), model, threads=2, chosen="basic")
     assert explicit.strategy == "basic"
     assert "strategies compared" in describe(explicit)
 
@@ -84,18 +82,17 @@ def test_describe_lists_the_strategies_compared_and_marks_the_choice():
 def test_describe_sampled_plan():
     bdm = paper_bdm()
     est = estimate(bdm, (1, 0), (2, 0))
-    plan = plan_sampled(est, 3, SampleGoal())
-    plan.info["sample"] = {"partitions_sampled": [1, 0], "partitions": [2, 0],
-                           "records_sampled": 7, "rounds": [{}], "goal_met": False,
-                           "upper_imbalance": 1.5, "goal": SampleGoal().to_dict()}
+    plan = plan_sampled(est, 3, SampleGoal()).with_details(sample={
+        "partitions_sampled": [1, 0], "partitions": [2, 0], "records_sampled": 7,
+        "rounds": [{}], "goal_met": False, "upper_imbalance": 1.5,
+        "goal": SampleGoal().to_dict()})
     text = plan.describe()
     assert "(estimated)" in text
     assert "progressive sample 1 of 2 partitions, 7 records, 1 rounds; goal NOT met" in text
 
 
 def test_plot_writes_png_with_basic_next_to_the_plan(tmp_path):
-    plan = plan_blocksplit(paper_bdm(), 3)
-    plan.bdm = paper_bdm()
+    plan = plan_blocksplit(paper_bdm(), 3).with_profile(paper_bdm())
     assert basic_loads(plan).tolist() == plan_basic(paper_bdm(), 3).loads.tolist()
     out = plan.plot(tmp_path / "plan.png")
     data = out.read_bytes()
@@ -119,7 +116,7 @@ def test_erblock_plan_explains_and_draws(client, tmp_path):
     assert "cost model: given" in text
     png = plan.plot(tmp_path / "p.png")
     assert png.read_bytes()[:8] == PNG_MAGIC
-    assert plan.info["basic_loads"].sum() == plan.total_comparisons
+    assert plan.prediction.basic_loads.sum() == plan.total_comparisons
 
 
 def test_plot_shows_the_largest_blocks_panel(tmp_path):

@@ -26,7 +26,7 @@ from rapidfuzz.process import cdist
 
 import erblock
 from erblock.engine.cluster import SchedulerLostError
-from erblock.engine.run import sort_pairs
+from erblock.engine.tasks.write import sort_pairs
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -100,8 +100,8 @@ def test_worker_killed_mid_compare_output_parts_exact(job_frame, expected, tmp_p
         assert 2 <= parts_at_kill < N_TASKS, "the kill must happen in the middle of compare"
         assert not victim.alive()
         assert len(c.scheduler_info(n_workers=-1)["workers"]) == 1
-    report = box["result"]
-    names = sorted(p.name for p in out.iterdir())
+    report = erblock.read_report(out)
+    names = sorted(p.name for p in out.iterdir() if not p.name.startswith("_"))
     assert names == [f"part-{t:05d}.parquet" for t in range(N_TASKS)], "each part once, no .tmp"
     parts = [pd.read_parquet(out / n) for n in names]
     got = pd.concat(parts, ignore_index=True)
@@ -119,7 +119,7 @@ def test_worker_killed_mid_compare_in_memory_equals_undisturbed_run(job_frame, e
 
         def compare_tasks_done() -> int:
             held = c.who_has()  # key -> workers holding it (empty while not computed)
-            return sum(1 for k, w in held.items() if w and str(k).startswith("_run_task"))
+            return sum(1 for k, w in held.items() if w and str(k).startswith("compare_reduce"))
 
         _wait_until(lambda: compare_tasks_done() >= 2 or not th.is_alive(),
                     what="the first compare tasks")

@@ -25,6 +25,7 @@ from oracle import brute_dedupe, brute_link, pair_list
 import erblock
 from erblock.api import STRATEGY_NAMES
 from erblock.blocking import composite, prefix, soundex
+from erblock.report import RunReport
 
 EXAMPLES = int(os.environ.get("ERBLOCK_FUZZ_EXAMPLES", "10"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
@@ -90,7 +91,7 @@ def _check_pairs(pairs: pd.DataFrame, expected: set[tuple]) -> None:
     got = pair_list(pairs)
     assert len(got) == len(set(got)), "a pair appeared twice"
     assert set(got) == expected
-    assert pairs.attrs["erblock_report"].comparisons == len(expected)
+    assert RunReport.of(pairs).comparisons == len(expected)
 
 
 @pytest.mark.parametrize("strategy", STRATEGY_NAMES)

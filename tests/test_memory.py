@@ -25,7 +25,8 @@ import erblock
 from erblock.balancing.bdm import BDM
 from erblock.balancing.strategies import plan_basic, plan_blocksplit
 from erblock.engine import memory
-from erblock.matchers.compare import DEFAULT_CELL_BUDGET
+from erblock.engine.job import DEFAULT_CELL_BUDGET
+from erblock.report import RunReport
 
 MiB = 1 << 20
 #: what a worker holds besides its running tasks: Dask's state, its share of the records
@@ -62,10 +63,10 @@ def _bdm(sizes: list[int], parts: int = 2) -> BDM:
 
 def test_records_per_task_counts_every_routed_copy():
     plan = plan_blocksplit(_bdm([400, 10, 10]), 4)
-    per_task = memory.records_per_task(plan)
+    per_task = plan.records_per_task()
     assert per_task.sum() == plan.records_routed
     basic = plan_basic(_bdm([400, 10, 10]), 4)
-    assert memory.records_per_task(basic).sum() == 420  # no replication
+    assert basic.records_per_task().sum() == 420  # no replication
 
 
 def test_estimate_parts():
@@ -121,12 +122,13 @@ def test_auto_budget_is_half_the_limit_per_thread():
 
 def test_budget_raises_the_task_count_and_shrinks_chunks(client, tmp_path):
     df = _giant(3000)
-    report = erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, client=client,
-                            memory_budget="32MB", output=str(tmp_path / "o"))
+    erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, client=client,
+                   memory_budget="32MB", output=str(tmp_path / "o"))
+    report = erblock.read_report(tmp_path / "o")
     default = erblock.plan(df, key="k", client=client)
     assert report.n_tasks > default.n_tasks
-    assert report.plan["memory_peak_estimate"] <= 32 * 10**6
-    assert report.plan["cell_budget"] < DEFAULT_CELL_BUDGET
+    assert report.settings["memory"]["memory_peak_estimate"] <= 32 * 10**6
+    assert report.settings["memory"]["cell_budget"] < DEFAULT_CELL_BUDGET
     assert report.comparisons == report.pairs == 3000 * 2999 // 2
     assert len(pd.read_parquet(tmp_path / "o")) == report.pairs
 
@@ -198,9 +200,9 @@ def test_giant_block_of_50000_records_stays_within_the_worker_budget():
         with _PeakRSS(pc.worker_pids()) as rss:
             pairs = erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"},
                                    threshold=0.85, client=c, memory_budget=budget)
-    rep = pairs.attrs["erblock_report"]
+    rep = RunReport.of(pairs)
     assert rep.comparisons == n * (n - 1) // 2 == 1_249_975_000
-    assert rep.plan["memory_peak_estimate"] <= budget
+    assert rep.settings["memory"]["memory_peak_estimate"] <= budget
     for growth in rss.growth:  # one thread per worker: one task's budget + the overhead
         assert growth <= budget + WORKER_OVERHEAD, (rss.base, rss.peak)
     names = df["name"].to_numpy()
@@ -219,8 +221,9 @@ def test_unthresholded_giant_block_written_by_workers_stays_within_budget(tmp_pa
             Client(pc.address, set_as_default=False) as c:
         erblock.dedupe(df.iloc[:300], key="k", compare={"name": "jaro_winkler"}, client=c)
         with _PeakRSS(pc.worker_pids()) as rss:
-            rep = erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, client=c,
-                                 memory_budget=budget, output=str(tmp_path / "o"))
+            erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, client=c,
+                           memory_budget=budget, output=str(tmp_path / "o"))
+        rep = erblock.read_report(tmp_path / "o")
     assert rep.pairs == n * (n - 1) // 2
     assert rep.n_tasks > 8  # grown from the default 4 × threads to fit the pairs
     for growth in rss.growth:

@@ -12,23 +12,21 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from oracle import brute_dedupe, brute_link, pair_list
+from strategies import cluster_settings
 
 import erblock
 from erblock.balancing import STRATEGIES
 from erblock.blocking import prefix
+from erblock.report import RunReport
 
 STRATEGY_LIST = sorted(STRATEGIES) + ["auto"]
 K1 = ["a", "a", "a", "b", "b", "c", None, ""]
 K2 = ["x", "x", "y", "z", None, None, ""]
 NAMES = ["smith", "smyth", "jones", "jon", None, "li"]
 COMPARE = {"name": "jaro_winkler"}
-
-settings.register_profile("multipass", max_examples=10, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture])
-
 
 @st.composite
 def frames(draw, min_size=0, max_size=40):
@@ -57,12 +55,12 @@ def _keyed(df: pd.DataFrame, cols: list[str]) -> int:
 
 
 def _check(pairs, expected: set, per_pass: list[set], plan) -> None:
-    report = pairs.attrs["erblock_report"]
+    report = RunReport.of(pairs)
     got = pair_list(pairs)
     assert len(got) == len(set(got)), "a pair was compared twice"
     assert set(got) == expected
     assert report.comparisons == len(expected)
-    if not plan.info.get("estimated"):  # cell strategies only estimate their loads
+    if not plan.estimated:  # cell strategies only estimate their loads
         assert (report.task_comparisons <= plan.loads).all(), "a task did more than planned"
         # the plan balances the union of the passes: pairs of several passes are planned
         # once per pass and compared once
@@ -71,7 +69,7 @@ def _check(pairs, expected: set, per_pass: list[set], plan) -> None:
 
 
 @pytest.mark.parametrize("strategy", STRATEGY_LIST)
-@settings(settings.get_profile("multipass"))
+@cluster_settings(5)
 @given(df=frames(), m=st.integers(1, 5), r=st.integers(1, 12))
 def test_dedupe_multipass_matches_brute_force(client, strategy, df, m, r):
     keys = ["k1", "k2"]
@@ -87,7 +85,7 @@ def test_dedupe_multipass_matches_brute_force(client, strategy, df, m, r):
 
 
 @pytest.mark.parametrize("strategy", STRATEGY_LIST)
-@settings(settings.get_profile("multipass"))
+@cluster_settings(5)
 @given(df_r=frames(), df_s=frames(), m=st.integers(1, 5), r=st.integers(1, 12))
 def test_link_multipass_matches_brute_force(client, strategy, df_r, df_s, m, r):
     keys = ["k1", "k2"]
@@ -113,7 +111,7 @@ def test_composite_and_spec_passes(client):
     expected = brute_dedupe(df, keys)
     assert sorted(pair_list(pairs)) == sorted(expected)
     per_pass = [brute_dedupe(df, [k]) for k in keys]
-    rep = pairs.attrs["erblock_report"]
+    rep = RunReport.of(pairs)
     assert rep.prediction["repeat_pairs_skipped"] == _repeats(per_pass, expected) > 0
 
 

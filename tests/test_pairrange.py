@@ -9,18 +9,15 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from plan_check import compare_all, records_from_bdm, route_all, true_pairs
+from plan_check import EXACT, compare_all, records_from_bdm, route_all, true_pairs
+from strategies import bdms
 
 from erblock.balancing import BDM
-from erblock.balancing.pairrange import (
-    plan_pairrange,
-    range_bands,
-    range_intervals,
-    tri_locate,
-    tri_row_start,
-)
 from erblock.balancing.plan import RANGE
-from erblock.engine.route import locate
+from erblock.balancing.ranges import range_bands, range_intervals, tri_locate, tri_row_start
+from erblock.balancing.strategies.pairrange import plan_pairrange
+from erblock.engine.tasks.compare import compare_task
+from erblock.engine.tasks.route import record_keys
 
 
 def enumerate_pairs(n_r: int, n_s: int, link: bool) -> list[tuple[int, int]]:
@@ -45,7 +42,7 @@ def test_triangle_arithmetic_matches_enumeration():
     assert ((i < j) & (j < n)).all()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(link=st.booleans(), n_r=st.integers(1, 25), n_s=st.integers(1, 25), data=st.data())
 def test_bands_and_intervals_are_exactly_the_range(link, n_r, n_s, data):
     if not link and n_r < 2:
@@ -71,26 +68,7 @@ def test_bands_and_intervals_are_exactly_the_range(link, n_r, n_s, data):
         assert not right
 
 
-@st.composite
-def bdms(draw, link: bool | None = None, big: int = 14):
-    link = draw(st.booleans()) if link is None else link
-    m = draw(st.integers(1, 5))
-    rows = []
-    for b in range(draw(st.integers(1, 6))):
-        block_id = draw(st.integers(-(2**62), 2**62)) + b
-        top = big if draw(st.booleans()) else 3
-        for src in (0, 1) if link else (0,):
-            for p in range(m):
-                c = draw(st.integers(0, top))
-                if c:
-                    rows.append((block_id, p, src, c))
-    if not rows:
-        rows.append((7, 0, 0, 2))
-    b, p, s, c = map(np.array, zip(*rows))
-    return BDM.from_arrays(b, p, s, c, (m, m if link else 0), link)
-
-
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(bdm=bdms(), r=st.integers(1, 12), budget=st.sampled_from([3, 17, 1 << 21]),
        seed=st.integers(0, 3))
 def test_every_pair_once_loads_exact_and_routing_minimal(bdm, r, budget, seed):
@@ -116,10 +94,6 @@ def test_every_pair_once_loads_exact_and_routing_minimal(bdm, r, budget, seed):
 
 
 def _task_pairs(plan, rows, t):
-    from plan_check import EXACT
-
-    from erblock.matchers.compare import compare_task
-
     left = rows[rows["_erb_src"] == 0]
     right = rows[rows["_erb_src"] == 1] if plan.link else None
     pairs, stats = compare_task(t, plan, left, right, EXACT, {"v": 0}, 1, None,
@@ -148,7 +122,7 @@ def test_blocks_inside_one_range_stay_whole_and_need_no_rank():
     plan = plan_pairrange(bdm, 3)
     assert plan.loads.tolist() == [10, 10, 10]
     assert not (plan.match.kind == RANGE).any()
-    assert plan.info["cut_blocks"] == 0 and plan.replication == 1.0
+    assert plan.details.cut_blocks == 0 and plan.replication == 1.0
 
 
 def test_ranks_count_records_of_earlier_partitions():
@@ -159,7 +133,7 @@ def test_ranks_count_records_of_earlier_partitions():
     ranks = []
     for _, g in records.groupby("_erb_part"):
         g = g.reset_index(drop=True)
-        ranks.append(locate(g, plan)[1][np.argsort(g["_erb_rid"].to_numpy())])
+        ranks.append(plan.locate(record_keys(g))[1][np.argsort(g["_erb_rid"].to_numpy())])
     assert np.concatenate(ranks).tolist() == [0, 1, 2, 3, 4, 5]
 
 
@@ -168,7 +142,7 @@ def test_more_records_than_profiled_is_an_error():
     plan = plan_pairrange(bdm, 3)
     records = records_from_bdm(BDM.from_arrays([4], [0], [0], [7], (1, 0), False))
     with pytest.raises(RuntimeError, match="input changed between the profile and the route"):
-        locate(records, plan)
+        plan.locate(record_keys(records))
 
 
 @pytest.mark.parametrize("link", [False, True])

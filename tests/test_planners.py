@@ -1,113 +1,20 @@
-"""Planners on their own: no cluster, literal BDMs and hypothesis-generated ones.
-
-The pair-coverage check enumerates, for a BDM, synthetic records (block, source,
-partition, rank), finds their units through the real routing code, expands every match
-task into its record pairs and compares the multiset with all within-block pairs.
-"""
+"""Basic and BlockSplit on their own: no cluster, literal BDMs and hypothesis-generated
+ones (that every strategy computes every pair once is tests/test_conformance.py)."""
 
 from __future__ import annotations
-
-from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plan_check import compare_all, records_from_bdm, route_all
+from strategies import bdms
 
-from erblock.balancing import BDM, STRATEGIES, lpt, plan_basic, plan_blocksplit, round_robin
-from erblock.balancing.plan import TRIANGLE
-from erblock.balancing.strategies import piece_sizes
-from erblock.engine.route import RID_SHIFT, record_units, route_partition
-
-# Whole-unit strategies; pairrange (RANGE tasks) and the cell strategies (estimated loads,
-# units mixing blocks) are checked through route + compare in test_pairrange.py, test_cells.py.
-PLANNERS = sorted(set(STRATEGIES) - {"pairrange", "cellblock", "cellrange"})
-
-
-def records_of(bdm: BDM) -> pd.DataFrame:
-    rows = []
-    for b, p, s, c in zip(bdm.block, bdm.part, bdm.src, bdm.count):
-        for q in range(int(c)):
-            rows.append((int(b), int(p), int(s), (int(p) << RID_SHIFT) + q * 1000 + int(b) % 997))
-    return pd.DataFrame(rows, columns=["_erb_block", "_erb_part", "_erb_src", "_erb_rid"]).astype(
-        {"_erb_block": "int64", "_erb_part": "int64", "_erb_src": "int8", "_erb_rid": "int64"}
-    )
-
-
-def planned_pairs(bdm: BDM, plan) -> Counter:
-    recs = records_of(bdm)
-    # Route partition by partition as the engine does (ranks are per partition).
-    units = np.full(len(recs), -1)
-    for (_src, _part), idx in recs.groupby(["_erb_src", "_erb_part"]).groups.items():
-        sub = recs.loc[idx]
-        units[np.asarray(idx)] = record_units(sub, plan)
-    recs["unit"] = units
-    members = recs.groupby("unit").groups
-    out: Counter = Counter()
-    m = plan.match
-    for k, lu, r in zip(m.kind, m.left, m.right):
-        left = list(members.get(lu, []))
-        if k == TRIANGLE:
-            for i in range(len(left)):
-                for j in range(i + 1, len(left)):
-                    out[frozenset((left[i], left[j]))] += 1
-        else:
-            for i in left:
-                for j in members.get(r, []):
-                    out[(i, j) if bdm.link else frozenset((i, j))] += 1
-    return out
-
-
-def true_pairs(bdm: BDM) -> Counter:
-    recs = records_of(bdm)
-    out: Counter = Counter()
-    for _b, g in recs.groupby("_erb_block"):
-        if bdm.link:
-            rs = g.index[g["_erb_src"] == 0]
-            ss = g.index[g["_erb_src"] == 1]
-            for i in rs:
-                for j in ss:
-                    out[(i, j)] += 1
-        else:
-            idx = list(g.index)
-            for a in range(len(idx)):
-                for b in range(a + 1, len(idx)):
-                    out[frozenset((idx[a], idx[b]))] += 1
-    return out
-
-
-@st.composite
-def bdms(draw, link: bool | None = None):
-    link = draw(st.booleans()) if link is None else link
-    m = draw(st.integers(1, 5))
-    n_blocks = draw(st.integers(1, 6))
-    rows = []
-    for b in range(n_blocks):
-        block_id = draw(st.integers(-(2**62), 2**62))
-        big = draw(st.booleans())
-        for src in (0, 1) if link else (0,):
-            for p in range(m):
-                c = draw(st.integers(0, 14 if big else 3))
-                if c:
-                    rows.append((block_id + b, p, src, c))
-    if not rows:
-        rows.append((7, 0, 0, 2))
-    b, p, s, c = map(np.array, zip(*rows))
-    return BDM.from_arrays(b, p, s, c, (m, m if link else 0), link)
-
-
-@pytest.mark.parametrize("name", PLANNERS)
-@settings(max_examples=60, deadline=None)
-@given(bdm=bdms(), r=st.integers(1, 12))
-def test_every_pair_exactly_once(name, bdm, r):
-    plan = STRATEGIES[name](bdm, r)
-    got = planned_pairs(bdm, plan)
-    want = true_pairs(bdm)
-    assert got == want
-    assert plan.total_comparisons == sum(want.values())
-    assert int(plan.loads.sum()) == plan.total_comparisons
-    assert len(plan.loads) == r
+from erblock.balancing import BDM, lpt, plan_basic, plan_blocksplit, round_robin
+from erblock.balancing.strategies.blocksplit import piece_sizes
+from erblock.engine.tasks.compare import SMALL_TASK
+from erblock.engine.tasks.route import route_partition
 
 
 @settings(max_examples=60, deadline=None)
@@ -213,9 +120,27 @@ def test_plan_with_injected_packing():
 def test_route_partition_explodes_to_distinct_tasks():
     bdm = BDM.from_arrays([3, 3], [0, 1], [0, 0], [20, 20], (2, 0), False)
     plan = plan_blocksplit(bdm, 4)
-    recs = records_of(bdm)
+    recs = records_from_bdm(bdm)
     part0 = recs[recs["_erb_part"] == 0].reset_index(drop=True)
     routed = route_partition(part0, plan)
     assert not routed.duplicated(["_erb_rid", "_erb_task"]).any()
     assert set(routed["_erb_task"]) <= set(range(4))
     assert len(routed) >= len(part0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(bdm=bdms(), r=st.integers(1, 6))
+def test_batched_small_tasks_equal_the_matrix_path(bdm, r):
+    """Small match tasks go through one aligned-pairs batch per reduce task; the pairs and
+    similarities equal comparing every task with its own matrix."""
+    records = records_from_bdm(bdm)
+    routed = route_all(records, plan_blocksplit(bdm, r))
+    plan = plan_blocksplit(bdm, r)
+    out = {}
+    for small in (SMALL_TASK, -1):
+        frames = []
+        got, done = compare_all(plan, routed, small_task=small, frames=frames)
+        pairs = pd.concat(frames, ignore_index=True).sort_values(["left_id", "right_id"])
+        out[small] = (got, done.tolist(), pairs.reset_index(drop=True))
+    assert out[SMALL_TASK][:2] == out[-1][:2]
+    pd.testing.assert_frame_equal(out[SMALL_TASK][2], out[-1][2])

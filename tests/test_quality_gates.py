@@ -44,3 +44,31 @@ def test_docs_build_strict(tmp_path):
                  "matchers.evaluate.evaluate", "report.RunReport"):
         assert f'id="erblock.{name}"' in api, name
     assert (site / "clusters" / "index.html").is_file()
+
+
+def test_import_layers_hold():
+    """The import-linter contracts of pyproject.toml: the pipeline's layers, Dask only in
+    the engine, worker tasks apart from the driver."""
+    res = subprocess.run(["lint-imports", "--no-cache"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-2000:]
+
+
+def test_no_import_cycles_in_the_package():
+    import grimp
+
+    graph = grimp.build_graph("erblock", exclude_type_checking_imports=True)
+    cycles = []
+    for module in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported.startswith("erblock") and imported != module and \
+                    graph.find_shortest_chain(imported, module) is not None:
+                cycles.append((module, imported))
+    assert not cycles, f"import cycles: {cycles[:10]}"
+
+
+def test_modules_stay_small():
+    """No module over ~400 lines (a module that grows past it is split by role)."""
+    big = {str(p.relative_to(ROOT)): n for p in (ROOT / "erblock").rglob("*.py")
+           if (n := len(p.read_text().splitlines())) > 420}
+    assert not big, big

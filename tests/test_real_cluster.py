@@ -19,6 +19,7 @@ from procs import ProcCluster
 
 import erblock
 from erblock.blocking import prefix
+from erblock.report import RunReport
 
 pytestmark = pytest.mark.cluster
 
@@ -45,7 +46,7 @@ def test_dedupe_on_real_cluster_equals_local_and_brute_force(real_client, client
     local = erblock.dedupe(df, client=client, **kw)
     pd.testing.assert_frame_equal(real, local)
     assert set(pair_list(real)) == brute_dedupe(df, ["k"])
-    workers = {t["worker"] for t in real.attrs["erblock_report"].tasks}
+    workers = {t.worker for t in RunReport.of(real).tasks}
     assert len(workers) == 2, "both worker processes should have run compare tasks"
 
 
@@ -62,13 +63,14 @@ def test_link_on_real_cluster_equals_local_and_brute_force(real_client, client):
 def test_scheduler_address_string_and_output_written_by_worker_processes(real_cluster, tmp_path):
     df = _frame(300, 4)
     out = tmp_path / "pairs"
-    report = erblock.dedupe(df, key="k", compare=COMPARE, client=real_cluster, n_tasks=4,
-                            output=str(out))
-    assert isinstance(report, erblock.RunReport)
+    erblock.dedupe(df, key="k", compare=COMPARE, client=real_cluster, n_tasks=4,
+                   output=str(out))
+    report = erblock.read_report(out)
     got = pd.read_parquet(out)
     assert len(got) == report.pairs
     assert set(pair_list(got)) == brute_dedupe(df, ["k"])
-    assert sorted(p.name for p in out.iterdir()) == [f"part-{t:05d}.parquet" for t in range(4)]
+    assert sorted(p.name for p in out.iterdir()) == ["_erblock_report.json"] + [
+        f"part-{t:05d}.parquet" for t in range(4)]
 
 
 def _shadow_package(tmp_path, body: str) -> dict[str, str]:

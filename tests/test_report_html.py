@@ -141,8 +141,9 @@ def run_dir(tmp_path, client):
     df = pd.DataFrame({"k": g.choice(list("abcdefgh"), n),
                        "name": g.choice(["smith", "smyth", "jones", "jonas", "li"], n)})
     out = tmp_path / "pairs"
-    report = erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, n_tasks=5,
-                            output=str(out), client=client, threshold=0.8)
+    erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, n_tasks=5,
+                   output=str(out), client=client, threshold=0.8)
+    report = erblock.read_report(out)
     rep = tmp_path / "run.json"
     report.to_json(rep)
     cand = brute_dedupe(df, ["k"])

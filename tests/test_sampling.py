@@ -10,30 +10,22 @@ with missing keys and several passes.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import brute_dedupe, brute_link, pair_list
-from test_planners import bdms, records_of, true_pairs
+from plan_check import exact_pairs_and_loads
+from strategies import bdms, cluster_settings
 
 import erblock
 from erblock.balancing import BDM
-from erblock.balancing.plan import TRIANGLE
-from erblock.balancing.sampling import (
-    BUCKET,
-    CHOPPED,
-    SampleGoal,
-    estimate,
-    goal_test,
-    lpt_onto,
-    mix64,
-    plan_sampled,
-)
-from erblock.engine.route import record_units
+from erblock.balancing.hashing import splitmix64
+from erblock.balancing.packing import lpt
+from erblock.balancing.progressive import SampleGoal, estimate, goal_test
+from erblock.balancing.sampled import BUCKET, CHOPPED, plan_sampled
+from erblock.report import RunReport
 
 # -- the goal -------------------------------------------------------------------------
 
@@ -136,41 +128,7 @@ def test_sample_estimates_are_unbiased_and_their_variance_is_honest():
 # -- plans: every pair exactly once whatever the sample saw -------------------------
 
 
-def sampled_plan_pairs(bdm: BDM, plan) -> Counter:
-    """Route every record of the full BDM with the real router, expand every match task
-    into its record pairs of equal block (the comparer's rule in units that mix blocks)."""
-    recs = records_of(bdm)
-    units = np.full(len(recs), -1)
-    for _key, idx in recs.groupby(["_erb_src", "_erb_part"]).groups.items():
-        units[np.asarray(idx)] = record_units(recs.loc[idx], plan)
-    recs["unit"] = units
-    assert (units >= 0).all(), "a record with a key found no unit"
-    members = {u: g for u, g in recs.groupby("unit")}
-    out: Counter = Counter()
-    m = plan.match
-    for k, lu, ru in zip(m.kind, m.left, m.right):
-        left = members.get(lu)
-        if left is None:
-            continue
-        if k == TRIANGLE:
-            for _b, g in left.groupby("_erb_block"):
-                idx = list(g.index)
-                for i in range(len(idx)):
-                    for j in range(i + 1, len(idx)):
-                        out[frozenset((idx[i], idx[j]))] += 1
-        else:
-            right = members.get(ru)
-            if right is None:
-                continue
-            for b, g in left.groupby("_erb_block"):
-                h = right[right["_erb_block"] == b]
-                for i in g.index:
-                    for j in h.index:
-                        out[(i, j) if bdm.link else frozenset((i, j))] += 1
-    return out
-
-
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(bdm=bdms(), r=st.integers(1, 9), data=st.data())
 def test_sampled_plan_covers_every_pair_once(bdm, r, data):
     seen = {}
@@ -183,7 +141,8 @@ def test_sampled_plan_covers_every_pair_once(bdm, r, data):
     goal = SampleGoal(small=data.draw(st.sampled_from([0.0, 0.01, 0.5])),
                       chop=data.draw(st.sampled_from([1.0, 2.0, 8.0])))
     plan = plan_sampled(est, r, goal)
-    assert sampled_plan_pairs(bdm, plan) == true_pairs(bdm)
+    got, want, _ = exact_pairs_and_loads(bdm, plan)
+    assert got == want
     assert len(plan.loads) == r
 
 
@@ -194,8 +153,8 @@ def test_chop_pack_hash_classes():
     u = plan.units
     mean = est.comparisons.sum() / 8
     chopped = np.unique(u.block[u.part == CHOPPED])
-    assert plan.info["large_blocks"] == len(chopped) == int((est.comparisons > mean).sum())
-    assert len(np.unique(u.block[u.part == -1])) == plan.info["medium_blocks"]
+    assert plan.details.large_blocks == len(chopped) == int((est.comparisons > mean).sum())
+    assert len(np.unique(u.block[u.part == -1])) == plan.details.medium_blocks
     assert (u.part == BUCKET).sum() == 8  # one bucket per reduce task
     # chopped tasks stay near mean/chop, so LPT packs them within a few percent
     chopped_tasks = np.isin(u.block[plan.match.left], chopped) & (u.part[plan.match.left]
@@ -223,16 +182,16 @@ def test_goal_test_tightens_with_the_sample():
                          SampleGoal(delta=0.001))["met"]
 
 
-def test_lpt_onto_fills_the_least_loaded_first():
-    out = lpt_onto(np.array([5.0, 1.0, 3.0]), np.array([0.0, 4.0, 10.0]))
+def test_lpt_with_loads_fills_the_least_loaded_first():
+    out = lpt(np.array([5.0, 1.0, 3.0]), 3, loads=np.array([0.0, 4.0, 10.0]), tail=None)
     assert out.tolist() == [0, 0, 1]  # 5 -> task 0 (0); 3 -> task 1 (4); 1 -> task 0 (5)
 
 
-def test_mix64_spreads_consecutive_ids():
+def test_splitmix64_spreads_consecutive_ids():
     x = np.arange(1 << 16, dtype=np.int64)
-    h = mix64(x)
+    h = splitmix64(x)
     assert len(np.unique(h)) == len(x)
-    assert mix64(x).tolist() == h.tolist()
+    assert splitmix64(x).tolist() == h.tolist()
     counts = np.bincount((h % np.uint64(7)).astype(np.int64), minlength=7)
     assert counts.min() > 0.95 * len(x) / 7
 
@@ -241,10 +200,6 @@ def test_mix64_spreads_consecutive_ids():
 
 KEYS = ["a", "a", "a", "a", "a", "b", "b", "c", "d", None, ""]
 NAMES = ["smith", "smyth", "jones", None, "li"]
-
-settings.register_profile("sampling_e2e", max_examples=15, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture])
-
 
 @st.composite
 def frames(draw, max_size=60):
@@ -263,7 +218,7 @@ def frames(draw, max_size=60):
 SAMPLE = {"delta": 0.1, "alpha": 0.95, "initial": 0.2, "min_partitions": 1}
 
 
-@settings(settings.get_profile("sampling_e2e"))
+@cluster_settings(6)
 @given(df=frames(), m=st.integers(1, 8), r=st.integers(1, 12),
        keys=st.sampled_from([["k"], ["k", "k2"]]))
 def test_sampled_dedupe_matches_brute_force(client, df, m, r, keys):
@@ -273,14 +228,14 @@ def test_sampled_dedupe_matches_brute_force(client, df, m, r, keys):
     got = pair_list(pairs)
     assert len(got) == len(set(got))
     assert set(got) == brute_dedupe(df, keys)
-    rep = pairs.attrs["erblock_report"]
+    rep = RunReport.of(pairs)
     assert rep.strategy == "sampling"
     s = rep.prediction["sample"]
     assert 1 <= s["partitions_sampled"][0] <= s["partitions"][0]
     assert s["records_sampled"] <= len(df)
 
 
-@settings(settings.get_profile("sampling_e2e"))
+@cluster_settings(6)
 @given(df_r=frames(), df_s=frames(), m=st.integers(1, 8), r=st.integers(1, 12))
 def test_sampled_link_matches_brute_force(client, df_r, df_s, m, r):
     pairs = erblock.link(df_r, df_s, key=["k", "k2"], compare={"name": "jaro"}, n_tasks=r,
@@ -300,7 +255,7 @@ def test_sampling_stops_early_on_a_large_input_and_stays_exact(client):
     goal = {"delta": 0.25, "alpha": 0.9, "initial": 0.05}
     plan = erblock.plan(df, key="k", sample=goal, n_tasks=4, npartitions=60, client=client,
                         cost_model="default")
-    s = plan.info["sample"]
+    s = plan.details.sample
     assert s["goal_met"]
     assert s["partitions_sampled"][0] < 60  # stopped before reading everything
     assert s["records_sampled"] < n
@@ -308,7 +263,7 @@ def test_sampling_stops_early_on_a_large_input_and_stays_exact(client):
     pairs = erblock.dedupe(df, key="k", compare={"name": "exact"}, sample=goal, n_tasks=4,
                            npartitions=60, client=client, cost_model="default",
                            threshold=1.0)
-    rep = pairs.attrs["erblock_report"]
+    rep = RunReport.of(pairs)
     keyed = df.dropna(subset=["k"])
     exact = int((keyed.groupby("k").size() * (keyed.groupby("k").size() - 1) // 2).sum())
     assert rep.comparisons == exact

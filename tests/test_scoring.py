@@ -10,17 +10,12 @@ import pandas as pd
 import pytest
 
 import erblock
+from erblock.engine.tasks.score import row_ranges
 from erblock.matchers.comparisons import as_comparisons
-from erblock.matchers.scoring import (
-    FellegiSunter,
-    LevelSpec,
-    PatternHistogram,
-    fit_em,
-    load_model,
-    resolve_levels,
-)
-from erblock.matchers.scoring_tasks import KeptTask, keep_task, kept_histogram, u_row_ranges
-from erblock.matchers.supervised import ScoreThreshold, SupervisedModel, labels_from_truth
+from erblock.matchers.levels import LevelSpec, PatternHistogram, fit_em, resolve_levels
+from erblock.matchers.scoring import FellegiSunter, load_model
+from erblock.matchers.scoring.supervised import ScoreThreshold, SupervisedModel, labels_from_truth
+from erblock.report import RunReport
 
 # ---------------------------------------------------------------------- synthetic model
 
@@ -248,7 +243,7 @@ def test_supervised_fit_and_json(kind, tmp_path):
     from sklearn.ensemble import GradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
 
-    from erblock.matchers.supervised import _features
+    from erblock.matchers.scoring.supervised import _features
 
     X = _features(pairs, ["a", "b", "c"])
     est = (GradientBoostingClassifier(**params) if kind == "gradient_boosting"
@@ -285,9 +280,7 @@ def test_phase_one_sends_a_histogram_not_pairs():
                                                ("c", "jaro_winkler")])
     model.specs_ = tuple(LevelSpec(s.column, s.column, s.method, s.thresholds)
                          for s in model.specs_)
-    kept = keep_task(pairs, {"task": 0, "pairs": len(pairs), "seconds": 0.0}, model, None)
-    assert isinstance(kept, KeptTask) and len(kept.pairs) == len(pairs)
-    hist = kept_histogram(kept)
+    hist = model.summarize(pairs)
     assert isinstance(hist, PatternHistogram)
     assert hist.total == len(pairs)
     # bounded by the number of level vectors, not by the number of pairs
@@ -337,8 +330,8 @@ def test_dedupe_em_end_to_end(client, people, monkeypatch):
     assert len(hist_batches) == 1
     assert sum(h.total for h in hist_batches[0]) == model.n_candidates_ == len(pairs)
     assert sum(h.nbytes for h in hist_batches[0]) < 0.05 * pairs.memory_usage().sum()
-    report = pairs.attrs["erblock_report"]
-    assert report.settings["scoring"]["kind"] == "fellegi_sunter"
+    report = RunReport.of(pairs)
+    assert report.model["kind"] == "fellegi_sunter"
     assert report.pairs == len(pairs)
 
 
@@ -349,12 +342,13 @@ def test_fitted_model_scores_without_refitting(client, people, tmp_path):
     model = load_model(first.attrs["erblock_model"])
     again = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring=model, client=client,
                            n_tasks=5, threshold=0.5, sort=True)
-    assert "scoring_seconds" not in again.attrs["erblock_report"].settings  # one phase
+    assert "scoring_seconds" not in RunReport.of(again).settings  # one phase
     keep = first[first["match_probability"] >= 0.5].reset_index(drop=True)
     pd.testing.assert_frame_equal(again, keep, check_like=True)
     # written by the workers, with the model next to the parts
-    report = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="em",
-                            client=client, output=str(tmp_path / "out"), threshold=0.5)
+    erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="em",
+                   client=client, output=str(tmp_path / "out"), threshold=0.5)
+    report = erblock.read_report(tmp_path / "out")
     written = pd.read_parquet(tmp_path / "out")
     assert len(written) == report.pairs and (written["match_probability"] >= 0.5).all()
     assert isinstance(load_model(tmp_path / "out" / "_erblock_model.json"), FellegiSunter)
@@ -366,7 +360,7 @@ def test_em_with_tf_adjustment_end_to_end(client, people):
     pairs = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring=model, client=client)
     assert model.fitted and model.tf_ is not None  # fitted in place
     assert model.tf_.sum() == pytest.approx(1.0)
-    assert "_erb_tf_value" not in pairs.columns
+    assert not [c for c in pairs.columns if c.startswith("_erb_")]
     m = erblock.evaluate(pairs, truth, threshold=0.5, score_column="match_probability",
                          n_left=len(df))
     assert m["f1"] > 0.9, m
@@ -410,15 +404,15 @@ def test_score_threshold_as_scoring(client, people):
 # --------------------------------------------------------------------- benchmark smoke
 
 
-def test_u_row_ranges_split_the_work_evenly():
-    link = u_row_ranges(10, 7, 3)
+def test_random_pair_row_ranges_split_the_work_evenly():
+    link = row_ranges(10, 7, 3)
     assert link[0][0] == 0 and link[-1][1] == 10
     assert all(a[1] == b[0] for a, b in zip(link, link[1:]))
-    tri = u_row_ranges(1000, None, 4)
+    tri = row_ranges(1000, None, 4)
     work = [sum(1000 - 1 - i for i in range(a, b)) for a, b in tri]
     assert tri[0][0] == 0 and tri[-1][1] == 1000 and len(tri) == 4
     assert max(work) / min(work) < 1.05
-    assert u_row_ranges(0, None, 4) == []
+    assert row_ranges(0, None, 4) == []
 
 
 def test_quality_benchmark_quick_run(client, tmp_path, monkeypatch):

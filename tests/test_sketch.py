@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from erblock.api import run_options
 from erblock.balancing import BDM
 from erblock.balancing.sketch import (
     SketchSpec,
@@ -23,7 +24,6 @@ from erblock.balancing.sketch import (
     inner_product,
     merge,
     size_for,
-    sketch_option,
 )
 from erblock.blocking.keys import as_key_spec
 
@@ -184,9 +184,10 @@ def test_spec_is_checked_and_round_trips():
     with pytest.raises(TypeError, match="sketch must be a dict"):
         as_sketch_spec(42)
     with pytest.raises(ValueError, match="strategy is 'blocksplit'"):
-        sketch_option({"w": 100}, "blocksplit")
-    assert sketch_option({"w": 100}, "cellrange") == SketchSpec(w=100)
-    assert sketch_option(None, "basic") is None
+        run_options("blocksplit", {"sketch": {"w": 100}})
+    assert run_options("cellrange", {"sketch": {"w": 100}}).strategy_options.sketch == \
+        SketchSpec(w=100)
+    assert run_options("basic", {"sketch": None}).strategy_options is None
     with pytest.raises(ValueError, match="w is not resolved"):
         build(np.arange(3), SketchSpec())
     with pytest.raises(ValueError, match="different specs"):
@@ -195,7 +196,9 @@ def test_spec_is_checked_and_round_trips():
 
 @pytest.mark.parametrize("link", [False, True])
 def test_engine_sketch_profile_equals_sketch_of_the_bdm(client, link):
-    from erblock.engine.run import Job, prepare, profile, profile_sketch, to_dask
+    from erblock.engine.inputs import prepare_source
+    from erblock.engine.job import Job, RunOptions
+    from erblock.engine.profile import profile_bdm, profile_sketch
 
     rng = np.random.default_rng(5)
 
@@ -205,11 +208,14 @@ def test_engine_sketch_profile_equals_sketch_of_the_bdm(client, link):
 
     frames = [frame(300), frame(200)] if link else [frame(300)]
     job = Job(mode="link" if link else "dedupe", keys=(as_key_spec("k"),), comparisons=(),
-              sketch=SketchSpec(kind="fastagms", d=3, w=16, seed=4))
-    prepared = [prepare(to_dask(f, 4, 2), job, src) for src, f in enumerate(frames)]
-    prof, rec = profile_sketch(prepared, client, job, [False] * len(frames), r=4)
-    bdm, rec_bdm = profile(prepared, client, job, [False] * len(frames))
-    assert rec == rec_bdm
+              options=RunOptions(npartitions=4))
+    sources = [prepare_source(client, f, job, src, 2, persist=True)
+               for src, f in enumerate(frames)]
+    sketched = profile_sketch(client, job, sources, [False] * len(frames), r=4,
+                              sketch=SketchSpec(kind="fastagms", d=3, w=16, seed=4))
+    exact = profile_bdm(client, job, sources, [False] * len(frames))
+    assert sketched.records == exact.records
+    prof, bdm = sketched.data, exact.data
     want = from_bdm(bdm, prof.spec)
     assert np.array_equal(prof.r.counts, want.r.counts)
     assert np.array_equal(prof.r.signed, want.r.signed)

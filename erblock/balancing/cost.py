@@ -23,14 +23,15 @@ previous run), never from assumed hardware figures, except for the documented de
 used when nothing was measured.
 
 ``auto`` (:func:`choose`) builds candidate plans (every registered strategy that plans
-from a BDM, and BlockSplit at several split degrees) and keeps the one with the lowest
-predicted makespan; the table of candidates is kept in ``plan.info["candidates"]`` for
-:mod:`erblock.balancing.explain`.
+from a BDM, each with the variants it offers, e.g. BlockSplit at several split degrees)
+and keeps the one with the lowest predicted makespan; the prediction and the table of
+candidates are the plan's :class:`~erblock.balancing.plan.Prediction`, which
+:mod:`erblock.balancing.explain` shows.
 """
 
 from __future__ import annotations
 
-import heapq
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -40,13 +41,9 @@ from typing import Any
 import numpy as np
 
 from .bdm import BDM
-from .plan import Plan
-
-#: BlockSplit split degrees tried by ``auto``: a block is split when it holds more than
-#: P / (factor · r) comparisons, and no match task exceeds that threshold. Factor 1 is the
-#: paper's rule; larger factors balance better at the price of more match tasks and more
-#: replicated records, smaller ones the other way round.
-SPLIT_FACTORS = (0.5, 1.0, 2.0, 4.0, 8.0)
+from .packing import lpt_makespan
+from .plan import Candidate, Plan, Prediction
+from .strategies import STRATEGIES
 
 
 @dataclass(frozen=True)
@@ -152,10 +149,10 @@ class CostModel:
             raise ValueError("CostModel.from_report: the report does not say how many worker "
                              "threads ran it; pass threads=")
         run = {
-            "comparisons": [t["comparisons"] for t in tasks],
-            "records": [t["records"] for t in tasks],
-            "match_tasks": [t["match_tasks"] for t in tasks],
-            "seconds": [t["seconds"] + t.get("write_seconds", 0.0) for t in tasks],
+            "comparisons": [t.comparisons for t in tasks],
+            "records": [t.records for t in tasks],
+            "match_tasks": [t.match_tasks for t in tasks],
+            "seconds": [t.seconds + t.write_seconds for t in tasks],
             "wall": float(report.phases.get("route_compare", 0.0)),
         }
         return cls.fit([run], threads, source="report")
@@ -235,142 +232,78 @@ def _solve_c(f: Callable[[float], float], hi: float = 10.0) -> float:
 # -- prediction ------------------------------------------------------------------------
 
 
-def lpt_makespan(costs: np.ndarray, threads: int) -> float:
-    """Finish time of the list schedule of ``costs`` on ``threads``, largest first."""
-    costs = np.sort(np.asarray(costs, dtype=np.float64))[::-1]
-    threads = _check_threads(threads)
-    if len(costs) == 0:
-        return 0.0
-    if threads >= len(costs):
-        return float(costs[0])
-    heap = [0.0] * threads
-    for c in costs.tolist():
-        heapq.heapreplace(heap, heap[0] + c)
-    return float(max(heap))
-
-
 def plan_task_features(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per reduce task: predicted comparisons, records received, match tasks."""
     r = plan.n_tasks
-    fanout = np.diff(plan.unit_indptr)
-    records = np.bincount(plan.unit_targets, weights=np.repeat(plan.units.size, fanout),
-                          minlength=r)[:r]
     match_tasks = np.bincount(plan.match.reduce_task, minlength=r)[:r]
-    return plan.loads.astype(np.float64), records.astype(np.float64), match_tasks.astype(
-        np.float64)
+    return (plan.loads.astype(np.float64), plan.records_per_task().astype(np.float64),
+            match_tasks.astype(np.float64))
 
 
-def predict(plan: Plan, model: CostModel, threads: int) -> dict[str, Any]:
+def predict(plan: Plan, model: CostModel, threads: int) -> Prediction:
     """Predicted seconds per reduce task and makespan of ``plan`` on ``threads``.
 
     ``makespan`` is the predicted route+compare wall time; ``ideal`` is the same with the
     total work spread perfectly over the threads, so ``makespan / ideal`` is the predicted
     loss to imbalance and indivisible tasks.
     """
+    threads = _check_threads(threads)
     cmp, rec, mts = plan_task_features(plan)
     seconds = model.task_seconds(cmp, rec, mts) if plan.n_tasks else np.zeros(0)
     makespan = model.overhead_per_job + lpt_makespan(seconds, threads)
     ideal = model.overhead_per_job + (float(seconds.sum() / threads) if len(seconds) else 0.0)
     mean = float(seconds.mean()) if len(seconds) else 0.0
-    return {
-        "makespan": makespan,
-        "ideal": ideal,
-        "imbalance_seconds": float(seconds.max() / mean) if mean > 0 else 1.0,
-        "task_seconds": seconds,
-        "threads": int(threads),
-    }
+    return Prediction(makespan=makespan, ideal=ideal,
+                      imbalance_seconds=float(seconds.max() / mean) if mean > 0 else 1.0,
+                      task_seconds=seconds, threads=threads, cost_model=model.to_dict())
 
 
 # -- auto ------------------------------------------------------------------------------
 
 
-@dataclass
-class Candidate:
-    """One plan ``auto`` considered, with its prediction."""
-
-    label: str
-    plan: Plan
-    makespan: float
-    ideal: float
-    extra_seconds: float = 0.0
-
-    @property
-    def total(self) -> float:
-        """Predicted seconds including the extra profiling/planning this candidate needs."""
-        return self.makespan + self.extra_seconds
-
-    def row(self) -> dict[str, Any]:
-        p = self.plan
-        return {
-            "label": self.label,
-            "strategy": p.strategy,
-            "predicted_makespan": self.makespan,
-            "predicted_total": self.total,
-            "ideal": self.ideal,
-            "imbalance": p.imbalance,
-            "max_load": int(p.loads.max()) if p.n_tasks else 0,
-            "match_tasks": len(p.match),
-            "replication": p.replication,
-            "records_routed": p.records_routed,
-            "split_factor": p.info.get("split_factor"),
-        }
-
-
-def candidate_plans(
-    bdm: BDM, r: int, strategies: Mapping[str, Callable[..., Plan]] | None = None,
-    split_factors: Sequence[float] = SPLIT_FACTORS,
-) -> dict[str, Plan]:
-    """Plans of every registered strategy that plans from a BDM alone, and BlockSplit at
-    each split degree. Strategies that need more than ``(bdm, r)`` (a sketch) are skipped:
-    the engine adds them itself with their extra profiling cost."""
-    from .strategies import STRATEGIES, plan_blocksplit
-
-    strategies = STRATEGIES if strategies is None else strategies
+def candidate_plans(bdm: BDM, r: int, strategies: Mapping[str, Any] | None = None
+                    ) -> dict[str, Plan]:
+    """Plans of every registered strategy ``auto`` weighs (those that plan from a BDM),
+    with the variants each offers (BlockSplit at several split degrees)."""
     out: dict[str, Plan] = {}
-    for name, planner in strategies.items():
-        if getattr(planner, "needs_sketch", False):
-            continue
-        if name == "blocksplit":
-            total = int(bdm.comparisons()[1].sum())
-            for f in split_factors:
-                threshold = total / (r * f) if total else 0.0
-                p = plan_blocksplit(bdm, r, threshold=threshold)
-                p.info["split_factor"] = float(f)
-                out["blocksplit" if f == 1.0 else f"blocksplit x{f:g}"] = p
-            continue
-        out[name] = planner(bdm, r)
+    for s in (STRATEGIES if strategies is None else strategies).values():
+        if s.in_auto:
+            out.update(s.candidates(bdm, r))
     return out
 
 
+def _row(label: str, plan: Plan, pred: Prediction, extra: float, chosen: bool) -> Candidate:
+    return Candidate(
+        label=label, strategy=plan.strategy, predicted_makespan=pred.makespan,
+        predicted_total=pred.makespan + extra, ideal=pred.ideal, imbalance=plan.imbalance,
+        max_load=int(plan.loads.max()) if plan.n_tasks else 0, match_tasks=len(plan.match),
+        replication=plan.replication, records_routed=plan.records_routed,
+        split_factor=getattr(plan.details, "split_factor", None), chosen=chosen)
+
+
 def choose(plans: Mapping[str, Plan], model: CostModel, threads: int,
-           extra_seconds: Mapping[str, float] | None = None) -> tuple[Plan, list[Candidate]]:
-    """The plan with the lowest predicted makespan (plus its extra seconds), and all
-    candidates sorted best first. Ties go to the plan that routes fewer records."""
+           extra_seconds: Mapping[str, float] | None = None, *,
+           chosen: str | None = None) -> tuple[str, Plan]:
+    """The label and plan with the lowest predicted makespan (plus its extra seconds, the
+    profiling a candidate needs beyond the others), with its prediction and the table of
+    all candidates attached. Ties go to the plan that routes fewer records. ``chosen``
+    picks a given label instead (an explicit strategy, explained against the others)."""
     if not plans:
         raise ValueError("choose: no candidate plans")
     extra_seconds = extra_seconds or {}
-    cands = []
-    for label, p in plans.items():
-        pred = predict(p, model, threads)
-        cands.append(Candidate(label, p, pred["makespan"], pred["ideal"],
-                               float(extra_seconds.get(label, 0.0))))
-    cands.sort(key=lambda c: (c.total, c.plan.records_routed, c.label))
-    best = cands[0].plan
-    return best, cands
+    preds = {label: predict(p, model, threads) for label, p in plans.items()}
+    ranked = sorted(plans, key=lambda k: (preds[k].makespan + extra_seconds.get(k, 0.0),
+                                          plans[k].records_routed, k))
+    label = ranked[0] if chosen is None else chosen
+    rows = tuple(_row(k, plans[k], preds[k], float(extra_seconds.get(k, 0.0)), k == label)
+                 for k in ranked)
+    basic = plans.get("basic")
+    pred = dataclasses.replace(
+        preds[label], candidates=rows, auto_choice=label if chosen is None else None,
+        basic_loads=None if basic is None else basic.loads.copy())
+    return label, plans[label].with_prediction(pred)
 
 
-def annotate(plan: Plan, model: CostModel, threads: int,
-             candidates: Sequence[Candidate] | None = None) -> None:
-    """Write the prediction (and the candidate table) into ``plan.info``."""
-    pred = predict(plan, model, threads)
-    plan.info["predicted_makespan"] = pred["makespan"]
-    plan.info["predicted_ideal"] = pred["ideal"]
-    plan.info["predicted_imbalance_seconds"] = pred["imbalance_seconds"]
-    plan.info["threads"] = int(threads)
-    plan.info["cost_model"] = model.to_dict()
-    plan.info["predicted_task_seconds"] = pred["task_seconds"]
-    if candidates is not None:
-        plan.info["candidates"] = [{**c.row(), "chosen": c.plan is plan} for c in candidates]
-        basic = next((c.plan for c in candidates if c.label == "basic"), None)
-        if basic is not None:
-            plan.info["basic_loads"] = basic.loads.copy()
+def annotate(plan: Plan, model: CostModel, threads: int) -> Plan:
+    """``plan`` with its predicted makespan under ``model`` attached."""
+    return plan.with_prediction(predict(plan, model, threads))

@@ -14,14 +14,17 @@ Pure: numpy and the standard library; matplotlib is imported only when drawing.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .bdm import SRC_R, SRC_S
-from .plan import Plan
+from .bdm import BDM, SRC_R, SRC_S, block_comparisons
+from .packing import hashed
+from .placement import lookup
+from .units import RANGE, RECTANGLE, TRIANGLE
 
-BUCKET = -3  # unit part of a hash bucket (balancing.sampling): mixes blocks
+if TYPE_CHECKING:  # pragma: no cover - Plan uses this module to explain itself
+    from .plan import Plan
 
 
 def largest_blocks(plan: Plan, top: int = 5) -> list[dict[str, Any]]:
@@ -30,13 +33,14 @@ def largest_blocks(plan: Plan, top: int = 5) -> list[dict[str, Any]]:
     From the plan's BDM when it has one (``erblock.plan`` keeps it), else from its units
     and match tasks (sampled plans: estimates; blocks hashed into buckets are not listed).
     """
-    bdm = getattr(plan, "bdm", None)
-    if bdm is not None and hasattr(bdm, "block_sizes"):
+    bdm = plan.profile
+    if isinstance(bdm, BDM):
         blocks, n_r, n_s = bdm.block_sizes()
         comps = bdm.comparisons()[1].astype(np.float64)
     else:
         u, m = plan.units, plan.match
-        listed = u.part != BUCKET
+        listed = (plan.details.listed(u) if plan.details is not None
+                  else np.ones(len(u), dtype=bool))
         blocks = np.unique(u.block[listed])
         idx = np.searchsorted(blocks, u.block)
         n_r = np.zeros(len(blocks))
@@ -57,33 +61,31 @@ def largest_blocks(plan: Plan, top: int = 5) -> list[dict[str, Any]]:
 def describe(plan: Plan, top: int = 5) -> str:
     """A readable, multi-line explanation of ``plan`` (see module doc)."""
     s = plan.summary()
-    info = plan.info
-    cells = getattr(plan, "cells", None) is not None
-    unit_name = "cell" if cells else "block"
+    pred = plan.prediction
+    unit_name = plan.details.unit_name if plan.details is not None else "block"
     chosen = ""
-    if info.get("auto"):
-        chosen = f" (auto: lowest predicted makespan, as {info.get('auto_choice', s['strategy'])})"
+    if pred is not None and pred.auto_choice is not None:
+        chosen = f" (auto: lowest predicted makespan, as {pred.auto_choice})"
     lines = [
         f"strategy           {s['strategy']}{chosen}",
         f"reduce tasks       {s['n_tasks']}"
-        + (f" on {info['threads']} worker threads" if "threads" in info else ""),
+        + (f" on {pred.threads} worker threads" if pred is not None else ""),
         f"match tasks        {s['match_tasks']:,}",
         f"total comparisons  {s['total_comparisons']:,}"
-        + (" (estimated)" if info.get("sampled") or info.get("estimated") else ""),
+        + (" (estimated)" if plan.estimated else ""),
         f"max / mean load    {s['max_load']:,} / {s['mean_load']:,.1f}",
         f"imbalance          {s['imbalance']:.3f} (max / mean comparisons per reduce task)",
         f"replication        {s['replication']:.3f} "
         f"({s['records_routed']:,} routed / {s['records_in']:,} records with a key)",
     ]
-    if "predicted_makespan" in info:
-        model = info.get("cost_model") or {}
+    if pred is not None:
         lines.append(
-            f"predicted makespan {info['predicted_makespan']:.3f} s "
-            f"(ideal {info.get('predicted_ideal', 0.0):.3f} s, imbalance in seconds "
-            f"{info.get('predicted_imbalance_seconds', 1.0):.3f}; cost model: "
-            f"{model.get('source', '?')})")
-    if "key_rows_in" in info:
-        lines.append(f"key passes         {info['key_rows_in']:,} (record, pass) rows; pairs "
+            f"predicted makespan {pred.makespan:.3f} s "
+            f"(ideal {pred.ideal:.3f} s, imbalance in seconds "
+            f"{pred.imbalance_seconds:.3f}; cost model: "
+            f"{pred.cost_model.get('source', '?')})")
+    if plan.key_rows_in is not None:
+        lines.append(f"key passes         {plan.key_rows_in:,} (record, pass) rows; pairs "
                      "found by several passes are planned per pass and compared once")
     blocks = largest_blocks(plan, top)
     if blocks:
@@ -93,7 +95,7 @@ def describe(plan: Plan, top: int = 5) -> str:
                     else f"{b['records_r']:,} records")
             lines.append(f"  {unit_name} {b['block']:>20}  {recs:<24} "
                          f"{b['comparisons']:>14,} comparisons ({100 * b['share']:.1f} %)")
-    cands = info.get("candidates")
+    cands = [c.to_dict() for c in pred.candidates] if pred is not None else []
     if cands:
         lines.append("strategies compared (predicted on this cluster):")
         lines.append(f"  {'':2}{'strategy':<18}{'makespan s':>11}{'imbalance':>11}"
@@ -103,19 +105,8 @@ def describe(plan: Plan, top: int = 5) -> str:
             lines.append(f"  {mark}{c['label']:<18}{c['predicted_makespan']:>11.3f}"
                          f"{c['imbalance']:>11.3f}{c['replication']:>13.3f}"
                          f"{c['match_tasks']:>13,}")
-    sample = info.get("sample")
-    if isinstance(sample, dict):
-        parts = sample.get("partitions_sampled", [])
-        total = sample.get("partitions", [])
-        lines.append(
-            f"progressive sample {sum(parts):,} of {sum(total):,} partitions, "
-            f"{sample.get('records_sampled', 0):,} records, {len(sample.get('rounds', []))} "
-            f"rounds; goal {'met' if sample.get('goal_met') else 'NOT met'} (upper bound "
-            f"of max/mean {sample.get('upper_imbalance', float('nan')):.3f} at "
-            f"alpha={sample.get('goal', {}).get('alpha')}, delta="
-            f"{sample.get('goal', {}).get('delta')})")
-        lines.append(f"  {info.get('large_blocks', 0):,} blocks chopped, "
-                     f"{info.get('medium_blocks', 0):,} packed whole, the rest hashed")
+    if plan.details is not None:
+        lines += plan.details.describe()
     if len(plan.match):
         t = plan.tasks.nlargest(top, "comparisons")
         lines.append("largest match tasks:")
@@ -129,16 +120,15 @@ def describe(plan: Plan, top: int = 5) -> str:
 
 def basic_loads(plan: Plan) -> np.ndarray | None:
     """Comparisons per reduce task Basic would give on the same input (None if unknown)."""
-    loads = plan.info.get("basic_loads")
-    if loads is not None:
-        return np.asarray(loads)
+    if plan.prediction is not None and plan.prediction.basic_loads is not None:
+        return np.asarray(plan.prediction.basic_loads)
     if plan.strategy == "basic":
         return plan.loads
-    bdm = getattr(plan, "bdm", None)
-    if bdm is not None and hasattr(bdm, "block_sizes"):
-        from .strategies import plan_basic
-
-        return plan_basic(bdm, plan.n_tasks).loads
+    if isinstance(plan.profile, BDM):  # Basic hashes whole blocks to reduce tasks
+        blocks, n_r, n_s = plan.profile.block_sizes()
+        comps = block_comparisons(n_r, n_s, plan.link)
+        return np.bincount(hashed(blocks, plan.n_tasks), weights=comps,
+                           minlength=plan.n_tasks).astype(np.int64)
     return None
 
 
@@ -192,4 +182,55 @@ def plot(plan: Plan, path: str | Path, title: str | None = None, top: int = 10) 
     return path
 
 
-__all__ = ["basic_loads", "describe", "largest_blocks", "plot"]
+# -- what a plan really costs -----------------------------------------------------------
+
+
+def exact_task_comparisons(plan: Plan, unit: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """Comparisons every match task of ``plan`` really performs, given the unit and the
+    block id of every routed record (``unit`` −1: not routed).
+
+    For cell plans this is the truth behind the estimated ``plan.match.comparisons``
+    (records of different blocks in one unit are not compared); for exact plans it equals
+    them. ``RANGE`` tasks perform ``hi − lo``.
+    """
+    m = plan.match
+    out = np.zeros(len(m), dtype=np.int64)
+    unit, block = np.asarray(unit), np.asarray(block)
+    sel = unit >= 0
+    pairs = np.stack([unit[sel], block[sel]])
+    (cu, cb), cnt = (np.unique(pairs, axis=1, return_counts=True) if pairs.shape[1]
+                     else (np.zeros((2, 0), np.int64), np.zeros(0, np.int64)))
+    # (unit, block) counts, grouped by unit
+    n_units = len(plan.units)
+    indptr = np.zeros(n_units + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cu, minlength=n_units), out=indptr[1:])
+    tri_per_unit = np.bincount(cu, weights=cnt * (cnt - 1) // 2, minlength=n_units)
+    tri = np.flatnonzero(m.kind == TRIANGLE)
+    out[tri] = tri_per_unit[m.left[tri]].astype(np.int64)
+    rect = np.flatnonzero(m.kind == RECTANGLE)
+    if len(rect):
+        lo, hi = indptr[m.left[rect]], indptr[m.left[rect] + 1]
+        reps = hi - lo
+        task = np.repeat(rect, reps)
+        entry = np.repeat(lo, reps) + np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps,
+                                                                        reps)
+        right = lookup((cu, cb), (m.right[task], cb[entry]))
+        hit = right >= 0
+        per = cnt[entry[hit]] * cnt[right[hit]]
+        out += np.bincount(task[hit], weights=per, minlength=len(m)).astype(np.int64)
+    rng = np.flatnonzero(m.kind == RANGE)
+    if len(rng):
+        assert m.hi is not None and m.lo is not None  # RANGE tasks carry their pair range
+        out[rng] = m.hi[rng] - m.lo[rng]
+    return out
+
+
+def exact_loads(plan: Plan, unit: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """Comparisons every reduce task really performs (see :func:`exact_task_comparisons`)."""
+    per_task = exact_task_comparisons(plan, unit, block)
+    return np.bincount(plan.match.reduce_task, weights=per_task, minlength=plan.n_tasks
+                       ).astype(np.int64)
+
+
+__all__ = ["basic_loads", "describe", "exact_loads", "exact_task_comparisons",
+           "largest_blocks", "plot"]

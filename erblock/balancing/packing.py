@@ -1,7 +1,10 @@
 """Packing match tasks onto reduce tasks: pure policies over arrays of costs.
 
 A packing policy is a function ``(costs, r) -> reduce task per item``; planners take it
-as an argument so tests can force any assignment without patching.
+as an argument so tests can force any assignment without patching. :func:`lpt` is the one
+longest-processing-time implementation; its options cover every use in the planners
+(initial loads, small items water-filled by size or in their given order) and
+:func:`lpt_makespan` is the makespan of its schedule.
 """
 
 from __future__ import annotations
@@ -14,15 +17,19 @@ import numpy as np
 Packing = Callable[[np.ndarray, int], np.ndarray]
 
 
-def lpt(costs: np.ndarray, r: int, *, tail: float = 0.01) -> np.ndarray:
+def lpt(costs: np.ndarray, r: int, *, loads: np.ndarray | None = None,
+        tail: float | None = 0.01, small_in_order: bool = False) -> np.ndarray:
     """Longest processing time first: each item, largest first, to the least-loaded task.
 
     Greedy LPT is within 4/3 of the optimal makespan. Items no larger than ``tail`` times
     the mean load (typically millions of small blocks) are placed by water filling
     instead of one heap operation each: the level λ that the small items fill the tasks
-    up to is computed, and items are laid, largest first, into the spare capacities
-    ``λ − load`` in task order, so every task ends within one small item of λ. Ties
-    break by item index, so the result is deterministic.
+    up to is computed, and items are laid into the spare capacities ``λ − load`` in task
+    order, so every task ends within one small item of λ. The small items are laid
+    largest first, or with ``small_in_order`` in their given order (sketch cells: cells
+    whose estimates are off then do not pile up on one task). ``tail=None`` places every
+    item by the heap. ``loads`` are loads the tasks already carry. Ties break by task and
+    item index, so the result is deterministic.
     """
     costs = np.asarray(costs, dtype=np.float64)
     out = np.zeros(len(costs), dtype=np.int64)
@@ -30,20 +37,27 @@ def lpt(costs: np.ndarray, r: int, *, tail: float = 0.01) -> np.ndarray:
         return out
     if r < 1:
         raise ValueError(f"r must be >= 1, got {r}")
-    order = np.argsort(-costs, kind="stable")
-    small = costs[order] <= tail * costs.sum() / r
-    n_big = int(np.argmax(small)) if small.any() else len(order)
-    heap = [(0.0, t) for t in range(r)]
-    for i in order[:n_big]:
+    start = np.zeros(r) if loads is None else np.asarray(loads, dtype=np.float64)
+    if tail is None:
+        big = np.ones(len(costs), dtype=bool)
+    else:
+        big = costs > tail * costs.sum() / r
+    order = np.flatnonzero(big)
+    order = order[np.argsort(-costs[order], kind="stable")]
+    heap = [(float(v), t) for t, v in enumerate(start)]
+    heapq.heapify(heap)
+    for i in order.tolist():
         load, t = heapq.heappop(heap)
         out[i] = t
         heapq.heappush(heap, (load + costs[i], t))
-    rest = order[n_big:]
-    if len(rest):
-        loads = np.zeros(r, dtype=np.float64)
+    small = np.flatnonzero(~big)
+    if len(small):
+        if not small_in_order:
+            small = small[np.argsort(-costs[small], kind="stable")]
+        level = np.zeros(r)
         for load, t in heap:
-            loads[t] = load
-        out[rest] = _water_fill(loads, costs[rest])
+            level[t] = load
+        out[small] = _water_fill(level, costs[small])
     return out
 
 
@@ -64,6 +78,19 @@ def _water_fill(loads: np.ndarray, items: np.ndarray) -> np.ndarray:
     midpoints = np.cumsum(items) - items / 2
     slot = np.minimum(np.searchsorted(bounds, midpoints, side="right"), k_fill)
     return by_load[slot].astype(np.int64)
+
+
+def lpt_makespan(costs: np.ndarray, threads: int) -> float:
+    """Finish time of the list schedule of ``costs`` on ``threads``, largest first."""
+    costs = np.asarray(costs, dtype=np.float64)
+    if not isinstance(threads, (int, np.integer)) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    if len(costs) == 0:
+        return 0.0
+    if threads >= len(costs):
+        return float(costs.max())
+    task = lpt(costs, int(threads), tail=None)
+    return float(np.bincount(task, weights=costs, minlength=int(threads)).max())
 
 
 def hashed(keys: np.ndarray, r: int) -> np.ndarray:

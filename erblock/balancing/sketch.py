@@ -47,6 +47,9 @@ from typing import Any, cast
 
 import numpy as np
 
+from .bdm import SRC_R, SRC_S
+from .hashing import splitmix64
+
 KINDS = ("fastagms", "countmin")
 DEFAULT_KIND = "fastagms"
 DEFAULT_D = 5
@@ -55,19 +58,6 @@ MIN_WIDTH = 64
 
 HashFn = Callable[[np.ndarray, np.uint64], np.ndarray]
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-
-
-def splitmix64(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finaliser on a uint64 array (a fast, well-mixing 64-bit bijection)."""
-    x = np.asarray(x, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        z = x + _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * _M1
-        z = (z ^ (z >> np.uint64(27))) * _M2
-        return z ^ (z >> np.uint64(31))
 
 
 def default_hash(keys: np.ndarray, seed: np.uint64) -> np.ndarray:
@@ -378,8 +368,6 @@ class SketchProfile:
 
 def from_bdm(bdm: Any, spec: SketchSpec) -> SketchProfile:
     """The sketch profile of the records a BDM counts (equal to sketching the records)."""
-    from .bdm import SRC_R, SRC_S
-
     def side(src: int) -> Sketch:
         rows = bdm.src == src
         return build(bdm.block[rows], spec, bdm.count[rows])
@@ -398,25 +386,3 @@ def size_for(epsilon: float, delta: float) -> tuple[int, int]:
     if not 0 < epsilon < 1 or not 0 < delta < 1:
         raise ValueError(f"sketch: epsilon and delta must be in (0, 1), got {epsilon}, {delta}")
     return math.ceil(math.e / epsilon), math.ceil(math.log(1 / delta))
-
-
-SKETCH_STRATEGIES = ("cellblock", "cellrange")
-
-
-def sketch_option(value: Any, strategy: str) -> SketchSpec | None:
-    """Check the ``sketch=`` option of ``link``/``dedupe``/``plan`` for ``strategy``.
-
-    None stays None (defaults); a dict or :class:`SketchSpec` becomes a checked spec. Only
-    the cell strategies plan on a sketch, so the option is refused with any other explicit
-    strategy (``auto`` accepts it for when it picks a cell strategy).
-    """
-    if value is None:
-        return None
-    spec = as_sketch_spec(value)
-    if strategy not in (*SKETCH_STRATEGIES, "auto"):
-        raise ValueError(
-            f"sketch= sets the sketch profile of the cell strategies "
-            f"({', '.join(SKETCH_STRATEGIES)}), but strategy is {strategy!r}, which plans "
-            "on the exact block counts; drop sketch= or choose a cell strategy"
-        )
-    return spec

@@ -1,4 +1,5 @@
-"""Blocking keys: specs that map records to int64 block ids (see :mod:`.keys`)."""
+"""Blocking keys: specs that map records to int64 block ids (see :mod:`.keys`); the
+registry of key kinds is :mod:`.registry`."""
 
 from .keys import (
     NULL_BLOCK,
@@ -14,7 +15,6 @@ from .keys import (
     block_ids,
     column,
     composite,
-    key_from_dict,
     lower,
     metaphone,
     nysiis,
@@ -22,12 +22,14 @@ from .keys import (
     soundex,
     token,
 )
+from .registry import KEY_KINDS, key_from_dict, parse_key
 
 __all__ = [
     "NULL_BLOCK",
     "Column",
     "Composite",
     "FunctionKey",
+    "KEY_KINDS",
     "KeySpec",
     "Lower",
     "Phonetic",
@@ -41,6 +43,7 @@ __all__ = [
     "lower",
     "metaphone",
     "nysiis",
+    "parse_key",
     "prefix",
     "soundex",
     "token",

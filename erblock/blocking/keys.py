@@ -14,93 +14,41 @@ probability about ``n_keys**2 / 2**65`` (3e-6 for ten million distinct keys).
 
 from __future__ import annotations
 
-import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
 import numpy as np
 import pandas as pd
 
+from .text import as_key_strings, factorize_text, normalise_text, rebuild
+
 #: Block id given to records whose key is missing or empty: they are never compared.
 NULL_BLOCK = np.iinfo(np.int64).min
 
 
-def normalise_text(values: pd.Series) -> pd.Series:
-    """Lower-case, strip accents and collapse white space (missing values stay missing)."""
-    s = values.astype("string")
-
-    def _fold(text: str) -> str:
-        decomposed = unicodedata.normalize("NFKD", text)
-        return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-    uniques, codes = _factorize(s)
-    folded = [" ".join(_fold(u).lower().split()) for u in uniques]
-    return _rebuild(folded, codes, s.index)
-
-
-def _factorize(s: pd.Series) -> tuple[list[str], np.ndarray]:
-    codes, uniques = pd.factorize(s, use_na_sentinel=True)
-    return [str(u) for u in uniques], codes
-
-
-def _rebuild(values: Sequence[Any], codes: np.ndarray, index: pd.Index) -> pd.Series:
-    """Map per-unique results back to records; code -1 (missing) stays missing."""
-    arr = np.empty(len(values) + 1, dtype=object)
-    arr[:-1] = values
-    arr[-1] = None
-    return pd.Series(arr[codes], index=index, dtype="string")
-
-
-def as_key_strings(values: pd.Series) -> pd.Series:
-    """Key values as strings, with numbers written the same way in every source.
-
-    Integral floats (a column that became float because of NaN) are written as integers,
-    so a key ``1987`` in one source and ``1987.0`` in the other still meet. The rule is per
-    value, never per column or partition: ``1987.0`` is ``"1987"`` whether or not the same
-    partition also holds ``1987.5``. Object columns mixing numbers and text get the same
-    treatment value by value (``1``, ``1.0`` and ``"1"`` are all ``"1"``).
-    """
-    if pd.api.types.is_float_dtype(values.dtype):
-        return _float_key_strings(values)
-    if pd.api.types.is_bool_dtype(values.dtype):
-        return values.astype("boolean").astype("string")
-    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) in (
-            "integer", "floating", "mixed-integer", "mixed-integer-float", "mixed", "boolean"):
-        return values.map(_scalar_key_string).astype("string")
-    return values.astype("string")
-
-
-_EXACT_INT = 2.0**53  # floats below this are integers exactly
-
-
-def _float_key_strings(values: pd.Series) -> pd.Series:
-    arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
-    whole = np.isfinite(arr) & (np.mod(arr, 1) == 0) & (np.abs(arr) < _EXACT_INT)
-    text = values.astype("string")
-    if whole.any():
-        ints = pd.Series(np.where(whole, arr, 0).astype(np.int64), index=values.index)
-        text = text.mask(whole, ints.astype("string"))
-    return text
-
-
-def _scalar_key_string(v: Any) -> str | None:
-    """Canonical text of one key value of an object column (None when missing)."""
-    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
-        return None
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)) and float(v).is_integer() and abs(v) < _EXACT_INT:
-        return str(int(v))
-    return str(v)
-
-
 class KeySpec:
-    """Base of all key specs: ``columns`` it reads and ``values(df)`` it produces."""
+    """Base of all key specs: ``columns`` it reads and ``values(df)`` it produces.
+
+    ``kind`` names the spec in its dict form (``to_dict``/:func:`key_from_dict`);
+    ``cli_names`` and ``cli_usage`` give its command-line form (``prefix:COLUMN:N``), which
+    :meth:`from_cli` reads; :data:`KEY_KINDS` registers every kind.
+    """
 
     kind: ClassVar[str] = ""
+    cli_names: ClassVar[tuple[str, ...]] = ()
+    cli_usage: ClassVar[str] = ""
+
+    @classmethod
+    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:  # pragma: no cover
+        """The spec of the command-line form ``name:ARG:ARG``."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any],
+                  parse: Callable[[Mapping[str, Any]], KeySpec] | None = None) -> KeySpec:
+        """Inverse of :meth:`to_dict` (every field by name; ``parse`` reads nested keys)."""
+        return cls(**{k: v for k, v in d.items() if k != "kind"})
 
     @property
     def columns(self) -> tuple[str, ...]:  # pragma: no cover - overridden
@@ -120,6 +68,11 @@ class Column(KeySpec):
 
     column: str
     kind: ClassVar[str] = "column"
+    cli_usage: ClassVar[str] = "COLUMN"
+
+    @classmethod
+    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+        return cls(name)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -138,6 +91,13 @@ class Lower(KeySpec):
 
     column: str
     kind: ClassVar[str] = "lower"
+    cli_names: ClassVar[tuple[str, ...]] = ("lower",)
+    cli_usage: ClassVar[str] = "lower:COLUMN"
+
+    @classmethod
+    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+        (col,) = cli_args(name, args, 1, 1, cls.cli_usage)
+        return cls(col)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -158,6 +118,13 @@ class Prefix(KeySpec):
     n: int
     normalize: bool = True
     kind: ClassVar[str] = "prefix"
+    cli_names: ClassVar[tuple[str, ...]] = ("prefix",)
+    cli_usage: ClassVar[str] = "prefix:COLUMN:N"
+
+    @classmethod
+    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+        col, n = cli_args(name, args, 2, 2, cls.cli_usage)
+        return cls(col, cli_int(n, cls.cli_usage))
 
     def __post_init__(self) -> None:
         if not isinstance(self.n, int) or isinstance(self.n, bool) or self.n < 1:
@@ -187,6 +154,13 @@ class Token(KeySpec):
     column: str
     i: int = 0
     kind: ClassVar[str] = "token"
+    cli_names: ClassVar[tuple[str, ...]] = ("token",)
+    cli_usage: ClassVar[str] = "token:COLUMN[:I]"
+
+    @classmethod
+    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+        got = cli_args(name, args, 1, 2, cls.cli_usage)
+        return cls(got[0], cli_int(got[1], cls.cli_usage) if len(got) == 2 else 0)
 
     def __post_init__(self) -> None:
         if not isinstance(self.i, int) or isinstance(self.i, bool):
@@ -198,14 +172,14 @@ class Token(KeySpec):
 
     def values(self, df: pd.DataFrame) -> pd.Series:
         s = normalise_text(as_key_strings(df[self.column]))
-        uniques, codes = _factorize(s)
+        uniques, codes = factorize_text(s)
         i = self.i
 
         def pick(text: str) -> str | None:
             words = text.split()
             return words[i] if -len(words) <= i < len(words) else None
 
-        return _rebuild([pick(u) for u in uniques], codes, s.index)
+        return rebuild([pick(u) for u in uniques], codes, s.index)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "column": self.column, "i": self.i}
@@ -222,6 +196,13 @@ class Phonetic(KeySpec):
     algorithm: str
     kind: ClassVar[str] = "phonetic"
     ALGORITHMS: ClassVar[tuple[str, ...]] = ("soundex", "metaphone", "nysiis")
+    cli_names: ClassVar[tuple[str, ...]] = ALGORITHMS
+    cli_usage: ClassVar[str] = "soundex:COLUMN | metaphone:COLUMN | nysiis:COLUMN"
+
+    @classmethod
+    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+        (col,) = cli_args(name, args, 1, 1, f"{name}:COLUMN")
+        return cls(col, name)
 
     def __post_init__(self) -> None:
         if self.algorithm not in self.ALGORITHMS:
@@ -238,9 +219,9 @@ class Phonetic(KeySpec):
 
         encode: Callable[[str], str] = getattr(jellyfish, self.algorithm)
         s = normalise_text(as_key_strings(df[self.column]))
-        uniques, codes = _factorize(s)
+        uniques, codes = factorize_text(s)
         coded = [encode(u) if u.strip() else "" for u in uniques]
-        return _rebuild(coded, codes, s.index)
+        return rebuild(coded, codes, s.index)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "column": self.column, "algorithm": self.algorithm}
@@ -278,6 +259,13 @@ class Composite(KeySpec):
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "parts": [p.to_dict() for p in self.parts]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any],
+                  parse: Callable[[Mapping[str, Any]], KeySpec] | None = None) -> KeySpec:
+        if parse is None:
+            raise ValueError("a composite key is read through erblock.blocking.key_from_dict")
+        return cls(tuple(parse(p) for p in d["parts"]))
 
 
 @dataclass(frozen=True)
@@ -398,22 +386,17 @@ def as_key_spec(key: KeyLike) -> KeySpec:
     )
 
 
-def key_from_dict(d: dict[str, Any]) -> KeySpec:
-    """Inverse of ``KeySpec.to_dict``."""
-    kind = d.get("kind")
-    if kind == "column":
-        return Column(d["column"])
-    if kind == "lower":
-        return Lower(d["column"])
-    if kind == "prefix":
-        return Prefix(d["column"], int(d["n"]), bool(d.get("normalize", True)))
-    if kind == "phonetic":
-        return Phonetic(d["column"], d["algorithm"])
-    if kind == "token":
-        return Token(d["column"], int(d.get("i", 0)))
-    if kind == "composite":
-        return Composite(tuple(key_from_dict(p) for p in d["parts"]))
-    raise ValueError(f"unknown key kind {kind!r} in {d!r}")
+def cli_args(name: str, args: Sequence[str], lo: int, hi: int, usage: str) -> list[str]:
+    if not lo <= len(args) <= hi or any(not a for a in args):
+        raise ValueError(f"cannot read {':'.join([name, *args])!r}; expected {usage}")
+    return list(args)
+
+
+def cli_int(text: str, usage: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an integer (expected {usage})") from None
 
 
 def hash_keys(values: pd.Series) -> np.ndarray:

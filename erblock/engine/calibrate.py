@@ -24,24 +24,27 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import dask.dataframe as dd
+import dask
 import numpy as np
 import pandas as pd
 from distributed import Client
 
 from ..balancing.cost import CostModel
+from ..balancing.strategies import get_strategy
 from ..blocking.keys import Column
-from .route import value_column
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .run import Job
+from ..report import RunReport
+from .execute import prepare_execution, run_mean
+from .inputs import Source, prepare_source
+from .job import COST_MODEL_CHOICES, Job, RunOptions
+from .output import remove_tree
+from .profile import profile_bdm
+from .schema import RID, value_column
 
 #: Block sizes of the calibration job at scale 1: skewed (so tasks differ in comparisons
 #: per record) plus many blocks of 3 (so tasks differ in match tasks). About 3,000 records
@@ -52,7 +55,6 @@ SMALL_BLOCKS = 160  #: blocks of 3 records
 TARGET_TASK_SECONDS = 0.6
 MAX_SCALE = 8.0  #: at most 64 times the comparisons of scale 1 (about 50 M)
 RECORD_BLOCK = 40  #: block size of the record-heavy run (many records, few comparisons)
-COST_MODEL_CHOICES = ("calibrate", "default")
 
 _lock = threading.Lock()
 _cache: dict[tuple[str, int, str], CostModel] = {}
@@ -88,24 +90,27 @@ def _is_report_dict(value: Any) -> bool:
     return isinstance(value, Mapping) and "tasks" in value and "phases" in value
 
 
-def check_cost_model(value: Any) -> None:
-    """Validate the ``cost_model`` option (raises with what was expected)."""
-    from ..report import RunReport
-
-    if value is None or isinstance(value, (CostModel, RunReport)) or _is_report_dict(value):
-        return
-    if isinstance(value, Mapping):
-        CostModel.from_dict(value)
-        return
+def as_cost_model(value: Any, threads: int | None = None) -> str | CostModel | None:
+    """The ``cost_model`` option as the job holds it: None, ``"calibrate"``,
+    ``"default"`` or a :class:`CostModel` (a dict of its fields, or a previous run's
+    :class:`~erblock.report.RunReport` or its dict, are fitted into one)."""
+    if value is None or isinstance(value, CostModel):
+        return value
     if isinstance(value, str) and value in COST_MODEL_CHOICES:
-        return
+        return value
+    if isinstance(value, RunReport):
+        return CostModel.from_report(value, threads)
+    if _is_report_dict(value):  # a report read back from JSON (``--report run.json``)
+        return CostModel.from_report(RunReport.from_dict(dict(value)), threads)
+    if isinstance(value, Mapping):
+        return CostModel.from_dict(value)
     raise ValueError(
         "cost_model must be None (calibrate when strategy='auto'), 'calibrate', 'default', "
         f"a CostModel, a dict of its fields or a previous RunReport; got {value!r}"
     )
 
 
-def resolve_cost_model(client: Client, job: Job, prepared: Sequence[dd.DataFrame],
+def resolve_cost_model(client: Client, job: Job, sources: Sequence[Source],
                        threads: int, need: bool) -> tuple[CostModel, float]:
     """The cost model for ``job`` and the seconds spent calibrating (0 when cached/given).
 
@@ -113,17 +118,9 @@ def resolve_cost_model(client: Client, job: Job, prepared: Sequence[dd.DataFrame
     does an uncached session calibrate; otherwise a cached model of this cluster or the
     default serves for the reported prediction.
     """
-    from ..report import RunReport
-
-    spec = job.cost_model
+    spec = job.options.cost_model
     if isinstance(spec, CostModel):
         return spec, 0.0
-    if isinstance(spec, RunReport):
-        return CostModel.from_report(spec, threads), 0.0
-    if _is_report_dict(spec):  # a report read back from JSON (``--report run.json``)
-        return CostModel.from_report(RunReport.from_dict(dict(spec)), threads), 0.0
-    if isinstance(spec, Mapping):
-        return CostModel.from_dict(spec), 0.0
     if spec == "default":
         return CostModel(), 0.0
     key = (_address(client), threads, _signature(job))
@@ -136,7 +133,7 @@ def resolve_cost_model(client: Client, job: Job, prepared: Sequence[dd.DataFrame
                          "compare= too (erblock.plan), or cost_model='default'")
     if spec == "calibrate" or (need and job.comparisons):
         start = time.perf_counter()
-        model = calibrate(client, job, prepared, threads)
+        model = calibrate(client, job, sources, threads)
         with _lock:
             _cache[key] = model
         return model, time.perf_counter() - start
@@ -158,14 +155,16 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def _sample_values(client: Client, job: Job, prepared: Sequence[dd.DataFrame], n: int
+def _head_records(n: int, *parts: pd.DataFrame) -> pd.DataFrame:
+    """The first ``n`` records (one row each) of prepared partitions."""
+    return pd.concat(parts, ignore_index=True).drop_duplicates(RID).head(n)
+
+
+def _sample_values(client: Client, job: Job, sources: Sequence[Source], n: int
                    ) -> pd.DataFrame:
-    """Up to ``n`` records of the job's compared columns (left-side names)."""
-    src = prepared[0]
-    head = src.head(n * max(1, len(job.keys)), npartitions=min(4, src.npartitions),
-                    compute=False)
-    rows = client.compute(head, sync=True)
-    rows = rows.drop_duplicates("_erb_rid")
+    """Up to ``n`` records of the job's compared columns (left-side names), from the
+    first partitions of the first source."""
+    rows = client.compute(dask.delayed(_head_records)(n, *sources[0].parts[:4]), sync=True)
     data = {}
     for column, i in job.col_index().items():
         data[column] = rows[value_column(i)].to_numpy()
@@ -195,38 +194,47 @@ def calibration_frame(values: pd.DataFrame, scale: float = 1.0, seed: int = 0,
 
 def _measure(client: Client, job: Job, frame: pd.DataFrame, r: int, threads: int
              ) -> dict[str, Any]:
-    """One calibration run with ``r`` reduce tasks: what :meth:`CostModel.fit` needs."""
-    from .run import Job as _Job
-    from .run import run
+    """One calibration run with ``r`` reduce tasks: what :meth:`CostModel.fit` needs.
 
-    # pairs written like the job's: next to its output directory (storage the workers
-    # share), removed afterwards
+    The calibration job is a dedupe of ``frame`` blocked on its ``erb_cal_key`` column with
+    the job's comparisons and threshold, planned with Basic and run like the job (its
+    pairs written like the job's, next to its output directory, then removed).
+    """
     out = None if job.output is None else os.path.join(
         os.path.dirname(os.path.abspath(job.output)),
         f".erblock-calibration-{uuid.uuid4().hex[:12]}")
-    cal = _Job(mode="dedupe", keys=(Column("erb_cal_key"),), comparisons=job.comparisons,
-               strategy="basic", n_tasks=r, threshold=job.threshold, output=out,
-               npartitions=threads, shuffle_method=job.shuffle_method,
-               cell_budget=job.cell_budget, cost_model="default")
+    cal = Job(mode="dedupe", keys=(Column("erb_cal_key"),), comparisons=job.comparisons,
+              threshold=job.threshold, output=out, strategy="basic", n_tasks=r,
+              options=RunOptions(npartitions=threads,
+                                 shuffle_method=job.options.shuffle_method,
+                                 cell_budget=job.options.cell_budget, cost_model="default"))
     try:
-        _, report = run(cal, [frame], client, check_ids=[False])
+        if out is not None:
+            os.makedirs(out)
+        source = prepare_source(client, frame, cal, 0, threads, persist=True)
+        profile = profile_bdm(client, cal, [source], [False])
+        plan = get_strategy("basic").make(profile.data, r)
+        start = time.perf_counter()
+        ex = prepare_execution(client, cal, plan, [source], (frame.index.dtype,) * 2)
+        results = run_mean(client, cal, ex, out)
+        wall = time.perf_counter() - start
     finally:
         if out is not None:
-            shutil.rmtree(out, ignore_errors=True)
-    tasks = sorted(report.tasks, key=lambda t: t["task"])
+            remove_tree(out)
+    tasks = sorted((stats for _, stats in results), key=lambda t: t.task)
     return {
-        "comparisons": [t["comparisons"] for t in tasks],
-        "records": [t["records"] for t in tasks],
-        "match_tasks": [t["match_tasks"] for t in tasks],
-        "seconds": [t["seconds"] + t["write_seconds"] for t in tasks],
-        "wall": report.phases["route_compare"],
+        "comparisons": [t.comparisons for t in tasks],
+        "records": [t.records for t in tasks],
+        "match_tasks": [t.match_tasks for t in tasks],
+        "seconds": [t.seconds + t.write_seconds for t in tasks],
+        "wall": wall,
     }
 
 
-def calibrate(client: Client, job: Job, prepared: Sequence[dd.DataFrame], threads: int
+def calibrate(client: Client, job: Job, sources: Sequence[Source], threads: int
               ) -> CostModel:
     """Run the calibration job on ``client`` (module doc) and fit a :class:`CostModel`."""
-    values = _sample_values(client, job, prepared, 4000)
+    values = _sample_values(client, job, sources, 4000)
     if len(values) == 0:
         return CostModel(source="default (no records to calibrate with)")
     frame = calibration_frame(values)

@@ -28,6 +28,8 @@ from typing import Any
 
 from distributed import Client
 
+from .._version import __version__
+
 _lock = threading.Lock()
 _local: dict[str, Any] = {}
 _remote: dict[tuple[str, Any], Client] = {}  # (address, TLS files) -> client
@@ -281,7 +283,7 @@ def check_workers(client: Client) -> dict[str, dict[str, Any]]:
     cluster pay one round trip once. In-process clusters share this interpreter and are
     not probed.
     """
-    from .. import __version__
+
 
     try:
         info = client.scheduler_info(n_workers=-1)

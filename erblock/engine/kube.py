@@ -27,10 +27,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
+from .._version import __version__
+
 
 def erblock_requirement() -> str:
     """``erblock==<this version>``: what the workers must run (see the worker check)."""
-    from .. import __version__
+
 
     return f"erblock=={__version__}"
 
@@ -195,7 +199,7 @@ def scheduler_address(name: str = "erblock", namespace: str = "default") -> str:
 
 def to_yaml(spec: Mapping[str, Any]) -> str:
     """``spec`` as YAML (keys in the order written, as ``kubectl`` shows them)."""
-    import yaml
+
 
     class _NoAliases(yaml.SafeDumper):
         def ignore_aliases(self, data: Any) -> bool:

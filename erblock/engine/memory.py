@@ -22,12 +22,22 @@ The planning itself stays pure: this module only evaluates plans.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import dask
 import numpy as np
+import psutil
+from dask.utils import format_bytes, parse_bytes
 
+from ..balancing.cost import CostModel
 from ..balancing.plan import Plan
+from ..balancing.strategies import AUTO, STRATEGIES
+from .inputs import Source
+from .job import Job
+from .planning import plan_from
+from .profile import Profile
 
 RECORD_COPIES = 3.0  #: routed frame + sorted copy + prepared kernel values
 THRESHOLD_KEEP = 0.01  #: share of comparisons assumed kept when a threshold is given
@@ -44,8 +54,6 @@ def parse_budget(value: Any) -> int | str | None:
     if isinstance(value, bool):
         raise ValueError(f"memory_budget must be bytes (e.g. '2GB'), 'auto' or None, got {value!r}")
     if isinstance(value, str):
-        from dask.utils import parse_bytes
-
         try:
             value = parse_bytes(value)
         except (ValueError, TypeError) as exc:
@@ -85,14 +93,6 @@ def pair_bytes(n_comparisons: int) -> int:
     return int(PAIR_COPIES * (16 + 8 * (n_comparisons + 1)))
 
 
-def records_per_task(plan: Plan) -> np.ndarray:
-    """Records routed to each reduce task (a record counts once per task it goes to)."""
-    fanout = np.diff(plan.unit_indptr)
-    sizes = np.repeat(plan.units.size, fanout)
-    out = np.bincount(plan.unit_targets, weights=sizes, minlength=plan.n_tasks)
-    return out.astype(np.int64)
-
-
 @dataclass
 class MemoryEstimate:
     """Estimated peak bytes of every reduce task, and its parts."""
@@ -116,7 +116,7 @@ class MemoryEstimate:
 def estimate(plan: Plan, bytes_per_record: float, n_comparisons: int, threshold: float | None,
              cell_budget: int) -> MemoryEstimate:
     """What each reduce task of ``plan`` is expected to hold at its peak."""
-    records = (records_per_task(plan) * bytes_per_record * RECORD_COPIES).astype(np.int64)
+    records = (plan.records_per_task() * bytes_per_record * RECORD_COPIES).astype(np.int64)
     keep = 1.0 if threshold is None else THRESHOLD_KEEP
     pairs = (plan.loads * keep * pair_bytes(n_comparisons)).astype(np.int64)
     return MemoryEstimate(records, int(cell_budget * cell_bytes(n_comparisons)), pairs)
@@ -129,8 +129,6 @@ def chunk_cells(budget: int, n_comparisons: int, cell_budget: int) -> int:
 
 
 def fmt_bytes(n: float) -> str:
-    from dask.utils import format_bytes
-
     return format_bytes(int(n))
 
 
@@ -148,8 +146,10 @@ def too_big_message(est: MemoryEstimate, budget: int, plan: Plan, threshold: flo
     hints = []
     if threshold is None:
         hints.append("a threshold (only pairs above it are kept)")
-    if plan.strategy == "basic":
-        hints.append("strategy='auto' or 'blocksplit' (basic cannot split a block)")
+    splitting = [n for n, s in STRATEGIES.items() if s.splits_blocks]
+    if plan.strategy in STRATEGIES and not STRATEGIES[plan.strategy].splits_blocks:
+        hints.append(f"strategy='auto' or one of {splitting} ({plan.strategy} cannot split "
+                     "a block)")
     hints.append("a larger memory_budget (and workers with more memory per thread)")
     return (
         f"memory_budget: reduce task {t} would need about {fmt_bytes(est.per_task[t])} "
@@ -165,11 +165,9 @@ def _bytes_and_rows(part: Any) -> tuple[int, int]:
     return int(part.memory_usage(deep=True, index=True).sum()), len(part)
 
 
-def measure_record_bytes(client: Any, prepared: Any) -> float:
+def measure_record_bytes(client: Any, sources: Sequence[Source]) -> float:
     """Bytes per prepared record, measured on the first partition of every source."""
-    import dask
-
-    probes = [dask.delayed(_bytes_and_rows)(p.to_delayed()[0]) for p in prepared]
+    probes = [dask.delayed(_bytes_and_rows)(s.parts[0]) for s in sources]
     sizes = client.compute(probes, sync=True)
     nbytes, rows = sum(s[0] for s in sizes), sum(s[1] for s in sizes)
     return nbytes / rows if rows else 256.0
@@ -193,12 +191,7 @@ def check_result_fits(plan: Plan, n_comparisons: int, threshold: float | None,
     if output is not None or threshold is not None or plan.total_comparisons == 0:
         return
     need = plan.total_comparisons * pair_bytes(n_comparisons)
-    try:
-        import psutil
-
-        available = psutil.virtual_memory().available
-    except ImportError:  # pragma: no cover - psutil comes with distributed
-        return
+    available = psutil.virtual_memory().available
     if need > 0.5 * available:
         raise MemoryError(
             f"the result would hold all {plan.total_comparisons:,} compared pairs, about "
@@ -207,20 +200,20 @@ def check_result_fits(plan: Plan, n_comparisons: int, threshold: float | None,
         )
 
 
-def fit_plan(client: Any, job: Any, prepared: Any, check_ids: Any, threads: int, r: int,
-             t0: float, plan: Plan) -> tuple[Plan, int, Any]:
-    """Make ``plan`` fit ``job.memory_budget`` (see module docstring); return the plan,
-    its number of reduce tasks and the job with its chunk size set."""
-    from dataclasses import replace
-
+def fit_plan(client: Any, job: Job, sources: Sequence[Source], profile: Profile,
+             threads: int, r: int, plan: Plan, model: CostModel
+             ) -> tuple[Plan, Job, dict[str, Any] | None]:
+    """Make ``plan`` fit ``job.options.memory_budget`` (see module docstring): re-plan from
+    ``profile`` with more reduce tasks until the largest task fits. Returns the plan, the
+    job with its chunk size set, and what the fit decided (None without a budget)."""
     n_comp = len(job.comparisons)
-    budget = resolve_budget(client, job.memory_budget)
+    budget = resolve_budget(client, job.options.memory_budget)
+    fit: dict[str, Any] | None = None
     if budget is not None and plan.total_comparisons > 0:
-        from .planning import plan_job
-
-        per_record = measure_record_bytes(client, prepared)
-        job = replace(job, cell_budget=chunk_cells(budget, n_comp, job.cell_budget))
-        est = estimate(plan, per_record, n_comp, job.threshold, job.cell_budget)
+        per_record = measure_record_bytes(client, sources)
+        job = job.replace(cell_budget=chunk_cells(budget, n_comp, job.options.cell_budget))
+        cells = job.options.cell_budget
+        est = estimate(plan, per_record, n_comp, job.threshold, cells)
         best = (est, plan)
         attempts = 0
         while est.peak > budget:
@@ -231,31 +224,28 @@ def fit_plan(client: Any, job: Any, prepared: Any, check_ids: Any, threads: int,
                 if job.n_tasks is not None:
                     msg += f"; or leave n_tasks unset (it is {job.n_tasks}) so it can grow"
                 raise MemoryError(msg)
-            # "auto" may weigh task overhead above memory: also try the splitting strategies
-            # and keep the plan with the smallest peak
+            # "auto" may weigh task overhead above memory: also try the strategies that
+            # split blocks and keep the plan with the smallest peak
             options = []
-            for cand in _candidates(job):
-                p, _, _ = plan_job(client, cand, prepared, check_ids, threads, new_r, t0)
-                options.append((estimate(p, per_record, n_comp, job.threshold,
-                                         job.cell_budget), p))
+            for cand in _candidates(job, profile):
+                p = plan_from(profile, cand, new_r, model, threads)
+                options.append((estimate(p, per_record, n_comp, job.threshold, cells), p))
             (est, plan), r = min(options, key=lambda o: o[0].peak), new_r
             if est.peak < best[0].peak:
                 best = (est, plan)
             attempts += 1
-        plan.info.update(memory_budget=budget, memory_peak_estimate=est.peak,
-                         bytes_per_record=round(per_record, 1), cell_budget=job.cell_budget)
+        fit = {"memory_budget": budget, "memory_peak_estimate": est.peak,
+               "bytes_per_record": round(per_record, 1), "cell_budget": cells,
+               "n_tasks": plan.n_tasks}
     check_result_fits(plan, n_comp, job.threshold, job.output)
-    return plan, r, job
+    return plan, job, fit
 
 
-def _candidates(job: Any) -> list[Any]:
-    """Jobs to re-plan with more tasks: the job itself, and under ``auto`` the strategies
-    that split large blocks (so a memory fit never depends on the cost model's choice)."""
-    from dataclasses import replace
-
-    from ..balancing.strategies import STRATEGIES
-
-    if job.strategy != "auto":
+def _candidates(job: Job, profile: Profile) -> list[Job]:
+    """Jobs to re-plan with more tasks: the job itself, and under ``auto`` the registered
+    strategies that split blocks and plan on this profile (so a memory fit never depends
+    on the cost model's choice)."""
+    if job.strategy != AUTO or profile.kind != "bdm":
         return [job]
-    return [job] + [replace(job, strategy=s) for s in ("blocksplit", "pairrange")
-                    if s in STRATEGIES]
+    return [job] + [job.replace(strategy=name) for name, s in STRATEGIES.items()
+                    if s.splits_blocks and s.profile == "bdm"]

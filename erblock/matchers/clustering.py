@@ -3,7 +3,7 @@
 - :func:`cluster` (dedupe): connected components of the graph whose edges are the pairs
   scoring at least ``threshold`` (scipy ``connected_components``). Transitive: if a~b and
   b~c, then a, b and c are one entity even when a~c scores low.
-- :func:`cluster_dask`: the same components for pair sets that do not fit in memory,
+- :func:`erblock.engine.clustering.cluster_dask`: the same components for pair sets that do not fit in memory,
   by min-label propagation with pointer jumping over dask DataFrames.
 - :func:`one_to_one` (link): greedy best-first matching in which each left and each right
   record is used at most once.
@@ -23,10 +23,10 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["cluster", "cluster_dask", "one_to_one"]
+__all__ = ["check_pairs", "cluster", "labels_to_series", "one_to_one"]
 
 
-def _check_pairs(pairs: Any, score_column: str, threshold: float | None) -> None:
+def check_pairs(pairs: Any, score_column: str, threshold: float | None) -> None:
     missing = {"left_id", "right_id"} - set(pairs.columns)
     if threshold is not None:
         missing |= {score_column} - set(pairs.columns)
@@ -77,7 +77,7 @@ def cluster(
     ``ids`` when given (followed, sorted, by any other id seen in ``pairs``), else sorted.
     The value is the smallest record id of the record's component.
     """
-    _check_pairs(pairs, score_column, threshold)
+    check_pairs(pairs, score_column, threshold)
     kept = _selected(pairs, threshold, score_column)
     seen = pd.Index(pairs["left_id"]).append(pd.Index(pairs["right_id"]))
     given = None if ids is None else (ids if isinstance(ids, pd.Index) else pd.Index(list(ids)))
@@ -115,7 +115,7 @@ def one_to_one(
     Returns the accepted rows of ``pairs`` (original index kept) in rank order. Pairs with
     a NaN score, or below ``threshold`` when given, are never accepted.
     """
-    _check_pairs(pairs, score_column, 0.0)
+    check_pairs(pairs, score_column, 0.0)
     score = pairs[score_column].to_numpy(dtype=np.float64, na_value=np.nan)
     ok = ~np.isnan(score)
     if threshold is not None:
@@ -154,96 +154,5 @@ def _rankable(s: pd.Series) -> pd.Series:
         return s.astype(str)
 
 
-def _labels_to_series(df: pd.DataFrame) -> pd.Series:
+def labels_to_series(df: pd.DataFrame) -> pd.Series:
     return df.set_index("node")["label"].rename("entity_id").rename_axis("id")
-
-
-def cluster_dask(
-    pairs: Any,
-    threshold: float | None = None,
-    *,
-    score_column: str = "score",
-    max_iter: int = 100,
-    shuffle_method: str = "tasks",
-    client: Any = None,
-) -> Any:
-    """Connected components of a dask DataFrame of pairs, without collecting it.
-
-    Min-label propagation with hooking and pointer jumping (Shiloach-Vishkin style), as
-    rounds of dask merges and groupbys. Every record ``x`` holds a label ``L(x) <= x`` naming
-    a record of its component (initially itself). Each round:
-
-    1. *hook*: for every pair whose ends carry different labels ``a < b``, set
-       ``L(b) = min(L(b), a)`` — the label record itself is re-pointed, so a whole tree
-       moves at once, not a single record;
-    2. *jump*: ``L(x) = min(L(x), L(L(x)))``, halving the depth of the label trees.
-
-    Labels only decrease and stay inside the component, and the smallest record of a
-    component keeps its own label; when no pair has two different labels, every component
-    carries a single label, which is then its smallest id — the same result as
-    :func:`cluster`. Rounds grow about logarithmically with component size (5-10 on random
-    graphs of 10^3-10^5 records). Each round is a few shuffles and computes one count; the
-    edges (ids only) and the labels are persisted on the workers, nothing is gathered on
-    the client.
-
-    ``shuffle_method`` is passed to every merge and groupby: ``"tasks"`` works with any
-    scheduler and suits small graphs; use ``"p2p"`` for large ones under a distributed
-    client. ``client``: a ``distributed.Client`` to run on; ``None`` uses the default
-    scheduler (the current default client, if any).
-
-    Returns a dask Series ``entity_id`` indexed by record id (``id``; partitions are not
-    sorted, divisions unknown); only records that appear in a
-    kept pair are included (records without a match are their own entity). Raises
-    ``RuntimeError`` if not converged after ``max_iter`` rounds.
-    """
-    import dask.dataframe as dd
-
-    _check_pairs(pairs, score_column, threshold)
-    if threshold is not None:
-        pairs = pairs[pairs[score_column] >= threshold]
-    sm = shuffle_method
-
-    def persist(x: Any) -> Any:
-        return x.persist() if client is None else client.persist(x)
-
-    def count(x: Any) -> int:
-        n = x.shape[0]
-        return int(n.compute() if client is None else client.compute(n).result())
-
-    edges = pairs[["left_id", "right_id"]].rename(columns={"left_id": "u", "right_id": "v"})
-    edges = persist(edges)  # read every round
-    nodes = dd.concat([edges["u"], edges["v"]]).drop_duplicates(split_out=edges.npartitions)
-    labels = nodes.to_frame(name="node")
-    labels = persist(labels.assign(label=labels["node"]))
-    nparts = labels.npartitions
-    for _ in range(max_iter):
-        ends = edges.merge(
-            labels.rename(columns={"node": "u", "label": "a"}), on="u", shuffle_method=sm
-        )
-        ends = ends.merge(
-            labels.rename(columns={"node": "v", "label": "b"}), on="v", shuffle_method=sm
-        )
-        ends = ends[ends["a"] != ends["b"]]
-        hooks = ends.assign(
-            node=ends["a"].where(ends["a"] > ends["b"], ends["b"]),  # larger label ...
-            label=ends["a"].where(ends["a"] < ends["b"], ends["b"]),  # ... points to smaller
-        )[["node", "label"]]
-        hooks = persist(hooks)
-        if count(hooks) == 0:
-            # per partition, no sort: set_index would compute divisions eagerly
-            return labels.map_partitions(_labels_to_series)
-        labels = (
-            dd.concat([labels, hooks])
-            .groupby("node")["label"]
-            .min(split_out=nparts, shuffle_method=sm)
-            .reset_index()
-        )
-        hop = labels.rename(columns={"node": "label", "label": "hop"})
-        labels = labels.merge(hop, on="label", shuffle_method=sm)  # labels are nodes: no loss
-        labels = labels.assign(
-            label=labels["label"].where(labels["label"] <= labels["hop"], labels["hop"])
-        )
-        labels = persist(labels[["node", "label"]])
-    raise RuntimeError(
-        f"cluster_dask: labels still changing after max_iter={max_iter} rounds; raise max_iter"
-    )

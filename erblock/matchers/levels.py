@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from .comparisons import STRING_METHODS, Comparison
+from .comparisons import Comparison
+from .methods import METHODS
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
-    "GENERIC_THRESHOLDS",
     "LevelSpec",
     "PatternHistogram",
     "fit_em",
@@ -30,13 +30,9 @@ __all__ = [
     "resolve_levels",
 ]
 
-#: Default level thresholds per comparison method (the top one is the exact agreement).
-DEFAULT_THRESHOLDS: dict[str, tuple[float, ...]] = {
-    "exact": (1.0,),
-    "numeric": (0.5, 0.9, 1.0),
-    **{m: (0.8, 0.92, 1.0) for m in STRING_METHODS},
-}
-GENERIC_THRESHOLDS = (0.8, 0.92, 1.0)
+#: Default level thresholds per comparison method (the top one is the exact agreement),
+#: from the method registry.
+DEFAULT_THRESHOLDS: dict[str, tuple[float, ...]] = {n: m().levels for n, m in METHODS.items()}
 EPS = 1e-6  # thresholds are met within this tolerance (float32 similarities)
 PROB_FLOOR = 1e-9  # m and u are kept in [floor, 1] so weights stay finite
 
@@ -114,7 +110,7 @@ def resolve_levels(comparisons: Sequence[Comparison],
             used.add(key)
             ts = check_thresholds(key, levels[key])
         else:
-            ts = DEFAULT_THRESHOLDS.get(c.method, GENERIC_THRESHOLDS)
+            ts = c.kernel.levels
         out.append(LevelSpec(c.name, c.column, c.method, ts))
     unknown = set(levels) - used
     if unknown:

@@ -47,24 +47,25 @@ The fitted model is saved with :meth:`FellegiSunter.to_json` and loaded with
 :meth:`FellegiSunter.from_json` (or :func:`load_model` for any erblock model), and can be
 passed back as ``scoring=model`` to score new pairs without refitting.
 
-Levels, histograms and EM are in :mod:`erblock.matchers.levels`; the worker-side functions
-of the two phases in :mod:`erblock.matchers.scoring_tasks`.
+Levels, histograms and EM are in :mod:`erblock.matchers.levels`. During a run the model
+fits through the engine's two-phase protocol (:mod:`erblock.matchers.scoring.base`):
+:meth:`FellegiSunter.summarize` turns a reduce task's pairs into their histogram,
+:meth:`FellegiSunter.summarize_random` random pairs into level counts for u, and
+:meth:`FellegiSunter.fit_summaries` fits on the client.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from .comparisons import Comparison, as_comparisons
-from .levels import (
+from ..comparisons import Comparison, as_comparisons
+from ..levels import (
     DEFAULT_THRESHOLDS,
     PROB_FLOOR,
     LevelSpec,
@@ -74,49 +75,24 @@ from .levels import (
     gamma_matrix,
     resolve_levels,
 )
+from .base import (
+    RESERVED_COLUMNS,
+    FitContext,
+    FitRequest,
+    ScoringModel,
+    model_columns,
+    probability,
+    value_column,
+)
 
-__all__ = [
-    "DEFAULT_THRESHOLDS",
-    "FellegiSunter",
-    "LevelSpec",
-    "PatternHistogram",
-    "fit_em",
-    "load_model",
-    "resolve_levels",
-]
-
-RESERVED_COLUMNS = ("left_id", "right_id", "score", "match_weight", "match_probability")
-TF_COLUMN = "_erb_tf_value"  #: per-pair value of the tf column, between the two phases
+__all__ = ["DEFAULT_THRESHOLDS", "FellegiSunter", "LevelSpec", "PatternHistogram", "fit_em",
+           "resolve_levels"]
 
 
 # --------------------------------------------------------------------------- the model
 
 
-class JSONModel:
-    """``to_json``/``from_json`` for every scoring model, over its ``to_dict``/``from_dict``."""
-
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - every model defines it
-        raise NotImplementedError
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Any:  # pragma: no cover - defined per model
-        raise NotImplementedError
-
-    def to_json(self, path: str | os.PathLike | None = None) -> str:
-        """The model as JSON text (also written to ``path`` when given)."""
-        text = json.dumps(self.to_dict())
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-        return text
-
-    @classmethod
-    def from_json(cls, text_or_path: str | os.PathLike | Mapping[str, Any]) -> Any:
-        """Load a model from JSON text, a file written by :meth:`to_json`, or its dict."""
-        return cls.from_dict(_read_json(text_or_path))
-
-
-class FellegiSunter(JSONModel):
+class FellegiSunter(ScoringModel):
     """Unsupervised Fellegi-Sunter model: levels, u from random pairs, λ and m by EM.
 
     Parameters
@@ -160,6 +136,7 @@ class FellegiSunter(JSONModel):
     """
 
     kind = "fellegi_sunter"
+    kinds: ClassVar[tuple[str, ...]] = ("fellegi_sunter",)
 
     def __init__(
         self,
@@ -348,7 +325,8 @@ class FellegiSunter(JSONModel):
         if compare is not None:
             self.bind(compare)
         elif not self.fitted or self.specs_ is None:
-            cols = [c for c in pairs.columns if c not in RESERVED_COLUMNS and c != TF_COLUMN
+            internal = set(model_columns(pairs))
+            cols = [c for c in pairs.columns if c not in RESERVED_COLUMNS and c not in internal
                     and pd.api.types.is_numeric_dtype(pairs[c])]
             if not cols:
                 raise ValueError("pairs: no similarity columns to fit on")
@@ -383,6 +361,51 @@ class FellegiSunter(JSONModel):
             raise KeyError(f"pairs: missing similarity column(s) {missing}; got {list(pairs.columns)}")
         return gamma_matrix(specs, [pairs[s.name].to_numpy(np.float64, na_value=np.nan)
                                     for s in specs])
+
+    # -- fitting during a run (the engine's two-phase protocol) ------------------------
+
+    def _tf_column(self) -> str | None:
+        if self.tf_index_ is None or self.specs_ is None:
+            return None
+        return value_column(self.specs_[self.tf_index_].name)
+
+    @property
+    def pair_values(self) -> tuple[str, ...]:
+        """The tf comparison: its value per pair picks the term frequency."""
+        return () if self.tf_index_ is None else (self._specs()[self.tf_index_].name,)
+
+    def fit_request(self) -> FitRequest:
+        return FitRequest(random_pairs=self.u_pairs, seed=self.seed,
+                          value_counts=self.pair_values)
+
+    def summarize(self, pairs: pd.DataFrame) -> PatternHistogram:
+        """The histogram of level vectors of one reduce task's pairs (phase 1)."""
+        return PatternHistogram.from_gamma(self._gamma_of(pairs), self.radix)
+
+    def summarize_random(self, sims: pd.DataFrame) -> tuple[list[np.ndarray], int]:
+        """Level counts (index 0 = null) of random pairs, per comparison, and their number."""
+        gamma = self._gamma_of(sims)
+        counts = [np.bincount(gamma[:, k].astype(np.int64) + 1, minlength=s.n_levels + 1)
+                  for k, s in enumerate(self._specs())]
+        return counts, len(sims)
+
+    def fit_summaries(self, summaries: Sequence[Any], random: Sequence[Any],
+                      value_counts: Mapping[str, pd.Series], context: FitContext) -> None:
+        """Fit on the summed histograms, with u from the random-pair level counts and the
+        term frequencies from the value counts (phase 1 to 2, on the client)."""
+        merged = PatternHistogram.merge(list(summaries)) if summaries else \
+            PatternHistogram(self.radix)
+        specs = self._specs()
+        u_counts = [np.sum([r[0][k] for r in random], axis=0) for k in range(len(specs))] \
+            if random else None
+        n_u = int(sum(r[1] for r in random))
+        self.set_blocking_columns(_blocking_columns(context.keys))
+        self.fit_histogram(merged, u_counts, n_u_pairs=n_u)
+        if self.tf_index_ is not None:
+            counts = value_counts.get(specs[self.tf_index_].name)
+            if counts is not None:
+                total = float(counts.sum())
+                self.set_tf(counts / total if total else counts.astype(np.float64))
 
     # -- scoring ------------------------------------------------------------------------
 
@@ -422,13 +445,15 @@ class FellegiSunter(JSONModel):
         """``pairs`` with ``match_weight`` and ``match_probability`` added (a new frame).
 
         For the tf adjustment the tf comparison's value per pair is taken from
-        ``tf_values`` or the column ``_erb_tf_value``; without either it is skipped with a
-        warning.
+        ``tf_values`` or the column the engine adds
+        (:func:`~erblock.matchers.scoring.base.value_column`); without either it is skipped
+        with a warning.
         """
         self._require_fitted()
         gamma = self._gamma_of(pairs)
-        if tf_values is None and TF_COLUMN in pairs.columns:
-            tf_values = pairs[TF_COLUMN].to_numpy()
+        tf_col = self._tf_column()
+        if tf_values is None and tf_col is not None and tf_col in pairs.columns:
+            tf_values = pairs[tf_col].to_numpy()
         if self.tf_index_ is not None and self.tf_ is not None and tf_values is None:
             warnings.warn(
                 f"apply: the model adjusts {self.tf_adjust!r} by term frequency but no values "
@@ -436,9 +461,9 @@ class FellegiSunter(JSONModel):
                 UserWarning, stacklevel=2,
             )
         w = self.match_weight_of(gamma, tf_values)
-        out = pairs.drop(columns=[TF_COLUMN], errors="ignore").copy()
+        out = pairs.drop(columns=model_columns(pairs)).copy()
         out["match_weight"] = w
-        out["match_probability"] = _probability(w)
+        out["match_probability"] = probability(w)
         return out
 
     def predict_proba(self, pairs: pd.DataFrame, tf_values: Any = None) -> np.ndarray:
@@ -533,31 +558,11 @@ class FellegiSunter(JSONModel):
         return model
 
 
-
-def _probability(w: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp2(-np.clip(w, -1000, 1000)))
-
-
-def _read_json(text_or_path: str | os.PathLike | Mapping[str, Any]) -> dict[str, Any]:
-    if isinstance(text_or_path, Mapping):  # already parsed, e.g. pairs.attrs["erblock_model"]
-        return dict(text_or_path)
-    text = os.fspath(text_or_path)
-    if not text.lstrip().startswith("{"):
-        with open(text, encoding="utf-8") as f:
-            text = f.read()
-    return json.loads(text)
-
-
-def load_model(text_or_path: str | os.PathLike | Mapping[str, Any]) -> Any:
-    """Load any erblock scoring model saved with ``to_json`` (JSON text, a file path, or
-    its dict, such as ``pairs.attrs["erblock_model"]``)."""
-    d = _read_json(text_or_path)
-    kind = d.get("kind")
-    if kind == FellegiSunter.kind:
-        return FellegiSunter.from_dict(d)
-    from .supervised import ScoreThreshold, SupervisedModel
-
-    for cls in (SupervisedModel, ScoreThreshold):
-        if kind in cls.kinds:
-            return cls.from_dict(d)
-    raise ValueError(f"load_model: unknown model kind {kind!r}")
+def _blocking_columns(keys: Sequence[Any]) -> set[str] | None:
+    """Columns any blocking key reads (None when a key does not declare them)."""
+    cols: set[str] = set()
+    for k in keys:
+        if not k.columns:
+            return None
+        cols.update(k.columns)
+    return cols

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from .scoring import RESERVED_COLUMNS, TF_COLUMN, JSONModel
+from ..comparisons import as_comparisons
+from .base import RESERVED_COLUMNS, ScoringModel, model_columns, probability
 
 __all__ = ["ScoreThreshold", "SupervisedModel", "labels_from_truth"]
 
@@ -65,15 +66,12 @@ def _features(pairs: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
 
 
 def _similarity_columns(pairs: pd.DataFrame) -> list[str]:
-    return [c for c in pairs.columns if c not in RESERVED_COLUMNS and c != TF_COLUMN
+    internal = set(model_columns(pairs))
+    return [c for c in pairs.columns if c not in RESERVED_COLUMNS and c not in internal
             and pd.api.types.is_numeric_dtype(pairs[c])]
 
 
-def _probability_from_logit(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
-
-
-class SupervisedModel(JSONModel):
+class SupervisedModel(ScoringModel):
     """A classifier of pairs fitted on labelled pairs (scikit-learn needed to fit).
 
     Parameters
@@ -93,7 +91,7 @@ class SupervisedModel(JSONModel):
         Gradient boosting: the trees, the starting log-odds and the shrinkage.
     """
 
-    kinds = ("logistic", "gradient_boosting")
+    kinds: ClassVar[tuple[str, ...]] = ("logistic", "gradient_boosting")
 
     def __init__(self, kind: str = "logistic", **params: Any) -> None:
         if kind not in self.kinds:
@@ -118,8 +116,6 @@ class SupervisedModel(JSONModel):
 
     def bind(self, compare: Any) -> SupervisedModel:
         """Check that ``compare`` produces the similarity columns the model was fitted on."""
-        from .comparisons import as_comparisons
-
         if not self.fitted:
             raise ValueError("scoring: a SupervisedModel must be fitted on labelled pairs first "
                              "(model.fit(pairs, truth))")
@@ -202,7 +198,7 @@ class SupervisedModel(JSONModel):
 
     def predict_proba(self, pairs: pd.DataFrame) -> np.ndarray:
         """match_probability of each pair."""
-        return _probability_from_logit(self._logit(pairs))
+        return probability(self._logit(pairs) / math.log(2.0))
 
     def predict(self, pairs: pd.DataFrame, threshold: float = 0.5) -> np.ndarray:
         """Default decision: ``match_probability >= threshold``."""
@@ -211,9 +207,9 @@ class SupervisedModel(JSONModel):
     def apply(self, pairs: pd.DataFrame) -> pd.DataFrame:
         """``pairs`` with ``match_weight`` (log2 odds) and ``match_probability`` added."""
         z = self._logit(pairs)
-        out = pairs.drop(columns=[TF_COLUMN], errors="ignore").copy()
+        out = pairs.drop(columns=model_columns(pairs)).copy()
         out["match_weight"] = z / math.log(2.0)
-        out["match_probability"] = _probability_from_logit(z)
+        out["match_probability"] = probability(z / math.log(2.0))
         return out
 
     def report(self) -> dict[str, Any]:
@@ -250,18 +246,30 @@ class SupervisedModel(JSONModel):
         return model
 
 
-
-class ScoreThreshold(JSONModel):
+class ScoreThreshold(ScoringModel):
     """Classify by the mean score alone: a match when ``score >= threshold``."""
 
-    kinds = ("score_threshold",)
+    kinds: ClassVar[tuple[str, ...]] = ("score_threshold",)
     kind = "score_threshold"
+    decision: ClassVar[str] = "score"  # a rule on the mean score: the run's threshold
 
     def __init__(self, threshold: float = 0.8) -> None:
         if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) \
                 or not 0.0 <= float(threshold) <= 1.0:
             raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
         self.threshold = float(threshold)
+
+    @property
+    def fitted(self) -> bool:
+        return True
+
+    @property
+    def default_threshold(self) -> float | None:
+        return self.threshold
+
+    def apply(self, pairs: pd.DataFrame) -> pd.DataFrame:
+        """The pairs as they are: the decision is ``score >= threshold``."""
+        return pairs
 
     def __repr__(self) -> str:
         return f"ScoreThreshold({self.threshold:g})"

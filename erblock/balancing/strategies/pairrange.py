@@ -19,6 +19,9 @@ the range's row bands from the ranks (:func:`range_bands`) and computes only tho
 pairs: the first and the last (partial) rows with their column intervals, the full rows
 between as one block of rows.
 
+The pair arithmetic is in :mod:`erblock.balancing.ranges`; records find their segment by
+:class:`~erblock.balancing.placement.RankedUnits`.
+
 Invariants (tests/test_pairrange.py): every within-block pair is computed exactly once;
 ``loads`` equal the comparisons performed; no record is sent to a task that does not use
 it.
@@ -26,111 +29,31 @@ it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from .bdm import BDM, SRC_R, SRC_S, block_comparisons
-from .plan import (
+from ..bdm import BDM, SRC_R, SRC_S, block_comparisons
+from ..placement import RankedUnits, WholeUnits
+from ..plan import (
     RANGE,
     RECTANGLE,
     TRIANGLE,
     WHOLE,
+    Details,
     MatchTasks,
     Plan,
-    Ranked,
     UnitBuilder,
     check_n_tasks,
 )
-
-# -- pair-index arithmetic -------------------------------------------------------------
-
-
-def tri_row_start(i: np.ndarray | int, n: np.ndarray | int) -> np.ndarray:
-    """Index of pair (i, i + 1), the first of row ``i``, in the triangle of ``n`` records."""
-    i = np.asarray(i, dtype=np.int64)
-    n = np.asarray(n, dtype=np.int64)
-    return i * (2 * n - i - 1) // 2
+from ..ranges import range_intervals
+from .base import NoOptions, Strategy
 
 
-def tri_locate(p: np.ndarray | int | list[int], n: np.ndarray | int
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column ``(i, j)`` (i < j) of pair index ``p`` in the triangle of ``n``."""
-    p = np.asarray(p, dtype=np.int64)
-    n = np.asarray(n, dtype=np.int64)
-    b = 2.0 * n - 1.0
-    i = np.floor((b - np.sqrt(np.maximum(b * b - 8.0 * p, 0.0))) / 2.0).astype(np.int64)
-    i = np.clip(i, 0, np.maximum(n - 2, 0))
-    for _ in range(64):  # float error is at most a row or two; fix it exactly
-        down = tri_row_start(i, n) > p
-        up = (i + 1 <= n - 2) & (tri_row_start(i + 1, n) <= p)
-        if not (down.any() or up.any()):
-            break
-        i = i - down + up
-    j = p - tri_row_start(i, n) + i + 1
-    return i, j
-
-
-def range_intervals(n_r: int, n_s: int, link: bool, lo: int, hi: int
-                    ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Ranks (half-open intervals) of the records the pairs ``[lo, hi)`` of a block use.
-
-    Returns (left intervals, right intervals); for dedupe both sides are one source and
-    the right list is empty.
-    """
-    if hi <= lo:
-        return [], []
-    if link:
-        i_lo, c_lo = divmod(lo, n_s)
-        i_hi, c_hi = divmod(hi - 1, n_s)
-        left = [(i_lo, i_hi + 1)]
-        if i_lo == i_hi:
-            right = [(c_lo, c_hi + 1)]
-        elif i_hi == i_lo + 1:
-            right = [(0, c_hi + 1), (c_lo, n_s)]
-        else:
-            right = [(0, n_s)]
-        return left, right
-    rows, cols = tri_locate([lo, hi - 1], n_r)
-    i_lo, i_hi, c_lo, c_hi = int(rows[0]), int(rows[1]), int(cols[0]), int(cols[1])
-    if i_lo == i_hi:
-        return [(i_lo, i_lo + 1), (c_lo, c_hi + 1)], []
-    if i_hi == i_lo + 1:
-        # rows i_lo, i_lo+1 and the last row's columns [i_lo+2, c_hi]; the first row's [c_lo, n)
-        return [(i_lo, c_hi + 1), (c_lo, n_r)], []
-    return [(i_lo, n_r)], []  # a full row i_lo+1 needs every column from i_lo+2 on
-
-
-def range_bands(n_r: int, n_s: int, link: bool, lo: int, hi: int
-                ) -> list[tuple[int, int, int, int, bool]]:
-    """The pairs ``[lo, hi)`` as bands ``(row0, row1, col0, col1, triangle)`` in ranks.
-
-    A rectangle band is rows ``[row0, row1)`` × columns ``[col0, col1)``; a triangle
-    band (dedupe, full rows only) is every pair (i, j) with ``row0 <= i < row1`` and
-    ``i < j < col1``. Together the bands hold exactly ``hi − lo`` pairs.
-    """
-    if hi <= lo:
-        return []
-    if link:
-        i_lo, c_lo = divmod(lo, n_s)
-        i_hi, c_hi = divmod(hi - 1, n_s)
-        if i_lo == i_hi:
-            return [(i_lo, i_lo + 1, c_lo, c_hi + 1, False)]
-        bands = [(i_lo, i_lo + 1, c_lo, n_s, False)]
-        if i_hi > i_lo + 1:
-            bands.append((i_lo + 1, i_hi, 0, n_s, False))
-        bands.append((i_hi, i_hi + 1, 0, c_hi + 1, False))
-        return bands
-    rows, cols = tri_locate([lo, hi - 1], n_r)
-    i_lo, i_hi, c_lo, c_hi = int(rows[0]), int(rows[1]), int(cols[0]), int(cols[1])
-    if i_lo == i_hi:
-        return [(i_lo, i_lo + 1, c_lo, c_hi + 1, False)]
-    bands = [(i_lo, i_lo + 1, c_lo, n_r, False)]
-    if i_hi > i_lo + 1:
-        bands.append((i_lo + 1, i_hi, i_lo + 2, n_r, True))
-    bands.append((i_hi, i_hi + 1, i_hi + 1, c_hi + 1, False))
-    return bands
-
-
-# -- planner ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PairRangeDetails(Details):
+    cut_blocks: int
+    range: float
 
 
 def range_bounds(total: int, r: int) -> np.ndarray:
@@ -168,7 +91,7 @@ class _RankedBuilder:
         key = np.unique(seg * width + task)  # distinct (segment, task), sorted
         self.segments.append((starts, key // width, key % width))
 
-    def build(self) -> Ranked:
+    def build(self) -> RankedUnits:
         g = len(self.unit)
         seg_counts = np.array([len(s[0]) for s in self.segments], dtype=np.int64)
         seg_indptr = np.zeros(g + 1, dtype=np.int64)
@@ -190,12 +113,12 @@ class _RankedBuilder:
                     else np.zeros(0, np.int64))
         offset = (np.concatenate([o for _, o in self.offsets]) if g
                   else np.zeros(0, np.int64))
-        return Ranked(np.array(self.unit, dtype=np.int64), np.array(self.n, dtype=np.int64),
+        return RankedUnits(np.array(self.unit, dtype=np.int64), np.array(self.n, dtype=np.int64),
                       off_group, off_part.astype(np.int64), offset.astype(np.int64),
                       seg_indptr, seg_start.astype(np.int64), tgt_indptr, tgt_all)
 
 
-def plan_pairrange(bdm: BDM, r: int) -> Plan:
+def plan_pairrange(bdm: BDM, r: int, options: NoOptions | None = None) -> Plan:
     """PairRange: ``r`` equal ranges of the globally numbered pairs (see the module doc)."""
     check_n_tasks(r)
     blocks, n_r, n_s = bdm.block_sizes()
@@ -249,7 +172,7 @@ def plan_pairrange(bdm: BDM, r: int) -> Plan:
             sel = bdm.src[rows] == src
             ranked.add(unit, n, bdm.part[rows][sel], bdm.count[rows][sel], iv)
 
-    units, splits, t = builder.build()
+    units, t = builder.build()
     range_rows = np.array(rt, dtype=np.int64).reshape(-1, 7).T
     kind = np.concatenate([t[0], range_rows[0]])
     match = MatchTasks(
@@ -261,6 +184,15 @@ def plan_pairrange(bdm: BDM, r: int) -> Plan:
         lo=np.concatenate([np.zeros(t.shape[1], np.int64), range_rows[5]]),
         hi=np.concatenate([t[3], range_rows[6]]),
     )
-    info = {"cut_blocks": len(cut), "range": total / r if r else 0.0}
-    return Plan("pairrange", r, bdm.link, units, splits, match, bdm.n_records, info,
-                ranked=ranked.build())
+    details = PairRangeDetails(cut_blocks=len(cut), range=total / r if r else 0.0)
+    return Plan("pairrange", r, bdm.link, units, match, bdm.n_records,
+                (WholeUnits.of(units, WHOLE), ranked.build()), details)
+
+
+STRATEGY = Strategy(
+    name="pairrange",
+    summary="cut the globally numbered pairs into r equal ranges (imbalance about 1)",
+    profile="bdm",
+    plan=plan_pairrange,
+    splits_blocks=True,
+)

@@ -1,4 +1,4 @@
-"""Compare the records of one reduce task: similarity vectors, score, threshold.
+"""Run one reduce task: its match tasks over whole sub-block products, score, threshold.
 
 Inside a reduce task, records are grouped by unit (sorted by unit, then record id) and
 every match task of the plan is run over its unit slices, in row chunks so memory stays
@@ -32,136 +32,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from ..balancing.pairrange import range_bands
-from ..balancing.plan import RANGE, TRIANGLE, Plan
-from ..engine.route import pass_column, value_column
-from .comparisons import Comparison
+from ...balancing.plan import RANGE, TRIANGLE, Plan
+from ...balancing.ranges import range_bands
+from ...matchers.comparisons import Comparison
+from ..job import DEFAULT_CELL_BUDGET
+from .sides import Collector, Side, TaskCounter, assemble, mean_score, structure_mask
 
-DEFAULT_CELL_BUDGET = 1 << 21  # cells per chunk matrix: 8 MiB of float32 per comparison
 SMALL_BATCH = 1 << 10  # a batch of block runs may waste this many cells whatever its size
 #: match tasks with at most this many cells go through one aligned-pairs batch per reduce
 #: task (cpdist, ~0.2 µs a pair) instead of a cdist call each (~0.5 ms fixed per call)
 SMALL_TASK = 2048
 
 
-@dataclass
-class TaskStats:
-    """What one reduce task did."""
-
-    task: int
-    comparisons: int = 0
-    pairs: int = 0
-    records: int = 0
-    match_tasks: int = 0
-    seconds: float = 0.0
-    write_seconds: float = 0.0
-    worker: str = ""
-    extra: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {
-            "task": self.task,
-            "comparisons": self.comparisons,
-            "pairs": self.pairs,
-            "records": self.records,
-            "match_tasks": self.match_tasks,
-            "seconds": self.seconds,
-            "write_seconds": self.write_seconds,
-            "worker": self.worker,
-        }
-
-
-class _Side:
-    """Prepared columns of a frame of records, sorted by (unit, block, rid)."""
-
-    def __init__(self, records: pd.DataFrame, comparisons: Sequence[Comparison],
-                 col_index: dict[str, int], n_passes: int) -> None:
-        if len(records):
-            records = records.sort_values(["_erb_unit", "_erb_block", "_erb_rid"],
-                                          kind="stable")
-        self.ids = records["_erb_id"].to_numpy()
-        self.rid = records["_erb_rid"].to_numpy()
-        self.block = records["_erb_block"].to_numpy()
-        self.unit = records["_erb_unit"].to_numpy()
-        self.rank = (records["_erb_rank"].to_numpy() if "_erb_rank" in records.columns
-                     else np.full(len(records), -1, dtype=np.int64))
-        self.passes = records["_erb_pass"].to_numpy()
-        self.keys = (
-            np.stack([records[pass_column(p)].to_numpy() for p in range(n_passes)])
-            if n_passes > 1 else None
-        )
-        cache: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
-        self.values = []
-        for c in comparisons:
-            i = col_index[c.column]
-            kind = c.method if c.method in ("numeric", "exact") else "text"
-            if (i, kind) not in cache:
-                cache[(i, kind)] = c.prepare(records[value_column(i)])
-            self.values.append(cache[(i, kind)])
-
-    def slice_of(self, unit: int) -> tuple[int, int]:
-        lo = int(np.searchsorted(self.unit, unit, side="left"))
-        hi = int(np.searchsorted(self.unit, unit, side="right"))
-        return lo, hi
-
-
-def _structure_mask(left: _Side, right: _Side, li: np.ndarray, rj: np.ndarray) -> np.ndarray | None:
-    """Pairs allowed by block equality and first-agreeing-pass rules (None = all)."""
-    mask = None
-    lb, rb = left.block[li], right.block[rj]
-    if lb.min() != lb.max() or rb.min() != rb.max() or lb[0] != rb[0]:
-        mask = lb[:, None] == rb[None, :]
-    if left.keys is not None:
-        # Pass of each left row: where blocks are equal both rows are of the same pass (block
-        # ids are mixed with the pass), so this also holds in units that mix blocks/passes.
-        lp = left.passes[li]
-        for q in range(int(lp.max())):
-            assert right.keys is not None  # both sides have the same passes
-            lk, rk = left.keys[q][li], right.keys[q][rj]
-            earlier = (lk[:, None] == rk[None, :]) & (
-                (lk != np.iinfo(np.int64).min) & (lp > q))[:, None]
-            mask = ~earlier if mask is None else mask & ~earlier
-    return mask
-
-
-class _Collector:
-    def __init__(self, n_comp: int) -> None:
-        self.left: list[np.ndarray] = []
-        self.right: list[np.ndarray] = []
-        self.sims: list[list[np.ndarray]] = [[] for _ in range(n_comp)]
-        self.score: list[np.ndarray] = []
-
-
-def _score(mats: list[np.ndarray], weights: np.ndarray) -> np.ndarray:
-    if len(mats) == 1:
-        return mats[0]
-    num = np.zeros_like(mats[0])
-    den = np.zeros_like(mats[0])
-    any_nan = False
-    for m, w in zip(mats, weights):
-        nan = np.isnan(m)
-        if nan.any():
-            any_nan = True
-            num += np.where(nan, 0.0, m) * w
-            den += (~nan) * w
-        else:
-            num += m * w
-            den += w
-    if not any_nan:
-        return num / np.float32(weights.sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / den, np.nan).astype(np.float32)
-
-
-def _run_block(left: _Side, right: _Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,
+def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,
                comparisons: Sequence[Comparison], weights: np.ndarray, threshold: float | None,
-               out: _Collector, cell_budget: int) -> int:
+               out: Collector, cell_budget: int) -> int:
     """Compare rows [l0, l1) of ``left`` with [r0, r1) of ``right``; return comparisons."""
     ncols_total = r1 - r0
     if ncols_total <= 0 or l1 <= l0:
@@ -176,15 +65,15 @@ def _run_block(left: _Side, right: _Side, l0: int, l1: int, r0: int, r1: int, tr
             break
         li = np.arange(a, b)
         rj = np.arange(c0, r1)
-        lv = [(v[0][a:b], v[1][a:b]) for v in left.values]
-        rv = [(v[0][c0:r1], v[1][c0:r1]) for v in right.values]
-        mask = _structure_mask(left, right, li, rj)
+        lv = [v.take(slice(a, b)) for v in left.values]
+        rv = [v.take(slice(c0, r1)) for v in right.values]
+        mask = structure_mask(left, right, li, rj)
         if triangle:
             tri = np.arange(c0, r1)[None, :] > li[:, None]
             mask = tri if mask is None else mask & tri
         cutoff = threshold if (single and threshold is not None and threshold > 0) else None
         mats = [c.matrix(l_, r_, cutoff) for c, l_, r_ in zip(comparisons, lv, rv)]
-        score = _score(mats, weights) if not single else mats[0]
+        score = mean_score(mats, weights) if not single else mats[0]
         if threshold is not None:
             sel = score >= np.float32(threshold)
             if mask is not None:
@@ -192,6 +81,8 @@ def _run_block(left: _Side, right: _Side, l0: int, l1: int, r0: int, r1: int, tr
         else:
             sel = mask if mask is not None else np.ones(score.shape, dtype=bool)
         done += int(mask.sum()) if mask is not None else score.size
+        out.cells += score.size
+        out.kernel_calls += 1
         # flatnonzero + divmod: ~15x faster than 2-D np.nonzero on a mostly-False matrix
         ri, cj = np.divmod(np.flatnonzero(sel), sel.shape[1])
         if len(ri) == 0:
@@ -204,9 +95,9 @@ def _run_block(left: _Side, right: _Side, l0: int, l1: int, r0: int, r1: int, tr
     return done
 
 
-def _run_units(left: _Side, right: _Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,
+def _run_units(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,
                comparisons: Sequence[Comparison], weights: np.ndarray, threshold: float | None,
-               out: _Collector, cell_budget: int) -> int:
+               out: Collector, cell_budget: int) -> int:
     """A TRIANGLE or RECTANGLE match task over unit slices, block run by block run when
     the units mix blocks; return comparisons."""
     if l1 <= l0 or r1 <= r0:
@@ -267,9 +158,9 @@ def _pair_index(tri: np.ndarray, l0: np.ndarray, nl: np.ndarray, r0: np.ndarray,
     return np.concatenate(lis), np.concatenate(rjs)
 
 
-def _run_aligned(left: _Side, right: _Side, li: np.ndarray, rj: np.ndarray,
+def _run_aligned(left: Side, right: Side, li: np.ndarray, rj: np.ndarray,
                  comparisons: Sequence[Comparison], weights: np.ndarray,
-                 threshold: float | None, out: _Collector) -> int:
+                 threshold: float | None, out: Collector) -> int:
     """Compare the aligned pairs (li[k], rj[k]) under the structure rules; return comparisons."""
     if len(li) == 0:
         return 0
@@ -285,9 +176,11 @@ def _run_aligned(left: _Side, right: _Side, li: np.ndarray, rj: np.ndarray,
         return 0
     single = len(comparisons) == 1
     cutoff = threshold if (single and threshold is not None and threshold > 0) else None
+    out.cells += len(li)
+    out.kernel_calls += 1
     sims = [c.aligned(lv, rv, li, rj, cutoff)
             for c, lv, rv in zip(comparisons, left.values, right.values)]
-    score = sims[0] if single else _score(sims, weights)
+    score = sims[0] if single else mean_score(sims, weights)
     keep = np.flatnonzero(score >= np.float32(threshold)) if threshold is not None else None
     if keep is None:
         out.left.append(li)
@@ -304,9 +197,9 @@ def _run_aligned(left: _Side, right: _Side, li: np.ndarray, rj: np.ndarray,
     return len(li)
 
 
-def _run_small(left: _Side, right: _Side, small: list[tuple[int, int, int, int, bool]],
+def _run_small(left: Side, right: Side, small: list[tuple[int, int, int, int, bool]],
                comparisons: Sequence[Comparison], weights: np.ndarray,
-               threshold: float | None, out: _Collector, cell_budget: int) -> int:
+               threshold: float | None, out: Collector, cell_budget: int) -> int:
     """All small TRIANGLE/RECTANGLE tasks of a reduce task, batched by ``cell_budget``."""
     if not small:
         return 0
@@ -324,7 +217,7 @@ def _run_small(left: _Side, right: _Side, small: list[tuple[int, int, int, int, 
     return done
 
 
-def _rank_slice(side: _Side, s0: int, s1: int, a: int, b: int, task: int) -> tuple[int, int]:
+def _rank_slice(side: Side, s0: int, s1: int, a: int, b: int, task: int) -> tuple[int, int]:
     """Positions of the records of ranks [a, b) in the slice [s0, s1) (all must be there)."""
     rk = side.rank[s0:s1]
     p0 = s0 + int(np.searchsorted(rk, a, side="left"))
@@ -337,9 +230,9 @@ def _rank_slice(side: _Side, s0: int, s1: int, a: int, b: int, task: int) -> tup
     return p0, p1
 
 
-def _run_range(task: int, plan: Plan, mt: int, left: _Side, right: _Side, link: bool,
+def _run_range(task: int, plan: Plan, mt: int, left: Side, right: Side, link: bool,
                comparisons: Sequence[Comparison], weights: np.ndarray, threshold: float | None,
-               out: _Collector, cell_budget: int) -> int:
+               out: Collector, cell_budget: int) -> int:
     """The pairs [lo, hi) of one block (PairRange), band by band; return comparisons."""
     m, units = plan.match, plan.units
     lu, ru = int(m.left[mt]), int(m.right[mt])
@@ -370,15 +263,24 @@ def compare_task(
     threshold: float | None,
     id_dtypes: tuple[object, object],
     cell_budget: int = DEFAULT_CELL_BUDGET,
-) -> tuple[pd.DataFrame, TaskStats]:
-    """All pairs of reduce task ``task``: a pairs frame and what it took."""
+    pair_values: Sequence[Comparison] = (),
+    pass_of_pair: bool = False,
+    small_task: int = SMALL_TASK,
+) -> tuple[pd.DataFrame, TaskCounter]:
+    """All pairs of reduce task ``task``: a pairs frame and what it took.
+
+    ``pair_values``: comparisons whose left value each pair carries (for a scoring model,
+    :func:`erblock.matchers.scoring.base.value_column`); ``pass_of_pair``: add the key
+    pass that found each pair; ``small_task``: match tasks of at most this many cells are
+    batched as aligned pairs (−1: every task through the matrix kernel).
+    """
     start = time.perf_counter()
-    stats = TaskStats(task=task)
-    left = _Side(left_records, comparisons, col_index, n_passes)
-    right = left if right_records is None else _Side(right_records, comparisons, col_index, n_passes)
+    stats = TaskCounter(task=task)
+    left = Side(left_records, comparisons, col_index, n_passes)
+    right = left if right_records is None else Side(right_records, comparisons, col_index, n_passes)
     stats.records = len(left_records) + (0 if right_records is None else len(right_records))
     weights = np.array([c.weight for c in comparisons], dtype=np.float32)
-    out = _Collector(len(comparisons))
+    out = Collector(len(comparisons))
     m = plan.match
     link = right_records is not None
     small: list[tuple[int, int, int, int, bool]] = []  # tiny tasks, batched below
@@ -393,7 +295,7 @@ def compare_task(
         r0, r1 = (l0, l1) if triangle else right.slice_of(int(m.right[mt]))
         n = l1 - l0
         cells = n * (n - 1) // 2 if triangle else n * (r1 - r0)
-        if cells <= SMALL_TASK:
+        if cells <= small_task:
             small.append((l0, l1, r0, r1, triangle))
             continue
         stats.comparisons += _run_units(left, right if not triangle else left, l0, l1, r0, r1,
@@ -401,42 +303,12 @@ def compare_task(
                                         cell_budget)
     stats.comparisons += _run_small(left, right, small, comparisons, weights, threshold, out,
                                     cell_budget)
-    pairs = _assemble(left, right, out, comparisons, dedupe=right_records is None,
-                      id_dtypes=id_dtypes)
+    pairs = assemble(left, right, out, comparisons, dedupe=right_records is None,
+                      id_dtypes=id_dtypes, pair_values=pair_values, col_index=col_index,
+                      pass_of_pair=pass_of_pair)
     stats.pairs = len(pairs)
+    stats.cells, stats.kernel_calls = out.cells, out.kernel_calls
     stats.seconds = time.perf_counter() - start
     return pairs, stats
 
 
-def _assemble(left: _Side, right: _Side, out: _Collector, comparisons: Sequence[Comparison],
-              dedupe: bool, id_dtypes: tuple[object, object]) -> pd.DataFrame:
-    if out.left:
-        li, rj = np.concatenate(out.left), np.concatenate(out.right)
-    else:
-        li = rj = np.zeros(0, dtype=np.int64)
-    if dedupe and len(li):
-        # orient every pair so that left comes first in the input
-        swap = left.rid[li] > right.rid[rj]
-        li, rj = np.where(swap, rj, li), np.where(swap, li, rj)
-    data = {
-        "left_id": pd.Series(left.ids[li]).astype(id_dtypes[0]),
-        "right_id": pd.Series(right.ids[rj]).astype(id_dtypes[1]),
-    }
-    for k, c in enumerate(comparisons):
-        vals = np.concatenate(out.sims[k]) if out.sims[k] else np.zeros(0, np.float32)
-        data[c.name] = vals.astype(np.float64)
-    score = np.concatenate(out.score) if out.score else np.zeros(0, np.float32)
-    data["score"] = score.astype(np.float64)
-    return pd.DataFrame(data)
-
-
-def empty_pairs(comparisons: Sequence[Comparison], id_dtypes: tuple[object, object]) -> pd.DataFrame:
-    """A pairs frame with no rows and the right columns and dtypes."""
-    cols: dict[str, pd.Series] = {
-        "left_id": pd.Series([], dtype=cast(Any, id_dtypes[0])),
-        "right_id": pd.Series([], dtype=cast(Any, id_dtypes[1])),
-    }
-    for c in comparisons:
-        cols[c.name] = pd.Series([], dtype=np.float64)
-    cols["score"] = pd.Series([], dtype=np.float64)
-    return pd.DataFrame(cols)

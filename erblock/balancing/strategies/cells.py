@@ -27,7 +27,7 @@ near that bound (100 sub-cells of 0.9 mean on 100 tasks leave a task with two). 
   record against a million S records could not be divided along R);
 * a record picks its sub-cell by its *position* (below), not at random;
 * small items (≤ 1 % of the mean) are water-filled in cell order, not by size
-  (:func:`lpt_cell_order`), so cells whose estimates are off do not pile up on one task.
+  (:func:`cell_order_lpt`), so cells whose estimates are off do not pile up on one task.
 
 **Cell range division** (003 Alg. 6). PairRange over cells: the cells, in index order,
 lay their estimated work end to end on ``[0, L̂)``, which is cut into ``r`` equal ranges;
@@ -57,38 +57,79 @@ the true work of a piece follows the estimate of its cell.
 
 Profile: the planners take a :class:`~.sketch.SketchProfile` (what the engine's sketch
 profile builds), or a :class:`~.bdm.BDM`, from which they build the same sketch
-(a sketch is linear in the records, so this equals sketching the records). Options:
-``sketch`` (a :class:`~.sketch.SketchSpec` or dict: kind, d, w, seed; w defaults to 64·r).
+(a sketch is linear in the records, so this equals sketching the records). Options
+(:class:`CellOptions`): ``sketch`` (a :class:`~.sketch.SketchSpec` or dict: kind, d, w, seed; w defaults to 64·r).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 import numpy as np
 
-from .bdm import BDM, SRC_R, SRC_S
-from .packing import Packing, _water_fill, lpt
-from .plan import (
-    POSITION_BITS,
-    RANGE,
-    RECTANGLE,
-    TRIANGLE,
-    WHOLE,
-    CellMap,
-    MatchTasks,
-    Pieces,
-    Plan,
-    UnitBuilder,
-    check_n_tasks,
-)
-from .sketch import CellWork, SketchProfile, as_sketch_spec, from_bdm
+from ..bdm import BDM, SRC_R, SRC_S
+from ..packing import Packing, lpt
+from ..placement import POSITION_BITS, CellMap, CellPieces, WholeUnits
+from ..plan import RECTANGLE, TRIANGLE, WHOLE, Details, MatchTasks, Plan, UnitBuilder
+from ..sketch import CellWork, SketchProfile, as_sketch_spec, from_bdm
+from .base import options_from_dict
 
 DEFAULT_GRANULARITY = 8.0
 PIECE = -2  #: ``part`` of a cell-piece unit (whole units have ``WHOLE``)
 MIN_PIECE = 4  #: cell block division makes no sub-cell of fewer records (on average)
+ESTIMATORS = ("bounded", "paper")
 _ONE = 1 << POSITION_BITS
+
+
+@dataclass(frozen=True)
+class CellOptions:
+    """Options of the cell strategies: ``sketch`` (a
+    :class:`~erblock.balancing.sketch.SketchSpec` or its dict; None: FastAGMS, d = 5,
+    w = 64·r), ``estimate`` (``"bounded"``, never undershooting, or the paper's
+    ``"paper"``), and for cell block division ``granularity`` (sub-cells of about
+    L̂/(granularity·r)) and ``packing`` (default: LPT, small cells in cell order)."""
+
+    sketch: Any = None
+    estimate: str = "bounded"
+    granularity: float = DEFAULT_GRANULARITY
+    packing: Packing | None = None
+
+    def __post_init__(self) -> None:
+        if self.sketch is not None:
+            object.__setattr__(self, "sketch", as_sketch_spec(self.sketch))
+        if self.estimate not in ESTIMATORS:
+            raise ValueError(f"estimate must be one of {', '.join(ESTIMATORS)}, "
+                             f"got {self.estimate!r}")
+        g = self.granularity
+        if isinstance(g, bool) or not isinstance(g, (int, float)) or not g >= 1:
+            raise ValueError(f"granularity must be a number >= 1, got {g!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sketch": None if self.sketch is None else self.sketch.to_dict(),
+                "estimate": self.estimate, "granularity": self.granularity}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CellOptions:
+        return options_from_dict(cls, d, "cell")
+
+
+@dataclass(frozen=True)
+class CellDetails(Details):
+    unit_name: ClassVar[str] = "cell"
+    sketch_kind: str
+    sketch_d: int
+    sketch_w: int
+    sketch_seed: int
+    sketch_bytes: int
+    theta: int
+    estimator: str
+    estimated_total: float
+    cells: int
+    granularity: float | None = None
+    divided_cells: int | None = None
+    cut_cells: int | None = None
 
 
 def sketch_profile(profile: BDM | SketchProfile, r: int, sketch: Any = None) -> SketchProfile:
@@ -165,9 +206,9 @@ class _CellPlan:
             other = int(self.units.add_units(cell, o_src, WHOLE, WHOLE, o_cnt)[0])
         return ids, widths, side, other
 
-    def build(self, strategy: str, r: int, packing: Packing | None, info: dict[str, Any]
+    def build(self, strategy: str, r: int, packing: Packing | None, details: dict[str, Any]
               ) -> Plan:
-        units, splits, _ = self.units.build()
+        units, _ = self.units.build()
         t = np.concatenate(self.tasks, axis=1) if self.tasks else np.zeros((4, 0), np.int64)
         cost = np.concatenate(self.costs) if self.costs else np.zeros(0)
         reduce_task = t[3].copy()
@@ -186,47 +227,28 @@ class _CellPlan:
             cut_indptr = np.zeros(len(key) + 1, dtype=np.int64)
             np.cumsum(h - 1, out=cut_indptr[1:])
             cuts = np.concatenate([p[3] for p in self.pieces]).astype(np.int64)
-            pieces = Pieces(key, src, unit0, h, cut_indptr, cuts)
         else:
-            z = np.zeros(0, np.int64)
-            pieces = Pieces(z, z.astype(np.int8), z, z, np.zeros(1, np.int64), z)
+            key = unit0 = h = cuts = np.zeros(0, np.int64)
+            src = key.astype(np.int8)
+            cut_indptr = np.zeros(1, np.int64)
         prof, cw = self.prof, self.cw
-        info = {
-            "estimated": True,
-            "sketch_kind": prof.spec.kind,
-            "sketch_d": prof.spec.d,
-            "sketch_w": int(prof.spec.w or 0),
-            "sketch_seed": prof.spec.seed,
-            "sketch_bytes": prof.nbytes,
-            "theta": cw.theta,
-            "estimator": cw.estimator,
-            "estimated_total": cw.total,
-            "cells": int((cw.work > 0).sum()),
-            **info,
-        }
-        return Plan(strategy, r, prof.link, units, splits, match, prof.n_records, info,
-                    pieces=pieces, cells=CellMap(prof.spec, cw.theta))
+        cells = CellMap(prof.spec, cw.theta)
+        pieces = CellPieces(key, src, unit0, h, cut_indptr, cuts, cells)
+        info = CellDetails(
+            sketch_kind=prof.spec.kind, sketch_d=prof.spec.d, sketch_w=int(prof.spec.w or 0),
+            sketch_seed=prof.spec.seed, sketch_bytes=prof.nbytes, theta=cw.theta,
+            estimator=cw.estimator, estimated_total=cw.total,
+            cells=int((cw.work > 0).sum()), **details)
+        return Plan(strategy, r, prof.link, units, match, prof.n_records,
+                    (WholeUnits.of(units, WHOLE, cells), pieces), info, estimated=True)
 
 
-def lpt_cell_order(costs: np.ndarray, r: int, *, tail: float = 0.01) -> np.ndarray:
-    """LPT for the items above ``tail`` of the mean load, water filling for the rest *in
-    the given order* (cell order) rather than by size.
-
-    Sketch estimates of small cells are noisy; sorted by estimate, the cells whose
-    counters cancelled would sit next to each other and fill the same reduce task. In cell
-    order their errors are independent and average out within a task.
-    """
-    costs = np.asarray(costs, dtype=np.float64)
-    out = np.zeros(len(costs), dtype=np.int64)
-    if len(costs) == 0:
-        return out
-    big = costs > tail * costs.sum() / r
-    out[big] = lpt(costs[big], r, tail=0.0)
-    loads = np.bincount(out[big], weights=costs[big], minlength=r).astype(np.float64)
-    small = np.flatnonzero(~big)
-    if len(small):
-        out[small] = _water_fill(loads, costs[small])
-    return out
+def cell_order_lpt(costs: np.ndarray, r: int) -> np.ndarray:
+    """LPT for the cells above 1 % of the mean load, water filling for the rest *in cell
+    order* rather than by size: sketch estimates of small cells are noisy, and sorted by
+    estimate the cells whose counters cancelled would sit next to each other and fill the
+    same reduce task; in cell order their errors are independent and average out."""
+    return lpt(costs, r, small_in_order=True)
 
 
 def sub_cells(work: np.ndarray, n_items: float) -> np.ndarray:
@@ -260,93 +282,6 @@ def sub_cells(work: np.ndarray, n_items: float) -> np.ndarray:
     return d
 
 
-def plan_cellblock(profile: BDM | SketchProfile, r: int, *, sketch: Any = None,
-                   packing: Packing = lpt_cell_order, granularity: float = DEFAULT_GRANULARITY,
-                   estimate: str = "bounded") -> Plan:
-    """Cell block division (003 Alg. 5, sub-cells capped at ``L̂/(granularity·r)``)."""
-    check_n_tasks(r)
-    if not (isinstance(granularity, (int, float)) and granularity >= 1):
-        raise ValueError(f"granularity must be a number >= 1, got {granularity!r}")
-    prof = sketch_profile(profile, r, sketch)
-    cw = prof.work(estimate)
-    total = cw.total
-    cells = np.flatnonzero(cw.work > 0)
-    out = _CellPlan(prof, cw)
-    if total > 0:
-        cap = total / (r * granularity)
-        work = cw.work[cells]
-        if prof.link:
-            longest = np.maximum(cw.count_r[cells], cw.count_s[cells])
-            d = sub_cells(work, r * granularity)
-        else:
-            longest = cw.count_r[cells]
-            d = np.rint(np.sqrt(2.0 * work / cap))
-        # a sub-cell of a few records is mostly rounding: its true work is off by ±1 record
-        d = np.clip(d, 1, np.maximum(longest // MIN_PIECE, 1)).astype(np.int64)
-        out.whole(cells[d == 1], -1)
-        for cell, dj in zip(cells[d > 1].tolist(), d[d > 1].tolist()):
-            w = float(cw.work[cell])
-            frac = np.arange(1, dj) / dj
-            if prof.link:
-                ids, _, side, other = out.split(cell, frac)
-                left, right = (ids, other) if side == SRC_R else (other, ids)
-                out.task(RECTANGLE, left, right, w / dj, -1)
-            else:
-                ids, _, _, _ = out.split(cell, frac)
-                out.task(TRIANGLE, ids, ids, w / dj**2, -1)
-                a, b = np.triu_indices(dj, k=1)
-                out.task(RECTANGLE, ids[a], ids[b], 2 * w / dj**2, -1)
-    info = {"granularity": float(granularity),
-            "divided_cells": int(sum(len(p[3]) > 0 for p in out.pieces))}
-    return out.build("cellblock", r, packing, info)
-
-
-def plan_cellrange(profile: BDM | SketchProfile, r: int, *, sketch: Any = None,
-                   estimate: str = "bounded") -> Plan:
-    """Cell range division (003 Alg. 6): ``r`` equal ranges of the estimated cell work."""
-    check_n_tasks(r)
-    prof = sketch_profile(profile, r, sketch)
-    cw = prof.work(estimate)
-    total = cw.total
-    cells = np.flatnonzero(cw.work > 0)
-    out = _CellPlan(prof, cw)
-    n_cut = 0
-    if total > 0:
-        work = cw.work[cells]
-        start = np.cumsum(work) - work
-        bounds = np.arange(r + 1, dtype=np.float64) * (total / r)
-        t_first = np.clip(np.searchsorted(bounds, start, side="right") - 1, 0, r - 1)
-        t_last = np.clip(np.searchsorted(bounds, start + work, side="left") - 1, 0, r - 1)
-        t_last = np.maximum(t_last, t_first)
-        whole = t_first == t_last
-        out.whole(cells[whole], t_first[whole])
-        for k in np.flatnonzero(~whole).tolist():
-            cell, w, s0 = int(cells[k]), float(work[k]), float(start[k])
-            tasks = np.arange(t_first[k], t_last[k] + 1)
-            f = (bounds[tasks[1:]] - s0) / w  # work fraction at each inner range bound
-            u = f if prof.link else 1.0 - np.sqrt(np.clip(1.0 - f, 0.0, 1.0))
-            u, tasks = _thin_cuts(u, tasks, _longest_side(cw, cell, prof.link))
-            if len(u) == 0:  # every piece would hold less than one record
-                out.whole(np.array([cell]), tasks[0])
-                continue
-            n_cut += 1
-            if prof.link:
-                ids, widths, side, other = out.split(cell, u)
-                ok = widths > 0  # a piece between two equal cuts gets no record
-                pieces = ids[ok]
-                left, right = (pieces, other) if side == SRC_R else (other, pieces)
-                out.task(RECTANGLE, left, right, w * widths[ok], tasks[ok])
-            else:
-                ids, widths, _, _ = out.split(cell, u)
-                ok = widths > 0
-                out.task(TRIANGLE, ids[ok], ids[ok], w * widths[ok] ** 2, tasks[ok])
-                a, b = np.triu_indices(len(ids), k=1)
-                keep = ok[a] & ok[b]
-                a, b = a[keep], b[keep]
-                out.task(RECTANGLE, ids[a], ids[b], 2 * w * widths[a] * widths[b], tasks[a])
-    return out.build("cellrange", r, None, {"cut_cells": n_cut})
-
-
 def _longest_side(cw: CellWork, cell: int, link: bool) -> int:
     return int(max(cw.count_r[cell], cw.count_s[cell]) if link else cw.count_r[cell])
 
@@ -371,47 +306,4 @@ def _thin_cuts(u: np.ndarray, tasks: np.ndarray, records: int
         last = cut
     return np.array(keep_u, dtype=np.float64), np.array(keep_t, dtype=np.int64)
 
-
-plan_cellblock.needs_sketch = True  # type: ignore[attr-defined]
-plan_cellrange.needs_sketch = True  # type: ignore[attr-defined]
-
-
-# -- what a plan really costs -----------------------------------------------------------
-
-
-def exact_task_comparisons(plan: Plan, unit: np.ndarray, block: np.ndarray) -> np.ndarray:
-    """Comparisons every match task of ``plan`` really performs, given the unit and the
-    block id of every routed record (``unit`` −1: not routed).
-
-    For cell plans this is the truth behind the estimated ``plan.match.comparisons``
-    (records of different blocks in one unit are not compared); for exact plans it equals
-    them. ``RANGE`` tasks perform ``hi − lo``.
-    """
-    import pandas as pd
-
-    m = plan.match
-    out = np.zeros(len(m), dtype=np.int64)
-    sel = np.asarray(unit) >= 0
-    cnt = (pd.DataFrame({"u": np.asarray(unit)[sel], "b": np.asarray(block)[sel]})
-           .groupby(["u", "b"]).size().rename("c").reset_index())
-    tasks = pd.DataFrame({"mt": np.arange(len(m)), "l": m.left, "r": m.right, "k": m.kind})
-    tri = tasks[tasks["k"] == TRIANGLE].merge(cnt, left_on="l", right_on="u")
-    tri_sum = (tri["c"] * (tri["c"] - 1) // 2).groupby(tri["mt"]).sum()
-    out[tri_sum.index.to_numpy()] = tri_sum.to_numpy()
-    rect = (tasks[tasks["k"] == RECTANGLE].merge(cnt, left_on="l", right_on="u")
-            .merge(cnt, left_on=["r", "b"], right_on=["u", "b"], suffixes=("_l", "_r")))
-    rect_sum = (rect["c_l"] * rect["c_r"]).groupby(rect["mt"]).sum()
-    out[rect_sum.index.to_numpy()] = rect_sum.to_numpy()
-    rng = np.flatnonzero(m.kind == RANGE)
-    if len(rng):
-        assert m.hi is not None and m.lo is not None  # RANGE tasks carry their pair range
-        out[rng] = m.hi[rng] - m.lo[rng]
-    return out
-
-
-def exact_loads(plan: Plan, unit: np.ndarray, block: np.ndarray) -> np.ndarray:
-    """Comparisons every reduce task really performs (see :func:`exact_task_comparisons`)."""
-    per_task = exact_task_comparisons(plan, unit, block)
-    return np.bincount(plan.match.reduce_task, weights=per_task, minlength=plan.n_tasks
-                       ).astype(np.int64)
 

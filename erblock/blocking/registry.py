@@ -1,0 +1,54 @@
+"""The registry of key kinds: dict round trips and the command-line forms.
+
+:data:`KEY_KINDS` maps a ``kind`` to its spec class; :func:`key_from_dict` inverts
+``KeySpec.to_dict`` and :func:`parse_key` reads the command line's ``--key`` forms, both
+through the registry. To add a kind, write a :class:`~erblock.blocking.keys.KeySpec`
+subclass and add it to :data:`KEY_KINDS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .keys import Column, Composite, KeySpec, Lower, Phonetic, Prefix, Token
+
+#: every key kind by name: ``to_dict``/``key_from_dict`` and the command line use it
+KEY_KINDS: dict[str, type[KeySpec]] = {
+    k.kind: k for k in (Column, Lower, Prefix, Token, Phonetic, Composite)
+}
+
+
+def key_from_dict(d: Mapping[str, Any]) -> KeySpec:
+    """Inverse of ``KeySpec.to_dict``."""
+    cls = KEY_KINDS.get(str(d.get("kind")))
+    if cls is None:
+        raise ValueError(f"unknown key kind {d.get('kind')!r} in {dict(d)!r}; known: "
+                         f"{sorted(KEY_KINDS)}")
+    return cls.from_dict(d, key_from_dict)
+
+
+def cli_key_forms() -> list[str]:
+    """The command-line forms of every registered key kind (for help texts)."""
+    return [k.cli_usage for k in KEY_KINDS.values() if k.cli_usage]
+
+
+def parse_key(text: str) -> KeySpec:
+    """A key from its command-line form: ``COLUMN``, ``prefix:COLUMN:N`` and the other
+    forms of :func:`cli_key_forms`; parts joined with ``+`` make a composite key."""
+    parts = [p for p in text.split("+") if p]
+    if not parts:
+        raise ValueError(f"--key {text!r}: empty key")
+    by_name = {n: k for k in KEY_KINDS.values() for n in k.cli_names}
+    specs: list[KeySpec] = []
+    for part in parts:
+        name, *args = part.split(":")
+        cls = Column if not args else by_name.get(name)
+        if cls is None:
+            raise ValueError(f"--key {text!r}: cannot read {part!r}; expected one of "
+                             f"{', '.join(cli_key_forms())}")
+        try:
+            specs.append(cls.from_cli(name, args))
+        except ValueError as exc:
+            raise ValueError(f"--key {text!r}: {exc}") from exc
+    return specs[0] if len(specs) == 1 else Composite(tuple(specs))

@@ -1,0 +1,90 @@
+"""Key text: values written the same way in every source and partition, and normalised.
+
+Blocking compares key *strings*: a key ``1987`` in one source and ``1987.0`` in the other
+must meet, and ``"Müller "`` must meet ``"muller"`` under a normalising key. These helpers
+work once per distinct value (factorise, transform the uniques, map back), never per
+record in Python.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["as_key_strings", "factorize_text", "normalise_text", "rebuild"]
+
+
+def normalise_text(values: pd.Series) -> pd.Series:
+    """Lower-case, strip accents and collapse white space (missing values stay missing)."""
+    s = values.astype("string")
+
+    def _fold(text: str) -> str:
+        decomposed = unicodedata.normalize("NFKD", text)
+        return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+    uniques, codes = factorize_text(s)
+    folded = [" ".join(_fold(u).lower().split()) for u in uniques]
+    return rebuild(folded, codes, s.index)
+
+
+def factorize_text(s: pd.Series) -> tuple[list[str], np.ndarray]:
+    """Distinct non-missing values (as str) and the code of every record (−1: missing)."""
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    return [str(u) for u in uniques], codes
+
+
+def rebuild(values: Sequence[Any], codes: np.ndarray, index: pd.Index) -> pd.Series:
+    """Map per-unique results back to records; code -1 (missing) stays missing."""
+    arr = np.empty(len(values) + 1, dtype=object)
+    arr[:-1] = values
+    arr[-1] = None
+    return pd.Series(arr[codes], index=index, dtype="string")
+
+
+def as_key_strings(values: pd.Series) -> pd.Series:
+    """Key values as strings, with numbers written the same way in every source.
+
+    Integral floats (a column that became float because of NaN) are written as integers,
+    so a key ``1987`` in one source and ``1987.0`` in the other still meet. The rule is per
+    value, never per column or partition: ``1987.0`` is ``"1987"`` whether or not the same
+    partition also holds ``1987.5``. Object columns mixing numbers and text get the same
+    treatment value by value (``1``, ``1.0`` and ``"1"`` are all ``"1"``).
+    """
+    if pd.api.types.is_float_dtype(values.dtype):
+        return _float_key_strings(values)
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return values.astype("boolean").astype("string")
+    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) in (
+            "integer", "floating", "mixed-integer", "mixed-integer-float", "mixed", "boolean"):
+        return values.map(_scalar_key_string).astype("string")
+    return values.astype("string")
+
+
+_EXACT_INT = 2.0**53  # floats below this are integers exactly
+
+
+def _float_key_strings(values: pd.Series) -> pd.Series:
+    arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    whole = np.isfinite(arr) & (np.mod(arr, 1) == 0) & (np.abs(arr) < _EXACT_INT)
+    text = values.astype("string")
+    if whole.any():
+        ints = pd.Series(np.where(whole, arr, 0).astype(np.int64), index=values.index)
+        text = text.mask(whole, ints.astype("string"))
+    return text
+
+
+def _scalar_key_string(v: Any) -> str | None:
+    """Canonical text of one key value of an object column (None when missing)."""
+    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)) and float(v).is_integer() and abs(v) < _EXACT_INT:
+        return str(int(v))
+    return str(v)

@@ -1,0 +1,49 @@
+"""The ``erblock`` command: link, dedupe, plan, demo, report and kube-spec from the shell.
+
+Exit codes: 0 ok, 2 bad arguments or input (the message says which), 1 failure.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from . import commands
+from .parser import UsageError, build_parser, parse_id, parse_pairs
+
+COMMANDS = {
+    "link": commands.cmd_link,
+    "dedupe": commands.cmd_dedupe,
+    "plan": commands.cmd_plan,
+    "demo": commands.cmd_demo,
+    "report": commands.cmd_report,
+    "kube-spec": commands.cmd_kube_spec,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``erblock`` command; returns the exit code (0 ok, 2 bad arguments, 1 failure).
+
+    argparse itself exits with 2 (usage message on stderr) for unknown options or missing
+    arguments, and with 0 for ``--help``/``--version``.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(COMMANDS[args.command_name](args))
+    except (UsageError, ValueError, KeyError, TypeError, FileNotFoundError, FileExistsError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"erblock {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("erblock: interrupted", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the command line reports every failure
+        print(f"erblock {args.command}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+__all__ = ["COMMANDS", "UsageError", "build_parser", "main", "parse_id", "parse_pairs"]
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,277 @@
+"""Route and compare on the cluster (driver side): the graph of one run's reduce tasks.
+
+**Routing** is exact, never a hashing shuffle (which would undo the balance). With the
+``direct`` method each prepared partition is split by reduce task
+(:func:`~erblock.engine.tasks.route.split_by_task`) and every reduce task takes its piece
+of every partition: one small task per (partition, reduce task), no sort, no repartition;
+``auto`` uses it while partitions × reduce tasks stay below
+:data:`~erblock.engine.job.DIRECT_ROUTE_LIMIT`. Beyond, records move with Dask's shuffle
+of ``set_index(TASK, divisions=range(r + 1))``, which places ids exactly (``tasks`` or
+``p2p``).
+
+**Reduce tasks** get the predicted load as priority, so the largest start first. By the
+run's scoring (:mod:`erblock.engine.tasks.reduce`): the mean score in one phase (then,
+with an output directory, a write task per reduce task on the same worker, prioritised
+so that a worker holds at most one unwritten result per thread); a fitted model in one
+phase; a model that fits during the run in two (:func:`run_two_phase`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from distributed import Client
+
+from ..balancing.plan import Plan
+from ..matchers.scoring.base import FitContext, ScoringModel
+from ..report import TaskStats
+from .cluster import total_threads
+from .inputs import Source
+from .job import DIRECT_ROUTE_LIMIT, Job
+from .output import remove_tree
+from .progress import show_progress
+from .schema import RANK, TASK, UNIT
+from .tasks.prepare import sample_records, value_counts
+from .tasks.reduce import (
+    TaskSpec,
+    compare_reduce,
+    keep_reduce,
+    model_reduce,
+    score_reduce,
+    write_reduce,
+)
+from .tasks.route import piece, route_partition, split_by_task
+from .tasks.score import random_summaries, row_ranges, summarize_kept
+
+Results = list[tuple[pd.DataFrame | None, TaskStats]]
+
+
+@dataclass
+class Execution:
+    """A plan scattered to the cluster with the routed records of every reduce task."""
+
+    plan: Plan
+    plan_future: Any
+    received: list[list[list[Any]]]  # source -> reduce task -> pieces
+    spec: TaskSpec
+
+    @property
+    def r(self) -> int:
+        return self.plan.n_tasks
+
+    def inputs(self, t: int) -> tuple[list[Any], list[Any] | None]:
+        return self.received[0][t], (self.received[1][t] if len(self.received) > 1 else None)
+
+    def priority(self, t: int) -> int:
+        return int(self.plan.loads[t])
+
+
+def routed_meta(meta: pd.DataFrame) -> pd.DataFrame:
+    """An empty routed frame: the prepared columns and the routing ones."""
+    return meta.assign(**{UNIT: np.zeros(0, np.int64), TASK: np.zeros(0, np.int64),
+                          RANK: np.zeros(0, np.int64)})
+
+
+def use_direct_routing(job: Job, sources: Sequence[Source], r: int) -> bool:
+    method = job.options.shuffle_method
+    if method == "direct":
+        return True
+    return method == "auto" and sum(s.n_parts for s in sources) * r <= DIRECT_ROUTE_LIMIT
+
+
+def route(job: Job, plan_f: Any, sources: Sequence[Source], r: int) -> list[list[list[Any]]]:
+    """For every source and reduce task, the lazy pieces of records it receives."""
+    out = []
+    if use_direct_routing(job, sources, r):
+        for s in sources:
+            splits = [dask.delayed(split_by_task, pure=False)(p, plan_f) for p in s.parts]
+            out.append([[dask.delayed(piece, pure=True)(sp, t) for sp in splits]
+                        for t in range(r)])
+        return out
+    method = "tasks" if job.options.shuffle_method == "auto" else job.options.shuffle_method
+    for s in sources:
+        ddf = dd.from_delayed(s.parts, meta=s.meta, verify_meta=False)
+        routed = ddf.map_partitions(route_partition, plan_f, meta=routed_meta(s.meta),
+                                    align_dataframes=False)
+        parts = routed.set_index(TASK, divisions=list(range(r + 1)),
+                                 shuffle_method=method).to_delayed()
+        out.append([[parts[t]] for t in range(r)])
+    return out
+
+
+def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[Source],
+                      id_dtypes: tuple[object, object]) -> Execution:
+    """Scatter the plan once and build the routing graph."""
+    [plan_f] = client.scatter([plan], broadcast=True, hash=False)
+    r = plan.n_tasks
+    meta = tuple(routed_meta(s.meta) for s in sources)
+    spec = TaskSpec(comparisons=job.comparisons, col_index=job.col_index(),
+                    n_passes=len(job.keys), threshold=job.threshold, id_dtypes=id_dtypes,
+                    cell_budget=job.options.cell_budget, sort=job.options.sort, link=job.link,
+                    meta=(meta[0], meta[1] if len(meta) > 1 else None))
+    return Execution(plan, plan_f, route(job, plan_f, sources, r), spec)
+
+
+def _gather(client: Client, futures: list[Any], out_dir: str | None) -> Any:
+    try:
+        return client.gather(futures)
+    except BaseException:
+        client.cancel(futures)  # stop what still runs before removing its directory
+        if out_dir is not None:
+            remove_tree(out_dir)
+        raise
+
+
+def run_mean(client: Client, job: Job, ex: Execution, out_dir: str | None) -> Results:
+    """Mean scoring in one phase: compare (threshold in the kernels), return or write."""
+    compared, tasks = [], []
+    for t in range(ex.r):
+        left, right = ex.inputs(t)
+        with dask.annotate(priority=ex.priority(t)):
+            c = dask.delayed(compare_reduce, pure=False)(t, ex.plan_future, left, right, ex.spec)
+        compared.append(c)
+        if out_dir is None:
+            tasks.append(c)
+            continue
+        # a finished compare is written before any other compare starts, so a worker holds
+        # at most one unwritten result per thread (bounded memory)
+        with dask.annotate(priority=int(ex.plan.loads.max()) + 1):
+            tasks.append(dask.delayed(write_reduce, pure=False)(c, out_dir))
+    both = job.options.progress and out_dir is not None
+    futures = client.compute(compared + tasks if both else tasks, optimize_graph=False)
+    if job.options.progress:
+        # compare futures are released as they finish: their pairs stay on the workers
+        # only until written
+        show_progress(futures[: ex.r], "compare", release=both)
+        if both:
+            show_progress(futures[ex.r:], "write")
+    return list(_gather(client, futures[-ex.r:], out_dir))
+
+
+def run_fitted(client: Client, job: Job, ex: Execution, model: ScoringModel,
+               threshold: float | None, out_dir: str | None) -> Results:
+    """A fitted model in one phase: compare, score, threshold, return or write."""
+    [model_f] = client.scatter([model], broadcast=True, hash=False)
+    tasks = []
+    for t in range(ex.r):
+        left, right = ex.inputs(t)
+        with dask.annotate(priority=ex.priority(t)):
+            tasks.append(dask.delayed(model_reduce, pure=False)(
+                t, ex.plan_future, left, right, ex.spec, model_f, threshold, out_dir))
+    futures = client.compute(tasks, optimize_graph=False)
+    if job.options.progress:
+        show_progress(futures, "compare")
+    return list(_gather(client, futures, out_dir))
+
+
+def _sample_fractions(job: Job, records: dict[str, int], pairs: int) -> list[float]:
+    """Record-sample fraction per source so that the sample gives about ``pairs`` pairs."""
+    if job.link:
+        nr, ns = max(records.get("records_r", 0), 1), max(records.get("records_s", 0), 1)
+        f = min(1.0, float(np.sqrt(pairs / (nr * ns))))
+        return [f, f]
+    n = max(records.get("records_r", 0), 2)
+    target = (1.0 + np.sqrt(1.0 + 8.0 * pairs)) / 2.0  # n(n-1)/2 = pairs
+    return [min(1.0, float(target / n))]
+
+
+def _random_pair_tasks(client: Client, job: Job, sources: Sequence[Source],
+                       records: dict[str, int], model_d: Any, pairs: int, seed: int
+                       ) -> list[Any]:
+    """Tasks summarising ``pairs`` random record pairs with the model (row ranges of a
+    deterministic record sample, compared in full)."""
+    samples = []
+    for s, f in zip(sources, _sample_fractions(job, records, pairs)):
+        parts = [dask.delayed(sample_records)(p, f, seed) for p in s.parts]
+        samples.append(dask.delayed(pd.concat)(parts, ignore_index=True))
+    samples = client.persist(samples)  # released with the last reference
+    sizes = client.compute([dask.delayed(len)(s) for s in samples], sync=True)
+    right = samples[1] if job.link else None
+    vcols = [job.value_column_of(c) for c in job.comparisons]
+    ranges = row_ranges(sizes[0], sizes[1] if job.link else None, 2 * total_threads(client))
+    return [dask.delayed(random_summaries)(samples[0], right, job.comparisons, vcols, model_d,
+                                           job.options.cell_budget, rows) for rows in ranges]
+
+
+def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
+                  threshold: float | None, sources: Sequence[Source],
+                  records: dict[str, int], out_dir: str | None) -> tuple[Results, dict[str, Any]]:
+    """A model that fits during the run (see :mod:`erblock.matchers.scoring.base`):
+    (1) every reduce task compares without a threshold and keeps its pairs on its worker;
+    only the model's summary of them is gathered, while random pairs and value counts are
+    computed beside; (2) the client fits, broadcasts the model and each kept task is scored
+    where it is. Returns the results and what the phases measured."""
+    import time
+
+    request = model.fit_request()
+    assert request is not None  # as_scoring refuses models that cannot fit
+    timing: dict[str, Any] = {}
+    futures: list[Any] = []
+    try:
+        t0 = time.perf_counter()
+        model_d = dask.delayed(model, name=f"erblock-model-{uuid.uuid4().hex}")
+        tasks = []
+        for t in range(ex.r):
+            left, right = ex.inputs(t)
+            with dask.annotate(priority=ex.priority(t)):
+                tasks.append(dask.delayed(keep_reduce, pure=False)(
+                    t, ex.plan_future, left, right, ex.spec, model_d))
+        kept = client.compute(tasks, optimize_graph=False)
+        futures = list(kept)
+        [unfitted_f] = client.scatter([model], broadcast=True, hash=False)
+        futures.append(unfitted_f)
+        summaries_f = client.map(summarize_kept, kept, model=unfitted_f, pure=False)
+        futures += summaries_f
+        random_f = client.compute(_random_pair_tasks(
+            client, job, sources, records, model_d, request.random_pairs, request.seed)
+        ) if request.random_pairs else []
+        futures += random_f
+        names = list(request.value_counts)
+        counts_f = {}
+        for name in names:
+            comp = next(c for c in job.comparisons if c.name == name)
+            col = job.value_column_of(comp)
+            counts_f[name] = client.compute(
+                [dask.delayed(value_counts)(p, col) for s in sources for p in s.parts])
+            futures += counts_f[name]
+        if job.options.progress:
+            show_progress(kept, "compare")
+        summaries = client.gather(summaries_f)
+        random = [x for part in client.gather(random_f) for x in part]
+        counts = {}
+        for name, fs in counts_f.items():
+            parts = [c for c in client.gather(fs) if len(c)]
+            merged = pd.concat(parts) if parts else pd.Series([], dtype=np.int64)
+            counts[name] = merged.groupby(level=0, sort=False).sum() if len(merged) else merged
+        timing["phase1"] = time.perf_counter() - t0
+
+        t1 = time.perf_counter()
+        context = FitContext(link=job.link, keys=job.keys, records=dict(records),
+                             random_pairs=request.random_pairs)
+        model.fit_summaries(summaries, random, counts, context)
+        timing["fit"] = time.perf_counter() - t1
+        timing["summary_bytes"] = int(sum(getattr(s, "nbytes", 0) for s in summaries))
+
+        t2 = time.perf_counter()
+        [model_f] = client.scatter([model], broadcast=True, hash=False)
+        futures.append(model_f)
+        scored = client.map(score_reduce, kept, model=model_f, spec=ex.spec,
+                            threshold=threshold, out_dir=out_dir, pure=False)
+        futures += scored
+        results = list(client.gather(scored))
+        timing["score"] = time.perf_counter() - t2
+        return results, timing
+    except BaseException:
+        client.cancel(futures)
+        if out_dir is not None:
+            remove_tree(out_dir)
+        raise
+    finally:
+        client.cancel(futures)  # frees the kept pairs on the workers

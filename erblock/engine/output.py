@@ -1,0 +1,54 @@
+"""The output directory of a run: created beside its final name, moved there only when
+the run succeeds, removed whole when it fails (driver side)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+
+def start_output(output: str | None, overwrite: bool) -> tuple[str | None, str | None]:
+    """(directory the workers write into, final directory) for ``output``."""
+    if output is None:
+        return None, None
+    final = os.path.abspath(output)
+    if os.path.exists(final) and os.listdir(final) and not overwrite:
+        raise FileExistsError(
+            f"output: {final!r} exists and is not empty; choose a new directory or pass "
+            "overwrite=True"
+        )
+    work = f"{final}.erblock-tmp-{uuid.uuid4().hex[:12]}"
+    Path(work).mkdir(parents=True)
+    return work, final
+
+
+def finish_output(work: str, final: str, overwrite: bool) -> None:
+    """Move the finished parts under the final name (a failed run leaves nothing there)."""
+    # A worker killed while writing leaves its half-written ``*.tmp``; the recomputed task
+    # wrote the whole part under its final name, so the leftover is dropped here.
+    for leftover in Path(work).glob("*.tmp"):
+        leftover.unlink(missing_ok=True)
+    if os.path.exists(final):
+        if not overwrite and os.listdir(final):
+            raise FileExistsError(f"output: {final!r} appeared during the run")
+        shutil.rmtree(final)
+    os.replace(work, final)
+
+
+def remove_tree(path: str, timeout: float = 15.0) -> None:
+    """Remove ``path`` even while cancelled write tasks may still add a part to it.
+
+    A write that was already running when the run failed cannot be interrupted; it may
+    create a file after ``rmtree`` listed the directory, so removal is retried until the
+    directory is gone (or ``timeout`` seconds pass). Writes never create the directory
+    again: they fail once it is gone.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path) or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)

@@ -1,0 +1,132 @@
+"""Prepare, profile and sample one input partition (worker side)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...balancing.bdm import count_partition
+from ...balancing.sketch import SketchSpec
+from ...balancing.sketch import build as build_sketch
+from ...balancing.sketch import merge as merge_sketches
+from ...blocking.keys import NULL_BLOCK, KeySpec, block_ids
+from ..schema import BLOCK, ID, PART, PASS, RID, RID_SHIFT, SRC, key_column, value_column
+
+PASS_MIX = np.int64(-7046029254386353131)  # odd 64-bit constant mixing the pass into block ids
+
+
+def mix_pass(ids: np.ndarray, p: int) -> np.ndarray:
+    """Block ids of pass ``p`` made distinct from other passes' ids (pass 0 unchanged)."""
+    if p == 0:
+        return ids
+    with np.errstate(over="ignore"):
+        out = ids * PASS_MIX + np.int64(p)
+    out[ids == NULL_BLOCK] = NULL_BLOCK
+    out[(out == NULL_BLOCK) & (ids != NULL_BLOCK)] = NULL_BLOCK + 1
+    return out
+
+
+def prepare_partition(
+    df: pd.DataFrame,
+    *,
+    part: int,
+    src: int,
+    keys: Sequence[KeySpec],
+    value_columns: Sequence[str],
+    id_column: str | None = None,
+) -> pd.DataFrame:
+    """Records of one input partition, one row per key pass with a key.
+
+    Columns: see :mod:`erblock.engine.schema`. Records without any key get one row with
+    ``BLOCK == NULL_BLOCK``. The compared columns keep their dtype.
+    """
+    n = len(df)
+    ids = df[id_column].to_numpy() if id_column else df.index.to_numpy()
+    rid = (np.int64(part) << np.int64(RID_SHIFT)) + np.arange(n, dtype=np.int64)
+    per_pass = [block_ids(df, k) for k in keys]
+    base: dict[str, Any] = {ID: ids, RID: rid, PART: np.full(n, part, dtype=np.int64),
+                            SRC: np.full(n, src, dtype=np.int8)}
+    if len(keys) > 1:
+        for p, b in enumerate(per_pass):
+            base[key_column(p)] = b
+    for i, col in enumerate(value_columns):
+        base[value_column(i)] = df[col].to_numpy()
+    frame = pd.DataFrame(base)
+    pieces = []
+    no_key = np.ones(n, dtype=bool)
+    for p, b in enumerate(per_pass):
+        has = b != NULL_BLOCK
+        no_key &= ~has
+        pieces.append(frame[has].assign(**{BLOCK: mix_pass(b[has], p), PASS: np.int8(p)}))
+    if no_key.any() or n == 0:
+        pieces.append(frame[no_key].assign(**{BLOCK: NULL_BLOCK, PASS: np.int8(-1)}))
+    out = pd.concat(pieces, ignore_index=True) if len(pieces) > 1 else pieces[0]
+    for i, col in enumerate(value_columns):
+        # keep the original dtype of the compared columns (concat of empty frames may lose it)
+        if out[value_column(i)].dtype != df[col].dtype:
+            out[value_column(i)] = out[value_column(i)].astype(df[col].dtype)
+    return out.reset_index(drop=True)
+
+
+def _id_hashes(part: pd.DataFrame) -> np.ndarray:
+    first = part.drop_duplicates(RID)
+    return pd.util.hash_pandas_object(first[ID], index=False).to_numpy()
+
+
+def profile_partition(part: pd.DataFrame, check_ids: bool) -> dict[str, Any]:
+    """BDM rows of one prepared partition: records per (block, partition, source), the
+    number of distinct records, and (``check_ids``) the hashes of their ids."""
+    # a prepared partition holds one input partition of one source
+    number = int(part[PART].to_numpy()[0]) if len(part) else 0
+    src = int(part[SRC].to_numpy()[0]) if len(part) else 0
+    out: dict[str, Any] = count_partition(part[BLOCK].to_numpy(np.int64), number, src)
+    out["records"] = int(len(np.unique(part[RID].to_numpy(np.int64))))
+    if check_ids:
+        out["ids"] = _id_hashes(part)
+    return out
+
+
+def sketch_partition(part: pd.DataFrame, spec: SketchSpec, check_ids: bool) -> dict[str, Any]:
+    """Sketch of one prepared partition: O(d·w) whatever its blocks."""
+    blk = part[BLOCK].to_numpy(np.int64)
+    keyed = blk != NULL_BLOCK
+    out: dict[str, Any] = {
+        "sketch": build_sketch(blk[keyed], spec),
+        "records": int(part[RID].nunique()),
+        "not_blocked": int((~keyed).sum()),
+    }
+    if check_ids:
+        out["ids"] = _id_hashes(part)
+    return out
+
+
+def merge_sketch_results(*results: dict[str, Any]) -> dict[str, Any]:
+    """Sum partition sketches and record counts (id hashes are concatenated)."""
+    out: dict[str, Any] = {
+        "sketch": merge_sketches(r["sketch"] for r in results),
+        "records": sum(r["records"] for r in results),
+        "not_blocked": sum(r["not_blocked"] for r in results),
+    }
+    ids = [r["ids"] for r in results if "ids" in r]
+    if ids:
+        out["ids"] = np.concatenate(ids)
+    return out
+
+
+def sample_records(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
+    """A deterministic sample of a prepared partition's records (one row per record)."""
+    first = part.drop_duplicates(RID)
+    if fraction >= 1.0:
+        return first
+    h = pd.util.hash_array(first[RID].to_numpy(np.int64) ^ np.int64(seed), categorize=False)
+    return first[h < np.uint64(int(fraction * 2.0**64 - 1))]
+
+
+def value_counts(part: pd.DataFrame, column: str) -> pd.Series:
+    """Records per value of a prepared value column (one row per record)."""
+    first = part.drop_duplicates(RID)
+    vals = first[column].dropna().astype("string")
+    return vals.value_counts(sort=False)

@@ -1,0 +1,133 @@
+"""Reduce tasks: what one Dask task per reduce task runs (worker side).
+
+A reduce task receives the routed rows of its records (pieces from every input
+partition, or one shuffled partition), runs its match tasks (:mod:`.compare`), and then,
+by the run's scoring, returns its pairs, writes them as a parquet part (:mod:`.write`), or
+keeps them in worker memory for a model that fits during the run (:mod:`.score`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from ...balancing.plan import Plan
+from ...matchers.scoring.base import ScoringModel
+from ...report import TaskStats
+from .compare import TaskCounter, compare_task
+from .score import KeptTask, score_pairs
+from .write import sort_pairs, write_part
+
+Result = tuple[pd.DataFrame | None, TaskStats]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What every reduce task of a run needs besides its records (shipped once)."""
+
+    comparisons: tuple[Any, ...]
+    col_index: dict[str, int]
+    n_passes: int
+    threshold: float | None
+    id_dtypes: tuple[object, object]
+    cell_budget: int
+    sort: bool
+    link: bool
+    meta: tuple[pd.DataFrame, pd.DataFrame | None]  # empty routed frames (no records)
+
+
+def _worker() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return "local"
+
+
+def _records(pieces: Sequence[pd.DataFrame | None], meta: pd.DataFrame) -> pd.DataFrame:
+    frames = [p for p in pieces if p is not None and len(p)]
+    if not frames:
+        return meta
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
+def _stats(c: TaskCounter, write_seconds: float = 0.0, pairs: int | None = None,
+           extra_seconds: float = 0.0) -> TaskStats:
+    return TaskStats(task=c.task, comparisons=c.comparisons,
+                     pairs=c.pairs if pairs is None else pairs, records=c.records,
+                     match_tasks=c.match_tasks, seconds=c.seconds + extra_seconds,
+                     write_seconds=write_seconds, worker=_worker(), cells=c.cells)
+
+
+def _compare(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,
+             spec: TaskSpec, threshold: float | None, model: ScoringModel | None
+             ) -> tuple[pd.DataFrame, TaskCounter]:
+    names = model.pair_values if model is not None else ()
+    request = model.fit_request() if model is not None and not model.fitted else None
+    lrec = _records(left, spec.meta[0])
+    right_meta = spec.meta[1] if spec.meta[1] is not None else spec.meta[0]
+    rrec = _records(right, right_meta) if spec.link and right is not None else None
+    return compare_task(task, plan, lrec, rrec, spec.comparisons, spec.col_index,
+                        spec.n_passes, threshold, spec.id_dtypes, spec.cell_budget,
+                        pair_values=[c for c in spec.comparisons if c.name in names],
+                        pass_of_pair=bool(request is not None and request.pass_of_pair))
+
+
+def _finish(pairs: pd.DataFrame, stats: TaskStats, spec: TaskSpec, out_dir: str | None
+            ) -> Result:
+    if spec.sort and len(pairs):
+        pairs = sort_pairs(pairs)
+    if out_dir is None:
+        return pairs, stats
+    seconds = write_part(pairs, out_dir, stats.task)
+    return None, TaskStats(**{**stats.to_dict(), "write_seconds": seconds})
+
+
+def compare_reduce(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,
+                   spec: TaskSpec) -> Result:
+    """Mean scoring: compare with the threshold applied in the kernels; return the pairs."""
+    pairs, c = _compare(task, plan, left, right, spec, spec.threshold, None)
+    return _finish(pairs, _stats(c), spec, None)
+
+
+def write_reduce(result: Result, out_dir: str) -> Result:
+    """Write one reduce task's pairs (from :func:`compare_reduce`) as its parquet part."""
+    pairs, stats = result
+    assert pairs is not None
+    return None, TaskStats(**{**stats.to_dict(), "write_seconds": write_part(
+        pairs, out_dir, stats.task)})
+
+
+def model_reduce(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,
+                 spec: TaskSpec, model: ScoringModel, threshold: float | None,
+                 out_dir: str | None) -> Result:
+    """A fitted model: compare, score, apply the threshold, return or write."""
+    pairs, c = _compare(task, plan, left, right, spec, None, model)
+    start = time.perf_counter()
+    scored = score_pairs(pairs, model, threshold)
+    stats = _stats(c, pairs=len(scored), extra_seconds=time.perf_counter() - start)
+    return _finish(scored, stats, spec, out_dir)
+
+
+def keep_reduce(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,
+                spec: TaskSpec, model: ScoringModel) -> KeptTask:
+    """Phase 1 of a model that fits during the run: compare without a threshold and keep
+    the pairs (with what the model asked for) in worker memory."""
+    pairs, c = _compare(task, plan, left, right, spec, None, model)
+    return KeptTask(pairs, _stats(c).to_dict())
+
+
+def score_reduce(kept: KeptTask, model: ScoringModel, spec: TaskSpec, threshold: float | None,
+                 out_dir: str | None) -> Result:
+    """Phase 2: score the kept pairs with the fitted model, apply the threshold."""
+    start = time.perf_counter()
+    scored = score_pairs(kept.pairs, model, threshold)
+    stats = TaskStats.from_dict(kept.stats)
+    stats = TaskStats(**{**stats.to_dict(), "pairs": len(scored),
+                         "seconds": stats.seconds + time.perf_counter() - start})
+    return _finish(scored, stats, spec, out_dir)

@@ -1,0 +1,104 @@
+"""A scoring model's phases on the workers (see :mod:`erblock.matchers.scoring.base`).
+
+Phase 1: a reduce task's pairs are kept in worker memory (:class:`KeptTask`, a Dask
+future) and only :func:`summarize_kept` — the model's small summary — goes to the
+client; :func:`random_summaries` compares all pairs of a record sample (random pairs) in
+row ranges (:func:`row_ranges`) and summarises them with the model. Phase 2
+(:func:`score_pairs`): the fitted model scores kept pairs where they are and the run's
+threshold applies to the model's decision column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...matchers.comparisons import Comparison
+from ...matchers.scoring.base import ScoringModel, model_columns
+
+
+@dataclass
+class KeptTask:
+    """One reduce task's candidate pairs, kept in worker memory between the two phases."""
+
+    pairs: pd.DataFrame
+    stats: dict[str, Any]
+
+
+def summarize_kept(kept: KeptTask, model: ScoringModel) -> Any:
+    """What phase 1 sends to the client: the model's summary of the task's pairs."""
+    return model.summarize(kept.pairs)
+
+
+def score_pairs(pairs: pd.DataFrame, model: ScoringModel, threshold: float | None
+                ) -> pd.DataFrame:
+    """Score pairs with ``model`` and keep those whose decision column reaches
+    ``threshold`` (the model's internal columns are dropped)."""
+    if len(pairs) == 0:
+        out = pairs.drop(columns=model_columns(pairs))
+        if model.decision != "score":
+            out = out.assign(match_weight=np.zeros(0), match_probability=np.zeros(0))
+        return out
+    out = model.apply(pairs)
+    out = out.drop(columns=model_columns(out))
+    if threshold is not None:
+        out = out[out[model.decision].to_numpy(np.float64, na_value=np.nan) >= threshold
+                  ].reset_index(drop=True)
+    return out
+
+
+def random_summaries(left: pd.DataFrame, right: pd.DataFrame | None,
+                     comparisons: Sequence[Comparison], value_columns: Sequence[str],
+                     model: ScoringModel, cell_budget: int,
+                     rows: tuple[int, int] | None = None) -> list[Any]:
+    """The model's summaries of all pairs of sampled records, chunk by chunk.
+
+    Dedupe (``right`` None): pairs i < j of ``left``; link: ``left`` × ``right``. Only
+    left rows ``rows = (start, stop)`` when given (so several tasks share the work). Each
+    chunk holds at most ``cell_budget`` pairs.
+    """
+    dedupe = right is None
+    right = left if right is None else right
+    lv = [c.prepare(left[v].reset_index(drop=True)) for c, v in zip(comparisons, value_columns)]
+    rv = [c.prepare(right[v].reset_index(drop=True)) for c, v in zip(comparisons, value_columns)]
+    nl, nr = len(left), len(right)
+    out: list[Any] = []
+    if nl == 0 or nr == 0:
+        return out
+    start, stop = (0, nl) if rows is None else (max(0, rows[0]), min(nl, rows[1]))
+    chunk = max(1, cell_budget // nr)
+    for a in range(start, stop, chunk):
+        b = min(a + chunk, stop)
+        c0 = a + 1 if dedupe else 0
+        if c0 >= nr:
+            break
+        mask = np.arange(c0, nr)[None, :] > np.arange(a, b)[:, None] if dedupe else None
+        sims = {}
+        for c, lk, rk in zip(comparisons, lv, rv):
+            mat = c.matrix(lk.take(slice(a, b)), rk.take(slice(c0, nr)))
+            sims[c.name] = (mat if mask is None else mat[mask]).ravel().astype(np.float64)
+        out.append(model.summarize_random(pd.DataFrame(sims)))
+    return out
+
+
+def row_ranges(n_left: int, n_right: int | None, n_tasks: int) -> list[tuple[int, int]]:
+    """Split the left sample rows into ``n_tasks`` ranges of about equal pair counts.
+
+    Link: equal row counts. Dedupe: row ``i`` pairs with ``n − 1 − i`` later rows, so the
+    cuts are placed on the cumulative triangle.
+    """
+    n_tasks = max(1, min(n_tasks, n_left))
+    if n_left == 0:
+        return []
+    if n_right is not None:
+        cuts = np.linspace(0, n_left, n_tasks + 1).round().astype(int)
+    else:
+        work = np.cumsum(np.arange(n_left - 1, -1, -1, dtype=np.float64))
+        total = work[-1] if len(work) else 0.0
+        targets = np.linspace(0, total, n_tasks + 1)[1:-1]
+        cuts = np.r_[0, np.searchsorted(work, targets) + 1, n_left]
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]

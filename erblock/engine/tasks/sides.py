@@ -1,0 +1,156 @@
+"""The records of a reduce task as the comparer sees them, and its results as they are
+collected (worker side).
+
+:class:`Side` sorts a task's routed records by (unit, block, record id), so every unit, and
+every block inside a unit, is a contiguous slice, and prepares each compared column once
+(comparisons whose methods prepare alike share it). :func:`structure_mask` keeps a pair
+exact when a unit mixes blocks or key passes; :class:`Collector` gathers kept pairs and
+:func:`assemble` turns them into the pairs frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...matchers.comparisons import Comparison
+from ...matchers.methods import Prepared
+from ...matchers.scoring.base import PASS_COLUMN
+from ...matchers.scoring.base import value_column as pair_value_column
+from ..schema import BLOCK, ID, PASS, RANK, RID, UNIT, key_column, value_column
+
+
+@dataclass
+class TaskCounter:
+    """What one reduce task did, counted while it runs (see :class:`erblock.report.TaskStats`)."""
+
+    task: int
+    comparisons: int = 0
+    pairs: int = 0
+    records: int = 0
+    match_tasks: int = 0
+    seconds: float = 0.0
+    cells: int = 0  #: similarity cells computed (comparisons plus what masks discard)
+    kernel_calls: int = 0
+
+
+class Side:
+    """Prepared columns of a frame of records, sorted by (unit, block, rid)."""
+
+    def __init__(self, records: pd.DataFrame, comparisons: Sequence[Comparison],
+                 col_index: dict[str, int], n_passes: int) -> None:
+        if len(records):
+            records = records.sort_values([UNIT, BLOCK, RID], kind="stable")
+        self.records = records
+        self.ids = records[ID].to_numpy()
+        self.rid = records[RID].to_numpy()
+        self.block = records[BLOCK].to_numpy()
+        self.unit = records[UNIT].to_numpy()
+        self.rank = (records[RANK].to_numpy() if RANK in records.columns
+                     else np.full(len(records), -1, dtype=np.int64))
+        self.passes = records[PASS].to_numpy()
+        self.keys = (
+            np.stack([records[key_column(p)].to_numpy() for p in range(n_passes)])
+            if n_passes > 1 else None
+        )
+        # comparisons whose methods prepare a column alike share the prepared values
+        cache: dict[tuple[int, Any], Prepared] = {}
+        self.values: list[Prepared] = []
+        for c in comparisons:
+            i = col_index[c.column]
+            key = (i, c.kernel.prepare_key())
+            if key not in cache:
+                cache[key] = c.prepare(records[value_column(i)])
+            self.values.append(cache[key])
+
+    def slice_of(self, unit: int) -> tuple[int, int]:
+        lo = int(np.searchsorted(self.unit, unit, side="left"))
+        hi = int(np.searchsorted(self.unit, unit, side="right"))
+        return lo, hi
+
+
+def structure_mask(left: Side, right: Side, li: np.ndarray, rj: np.ndarray) -> np.ndarray | None:
+    """Pairs allowed by block equality and first-agreeing-pass rules (None = all)."""
+    mask = None
+    lb, rb = left.block[li], right.block[rj]
+    if lb.min() != lb.max() or rb.min() != rb.max() or lb[0] != rb[0]:
+        mask = lb[:, None] == rb[None, :]
+    if left.keys is not None:
+        # Pass of each left row: where blocks are equal both rows are of the same pass (block
+        # ids are mixed with the pass), so this also holds in units that mix blocks/passes.
+        lp = left.passes[li]
+        for q in range(int(lp.max())):
+            assert right.keys is not None  # both sides have the same passes
+            lk, rk = left.keys[q][li], right.keys[q][rj]
+            earlier = (lk[:, None] == rk[None, :]) & (
+                (lk != np.iinfo(np.int64).min) & (lp > q))[:, None]
+            mask = ~earlier if mask is None else mask & ~earlier
+    return mask
+
+
+class Collector:
+    """Kept pairs as they are found: positions in the two sides, similarities, score."""
+
+    def __init__(self, n_comp: int) -> None:
+        self.left: list[np.ndarray] = []
+        self.right: list[np.ndarray] = []
+        self.sims: list[list[np.ndarray]] = [[] for _ in range(n_comp)]
+        self.score: list[np.ndarray] = []
+        self.cells = 0
+        self.kernel_calls = 0
+
+
+def mean_score(mats: list[np.ndarray], weights: np.ndarray) -> np.ndarray:
+    if len(mats) == 1:
+        return mats[0]
+    num = np.zeros_like(mats[0])
+    den = np.zeros_like(mats[0])
+    any_nan = False
+    for m, w in zip(mats, weights):
+        nan = np.isnan(m)
+        if nan.any():
+            any_nan = True
+            num += np.where(nan, 0.0, m) * w
+            den += (~nan) * w
+        else:
+            num += m * w
+            den += w
+    if not any_nan:
+        return num / np.float32(weights.sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, np.nan).astype(np.float32)
+
+
+def assemble(left: Side, right: Side, out: Collector, comparisons: Sequence[Comparison],
+              dedupe: bool, id_dtypes: tuple[object, object],
+              pair_values: Sequence[Comparison] = (), col_index: dict[str, int] | None = None,
+              pass_of_pair: bool = False) -> pd.DataFrame:
+    if out.left:
+        li, rj = np.concatenate(out.left), np.concatenate(out.right)
+    else:
+        li = rj = np.zeros(0, dtype=np.int64)
+    passes = left.passes[li]  # both records of a pair are rows of the same pass
+    if dedupe and len(li):
+        # orient every pair so that left comes first in the input
+        swap = left.rid[li] > right.rid[rj]
+        li, rj = np.where(swap, rj, li), np.where(swap, li, rj)
+    data = {
+        "left_id": pd.Series(left.ids[li]).astype(id_dtypes[0]),
+        "right_id": pd.Series(right.ids[rj]).astype(id_dtypes[1]),
+    }
+    for k, c in enumerate(comparisons):
+        vals = np.concatenate(out.sims[k]) if out.sims[k] else np.zeros(0, np.float32)
+        data[c.name] = vals.astype(np.float64)
+    score = np.concatenate(out.score) if out.score else np.zeros(0, np.float32)
+    data["score"] = score.astype(np.float64)
+    for c in pair_values:
+        assert col_index is not None
+        data[pair_value_column(c.name)] = left.records[value_column(col_index[c.column])
+                                                      ].to_numpy(dtype=object)[li]
+    if pass_of_pair:
+        data[PASS_COLUMN] = passes.astype(np.int8)
+    return pd.DataFrame(data)

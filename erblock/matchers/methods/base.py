@@ -1,0 +1,179 @@
+"""What a comparison kind is: prepare values once, compare them in bulk, cut into levels.
+
+A :class:`Method` is a frozen dataclass whose fields are its options (so ``Numeric(scale=5)``
+is a checked, inspectable spec), modelled on rapidfuzz's scorer protocol: it maps a pair of
+values to a similarity in [0, 1] (1 = identical) with one rule for missing values — a
+missing value on either side gives a null (NaN) similarity, never a silent 0. Missing
+means None, NaN, pd.NA or an empty string (a blank field carries no evidence).
+
+* :meth:`Method.prepare` runs once per record: values ready for the kernel and a missing
+  mask (:class:`Prepared`);
+* :meth:`Method.matrix` compares a left and a right slice in full (``len(left) ×
+  len(right)`` float32, the kernel of whole sub-block products);
+* :meth:`Method.aligned` compares aligned pairs ``(left[li[k]], right[rj[k]])`` (many
+  tiny blocks at once);
+* :attr:`Method.levels` are the similarity thresholds that cut it into Fellegi-Sunter
+  levels by default; ``accepts`` says which column dtypes it takes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+
+def check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
+    """Distinct similarity thresholds in (0, 1), as a descending tuple."""
+    try:
+        ts = tuple(sorted((float(t) for t in thresholds), reverse=True))
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numbers in (0, 1), got {thresholds!r}") from None
+    if not ts or any(not 0.0 < t < 1.0 for t in ts) or len(set(ts)) != len(ts):
+        raise ValueError(f"{name} must be distinct numbers in (0, 1), got {thresholds!r}")
+    return ts
+
+
+class Prepared(NamedTuple):
+    """Values of a slice of records ready for a kernel, and which of them are missing."""
+
+    values: np.ndarray
+    missing: np.ndarray
+
+    def take(self, idx: Any) -> Prepared:
+        return Prepared(self.values[idx], self.missing[idx])
+
+
+#: what a method accepts: "text" (strings; numbers refused), "number" (numbers or text
+#: parsed as numbers), "any"
+ACCEPTS = ("text", "number", "any")
+
+
+@dataclass(frozen=True)
+class Method:
+    """Base of the comparison kinds (see the module doc). Subclasses set ``name`` and
+    define the kernels; their dataclass fields are their options."""
+
+    name: ClassVar[str] = ""
+    accepts: ClassVar[str] = "text"
+    #: default Fellegi-Sunter level thresholds (ascending; the top one is exact agreement)
+    LEVELS: ClassVar[tuple[float, ...]] = (0.8, 0.92, 1.0)
+    #: a label per level, lowest first (None: derived from the thresholds)
+    LABELS: ClassVar[tuple[str, ...] | None] = None
+    summary: ClassVar[str] = ""
+    #: adjust the exact level by term frequency unless a model says otherwise
+    tf: bool = False
+
+    @property
+    def levels(self) -> tuple[float, ...]:
+        """Similarity thresholds of the default Fellegi-Sunter levels, ascending."""
+        return self.LEVELS
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """A readable label per level, lowest (else) first."""
+        if self.LABELS is not None:
+            return self.LABELS
+        return ("else", *(f">= {t:g}" for t in self.levels[:-1]), "exact")
+
+    # -- options ------------------------------------------------------------------------
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def with_options(cls, options: Mapping[str, Any], column: str = "?") -> Method:
+        """The method with ``options`` (checked: unknown names and bad values raise)."""
+        allowed = cls.option_names()
+        for k in options:
+            if k not in allowed:
+                raise ValueError(
+                    f"compare: option {k!r} is not valid for method {cls.name!r} "
+                    f"(column {column!r}); valid options: {allowed or 'none'}"
+                )
+        try:
+            return cls(**dict(options))
+        except ValueError as exc:
+            raise ValueError(f"compare: {exc} (column {column!r}, method {cls.name!r})") from None
+
+    def options(self) -> dict[str, Any]:
+        """The options that differ from their defaults."""
+        out = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if v != f.default:
+                out[f.name] = v
+        return out
+
+    # -- input --------------------------------------------------------------------------
+
+    def tf_values(self, values: pd.Series) -> pd.Series:
+        """The values term frequencies are counted on (as the method compares them)."""
+        return values.astype("string")
+
+    def count_invalid(self, values: pd.Series) -> int:
+        """Values that are present but cannot be compared (they count as missing)."""
+        return 0
+
+    def check_dtype(self, dtype: Any, column: str, frame: str) -> None:
+        """Raise a TypeError naming the column when this method cannot compare ``dtype``."""
+        numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+        if self.accepts == "text" and numeric:
+            raise TypeError(
+                f"compare: column {column!r} of {frame} holds numbers ({dtype}) but method "
+                f"{self.name!r} compares text; use 'numeric' or 'exact', or convert the "
+                "column with .astype(str)"
+            )
+        textual = pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+        if self.accepts == "number" and not (numeric or textual):
+            raise TypeError(
+                f"compare: column {column!r} of {frame} is {dtype}, but method "
+                f"{self.name!r} needs numbers"
+            )
+
+    # -- kernels ------------------------------------------------------------------------
+
+    def prepare_key(self) -> Any:
+        """What :meth:`prepare` depends on: comparisons of one column whose methods have
+        equal keys share their prepared values."""
+        return type(self).prepare
+
+    def prepare(self, values: pd.Series) -> Prepared:
+        """Values ready for the kernel and a missing mask (runs once per record).
+
+        The default: text (an empty string is missing too, as it is for blocking keys).
+        """
+        missing = values.isna().to_numpy()
+        text = values.astype("string").fillna("").to_numpy(dtype=object)
+        return Prepared(text, missing | (text == ""))
+
+    def matrix(self, left: Prepared, right: Prepared,
+               score_cutoff: float | None = None) -> np.ndarray:
+        """Similarity matrix (float32, NaN where either value is missing)."""
+        out = self._matrix(left.values, right.values, score_cutoff)
+        if left.missing.any():
+            out[left.missing, :] = np.nan
+        if right.missing.any():
+            out[:, right.missing] = np.nan
+        return out
+
+    def aligned(self, left: Prepared, right: Prepared, li: np.ndarray, rj: np.ndarray,
+                score_cutoff: float | None = None) -> np.ndarray:
+        """Similarities of the pairs (left[li[k]], right[rj[k]]): float32, NaN if missing;
+        the same values as :meth:`matrix` at those cells."""
+        out = self._aligned(left.values[li], right.values[rj], score_cutoff)
+        missing = left.missing[li] | right.missing[rj]
+        if missing.any():
+            out[missing] = np.nan
+        return out
+
+    def _matrix(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover - every method defines it
+
+    def _aligned(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover - every method defines it

@@ -1,0 +1,65 @@
+"""Scoring models: the registry, and turning ``scoring=`` into a model.
+
+``scoring="mean"`` scores by the weighted mean of the similarities (no model);
+``"em"`` fits an unsupervised :class:`~.fellegi_sunter.FellegiSunter` during the run; any
+:class:`~.base.ScoringModel` object (fitted or not) scores with it. :data:`MODELS` maps
+every saved ``kind`` to its class, for :func:`load_model`. To add a model, subclass
+:class:`~.base.ScoringModel` in a module and add it to ``_MODEL_CLASSES`` below.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .base import FitContext, FitRequest, ScoringModel, read_json
+from .fellegi_sunter import FellegiSunter
+from .supervised import ScoreThreshold, SupervisedModel
+
+_MODEL_CLASSES: tuple[type[ScoringModel], ...] = (FellegiSunter, SupervisedModel, ScoreThreshold)
+
+#: every saved model kind -> its class
+MODELS: dict[str, type[ScoringModel]] = {k: cls for cls in _MODEL_CLASSES for k in cls.kinds}
+
+#: names accepted as ``scoring=``: None is the mean score, otherwise a model factory
+NAMED: dict[str, type[ScoringModel] | None] = {"mean": None, "em": FellegiSunter}
+
+
+def load_model(text_or_path: str | os.PathLike | Mapping[str, Any]) -> ScoringModel:
+    """Load any erblock scoring model saved with ``to_json`` (JSON text, a file path, or
+    its dict, such as ``pairs.attrs["erblock_model"]``)."""
+    d = read_json(text_or_path)
+    cls = MODELS.get(str(d.get("kind")))
+    if cls is None:
+        raise ValueError(f"load_model: unknown model kind {d.get('kind')!r}; known: "
+                         f"{sorted(MODELS)}")
+    model: ScoringModel = cls.from_dict(d)
+    return model
+
+
+def as_scoring(scoring: Any, comparisons: Any) -> ScoringModel | None:
+    """The model a run scores with (None: the mean score), bound to ``comparisons``."""
+    if isinstance(scoring, str):
+        if scoring not in NAMED:
+            close = difflib.get_close_matches(scoring, NAMED, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"scoring must be one of {', '.join(map(repr, NAMED))} or a "
+                             f"model, got {scoring!r}{hint}")
+        factory = NAMED[scoring]
+        return None if factory is None else factory().bind(comparisons)
+    if isinstance(scoring, ScoringModel):
+        if not scoring.fitted and scoring.fit_request() is None:
+            raise ValueError(f"scoring: a {type(scoring).__name__} must be fitted first (it "
+                             "cannot fit during a run), e.g. model.fit(pairs, truth)")
+        return scoring.bind(comparisons)
+    raise TypeError(
+        f"scoring must be {', '.join(map(repr, NAMED))} or a scoring model (FellegiSunter, "
+        "a fitted SupervisedModel, ScoreThreshold, or erblock.load_model('model.json')), "
+        f"got {type(scoring).__name__}"
+    )
+
+
+__all__ = ["MODELS", "NAMED", "FellegiSunter", "FitContext", "FitRequest", "ScoreThreshold",
+           "ScoringModel", "SupervisedModel", "as_scoring", "load_model"]
