@@ -96,7 +96,7 @@ def skewed_bdm(n: int, b: int, s: float, m: int, seed: int) -> Any:
     Block k has the id erblock gives the key ``str(k)``, so ``basic``'s hashing of blocks
     onto reduce tasks is the one a real run does."""
     from erblock.balancing.bdm import BDM, SRC_R
-    from erblock.blocking.keys import hash_keys
+    from erblock.blocking.ids import hash_keys
 
     sizes = exponential_sizes(n, b, s)
     rng = np.random.default_rng(seed)

@@ -626,8 +626,8 @@ def render_markdown(res: dict[str, Any]) -> str:
             f"erblock's {e['seconds']:.1f} s: planning {e['phases'].get('plan', 0):.1f} s "
             f"(strategy `auto`), compare + level histograms {sc.get('phase1', 0):.1f} s "
             f"(with u from {e['model']['n_u_pairs']:,} random pairs), EM fit "
-            f"{sc.get('fit', 0):.2f} s ({e['model']['n_patterns']} distinct level vectors, "
-            f"{e['model']['n_iter']} iterations), scoring {sc.get('score', 0):.2f} s.")
+            f"{sc.get('fit', 0):.2f} s ({len(e['model']['sessions'])} EM session(s), "
+            f"{sum(s['n_iter'] for s in e['model']['sessions'])} iterations), scoring {sc.get('score', 0):.2f} s.")
         lines.append("")
         lines.append("Configurations: " + "; ".join(
             f"**{k}**: {v.get('config', '')}" for k, v in r["systems"].items()) + ".")

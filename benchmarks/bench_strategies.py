@@ -108,7 +108,7 @@ def skewed_bdm(sizes: np.ndarray, m: int, seed: int, link: bool) -> Any:
     """BDM of records spread over ``m`` partitions at random; link: two sources drawn
     independently with the same sizes. Block ids are erblock's hashes of ``str(k)``."""
     from erblock.balancing.bdm import BDM
-    from erblock.blocking.keys import hash_keys
+    from erblock.blocking.ids import hash_keys
 
     rng = np.random.default_rng(seed)
     ids = hash_keys(pd.Series(np.arange(len(sizes)).astype(str)))

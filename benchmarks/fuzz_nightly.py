@@ -31,9 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run(examples: int, timeout: float, extra: list[str]) -> dict:
     """Run the fuzz tests with ``examples`` per test; return counts, seconds and failures."""
-    env = {**os.environ, "ERBLOCK_FUZZ_EXAMPLES": str(examples)}
+    # ERBLOCK_NIGHTLY: the long variants (e.g. the 50,000-record giant block of test_memory)
+    env = {**os.environ, "ERBLOCK_FUZZ_EXAMPLES": str(examples), "ERBLOCK_NIGHTLY": "1"}
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf",
-           str(ROOT / "tests" / "test_fuzz.py"), *extra]
+           str(ROOT / "tests" / "test_fuzz.py"),
+           str(ROOT / "tests" / "test_memory.py") + "::test_giant_block_stays_within_the_worker_budget",
+           *extra]
     start = time.perf_counter()
     load_before = os.getloadavg()
     try:

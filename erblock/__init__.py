@@ -27,6 +27,8 @@ _EXPORTS = {
     "comparison": "erblock.matchers.comparisons",
     "FellegiSunter": "erblock.matchers.scoring.fellegi_sunter",
     "load_model": "erblock.matchers.scoring",
+    "explain_pair": "erblock.matchers.scoring",
+    "plot_weights": "erblock.matchers.scoring",
     "ScoreThreshold": "erblock.matchers.scoring.supervised",
     "SupervisedModel": "erblock.matchers.scoring.supervised",
     "RunReport": "erblock.report",
@@ -51,12 +53,14 @@ __all__ = [
     "composite",
     "dedupe",
     "evaluate",
+    "explain_pair",
     "link",
     "load_model",
     "lower",
     "metaphone",
     "nysiis",
     "plan",
+    "plot_weights",
     "prefix",
     "read_report",
     "soundex",
@@ -83,7 +87,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .matchers.clustering import cluster
     from .matchers.comparisons import Comparison, comparison
     from .matchers.evaluate import evaluate
-    from .matchers.scoring import load_model
+    from .matchers.scoring import explain_pair, load_model, plot_weights
     from .matchers.scoring.fellegi_sunter import FellegiSunter
     from .matchers.scoring.supervised import ScoreThreshold, SupervisedModel
     from .report import RunReport

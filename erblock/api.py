@@ -22,7 +22,8 @@ from .balancing.bdm import SRC_S
 from .balancing.plan import Plan
 from .balancing.progressive import SampleGoal
 from .balancing.strategies import AUTO, STRATEGIES, get_strategy, strategy_names
-from .blocking.keys import FunctionKey, KeySpec, as_key_spec, block_ids
+from .blocking.ids import block_ids
+from .blocking.keys import FunctionKey, KeySpec, as_key_spec
 from .engine.calibrate import as_cost_model, resolve_cost_model, worth_calibrating
 from .engine.cluster import check_workers, get_client, scheduler_guard, total_threads
 from .engine.inputs import prepare_source
@@ -318,7 +319,7 @@ def execute(job: Job, frames: list[Any], client: Any, check: list[bool], scoring
             ) -> RunResult:
     """Run a checked job on the cluster of ``client`` (the full result: pairs, report and
     model; what the command line uses)."""
-    model = as_scoring(scoring, job.comparisons)
+    model = as_scoring(scoring, job.comparisons, job.keys)
     if model is not None and model.decision == "score":
         # a rule on the mean score: its threshold is the run's, applied in the kernels
         if job.threshold is None:

@@ -44,6 +44,7 @@ class TaskStats:
     write_seconds: float = 0.0
     worker: str = ""
     cells: int = 0  #: similarity cells computed (comparisons plus cells masks discard)
+    examples: tuple[dict[str, Any], ...] = ()  #: pairs a scoring model explains
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -51,7 +52,9 @@ class TaskStats:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TaskStats:
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        out = {k: v for k, v in d.items() if k in names}
+        out["examples"] = tuple(out.get("examples", ()))
+        return cls(**out)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@
 a :class:`~erblock.report.RunReport` (or the JSON written by ``--report``) into a single
 file that opens anywhere: the charts are PNGs drawn with matplotlib and embedded as
 base64 ``data:`` URIs, the styles are inline, and nothing is fetched from the network.
-
 Sections:
 
 * **run**: mode, strategy, reduce tasks, pairs, comparisons, keys and comparisons used;
@@ -12,12 +11,11 @@ Sections:
   replication) and the comparisons per reduce task, measured, next to the predicted
   loads when the report carries them;
 * **tasks**: seconds per reduce task (coloured by worker), comparisons against seconds
-  (the cost model's view: a straight line means time follows comparisons), the slowest
-  tasks;
+  (a straight line means time follows comparisons), the slowest tasks;
 * **phases**: wall-clock seconds of profile, plan, route+compare and write;
+* **model** (``scoring="em"``): m, u, weight per level, boundary waterfalls;
 * **quality**: precision, recall, F1, pair completeness and reduction ratio, when the
-  report holds them (``erblock demo --report``) or ground truth is given
-  (:func:`quality_from_truth`).
+  report holds them or ground truth is given (:func:`quality_from_truth`).
 """
 
 from __future__ import annotations
@@ -32,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .report_model import model_section
 
 #: bar colour of the charts (also what the screenshot test looks for)
 BAR_COLOR = "#3b6ea8"
@@ -396,6 +396,7 @@ def render_html(report: Any, *, quality: Mapping[str, Any] | None = None,
         "<section id='phases'><h2>Phases</h2><div class='row'>",
         _img(_chart_phases(d), "seconds per phase"),
         _table([(k, float(v)) for k, v in d.get("phases", {}).items()]), "</div></section>",
+        model_section(d.get("model")),
     ]
     if quality:
         q_rows = [(k.replace("_", " "), v) for k, v in quality.items()

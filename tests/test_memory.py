@@ -10,6 +10,7 @@ budget plus the fixed overhead documented in docs/memory.md.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 
@@ -191,8 +192,9 @@ class _PeakRSS:
 
 @pytest.mark.slow
 @pytest.mark.cluster
-def test_giant_block_of_50000_records_stays_within_the_worker_budget():
-    n, budget = 50_000, 256 * MiB
+def test_giant_block_stays_within_the_worker_budget():
+    # 20,000 records (200 M pairs) in the suite; the nightly script runs 50,000 (1.25 G)
+    n, budget = (50_000 if os.environ.get("ERBLOCK_NIGHTLY") else 20_000), 256 * MiB
     df = _giant(n)
     with ProcCluster(n_workers=2, nthreads=1) as pc, \
             Client(pc.address, set_as_default=False) as c:
@@ -201,7 +203,7 @@ def test_giant_block_of_50000_records_stays_within_the_worker_budget():
             pairs = erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"},
                                    threshold=0.85, client=c, memory_budget=budget)
     rep = RunReport.of(pairs)
-    assert rep.comparisons == n * (n - 1) // 2 == 1_249_975_000
+    assert rep.comparisons == n * (n - 1) // 2
     assert rep.settings["memory"]["memory_peak_estimate"] <= budget
     for growth in rss.growth:  # one thread per worker: one task's budget + the overhead
         assert growth <= budget + WORKER_OVERHEAD, (rss.base, rss.peak)

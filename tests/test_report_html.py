@@ -9,6 +9,7 @@ drawn, which fails for a page whose embedded images do not decode.
 from __future__ import annotations
 
 import base64
+import html
 import json
 import os
 import re
@@ -210,3 +211,53 @@ def test_report_without_output_needs_pairs(tmp_path, capsys):
     pd.DataFrame({"left_id": [1], "right_id": [2]}).to_csv(tmp_path / "t.csv", index=False)
     assert main(["report", str(rep), "--truth", str(tmp_path / "t.csv")]) == 2
     assert "--pairs" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def em_report(cluster):
+    from distributed import Client
+
+    from erblock.datasets import generate
+
+    df, *_ = generate(800, kind="person", seed=11)
+    with Client(cluster, set_as_default=False) as client:
+        pairs = erblock.dedupe(df.drop(columns=["block_key", "entity_id"]), key="zip",
+                               compare={"first_name": "name", "surname": "name",
+                                        "dob": "date"}, scoring="em", client=client)
+    return erblock.RunReport.of(pairs)
+
+
+def test_model_section_shows_levels_sessions_and_boundary_waterfalls(em_report):
+    from erblock.matchers.scoring.charts import POSITIVE
+
+    d = em_report.to_dict()
+    model = d["model"]
+    page = render_html(d)
+    assert "id='model'" in page and "Training sessions" in page
+    for row in model["levels"]:  # every level of every comparison, with its weight
+        assert html.escape(str(row["label"])) in page
+        assert f"{row['match_weight']:.3g}" in page
+    examples = model["examples"]
+    assert examples, "a run with pairs explains some pairs near the decision boundary"
+    images = _images(page)
+    assert len(images) == 4 + 1 + min(len(examples), 4)
+    assert all(i.startswith(b"\x89PNG\r\n\x1a\n") for i in images)
+    # without a model the section is absent
+    d2 = dict(d, model=None)
+    assert "id='model'" not in render_html(d2)
+    assert POSITIVE.startswith("#")
+
+
+def test_model_charts_render_in_headless_chromium(em_report, chromium, tmp_path):
+    from erblock.matchers.scoring.charts import NEGATIVE, POSITIVE
+
+    page = write_html(em_report, tmp_path / "em.html")
+    img = screenshot(chromium, str(page), str(tmp_path / "em.png"), tmp_path, size="1200,5200")
+    # the weights chart and the waterfalls draw positive (blue) and negative (red) bars
+    assert _color_pixels(img, POSITIVE) > 5_000
+    assert _color_pixels(img, NEGATIVE) > 1_000
+    broken = tmp_path / "broken.html"
+    broken.write_text(re.sub(r"base64,[A-Za-z0-9+/=]+", "base64,AAAA", page.read_text()))
+    img2 = screenshot(chromium, str(broken), str(tmp_path / "b.png"), tmp_path,
+                      size="1200,5200")
+    assert _color_pixels(img2, POSITIVE) < 500

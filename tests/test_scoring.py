@@ -108,9 +108,9 @@ def test_resolve_levels_defaults_overrides_and_errors():
         resolve_levels(comps, {"nmae": (0.9,)})
     with pytest.raises(ValueError, match=r"levels\['name'\] must be distinct thresholds"):
         resolve_levels(comps, {"name": (0.0, 1.0)})
-    with pytest.raises(ValueError, match="fix_u must be"):
-        FellegiSunter(fix_u="sometimes")
-    with pytest.raises(ValueError, match="tf_adjust: 'city' names no comparison"):
+    with pytest.raises(ValueError, match="recall must be in"):
+        FellegiSunter(recall=0)
+    with pytest.raises(ValueError, match=r"tf_adjust: \['city'\] names no comparison"):
         FellegiSunter(tf_adjust="city").bind(comps)
 
 
@@ -140,8 +140,8 @@ LEVELS = {"a": (0.8, 1.0), "b": (1.0,), "c": (0.8, 0.92, 1.0)}
 def test_fit_on_pandas_pairs_and_apply():
     gamma, match = draw_gamma(50_000, seed=4)
     pairs = _pairs_from_gamma(gamma)
-    model = FellegiSunter(levels=LEVELS, fix_u=False, tol=1e-9).fit(pairs)
-    assert model._gamma_of(pairs).tolist() == gamma.tolist()
+    model = FellegiSunter(levels=LEVELS, tol=1e-9).fit(pairs)  # u among the candidates
+    assert model.gamma_of(pairs).tolist() == gamma.tolist()
     assert model.lambda_ == pytest.approx(LAMBDA, abs=0.01)
     out = model.apply(pairs)
     assert {"match_weight", "match_probability"} <= set(out.columns)
@@ -161,9 +161,9 @@ def test_fit_on_pandas_pairs_and_apply():
 def test_json_round_trip_gives_identical_scores(tmp_path):
     gamma, _ = draw_gamma(5000, seed=5)
     pairs = _pairs_from_gamma(gamma)
-    model = FellegiSunter(levels=LEVELS, tf_adjust="b", fix_u=False).fit(
-        pairs, tf=pd.Series({"x": 0.01, "y": 0.5}))
-    tfv = np.where(np.arange(len(pairs)) % 2 == 0, "x", "y")
+    model = FellegiSunter(levels=LEVELS, tf_adjust="b").fit(
+        pairs, tf={"b": pd.Series({"x": 0.01, "y": 0.5})})
+    tfv = {"b": np.where(np.arange(len(pairs)) % 2 == 0, "x", "y")}
     path = tmp_path / "model.json"
     text = model.to_json(path)
     json.loads(text)  # plain JSON
@@ -181,12 +181,12 @@ def test_tf_adjustment_rewards_rare_values():
     gamma = np.array([[2, 1, 3], [2, 1, 3], [2, 0, 3], [2, 1, 3]], dtype=np.int8)
     pairs = _pairs_from_gamma(gamma)
     train, _ = draw_gamma(20_000, seed=6)
-    model = FellegiSunter(levels=LEVELS, tf_adjust="b", fix_u=False).fit(
-        _pairs_from_gamma(train), tf=pd.Series({"rare": 0.001, "common": 0.3}))
-    values = np.array(["rare", "common", "rare", "unseen"], dtype=object)
-    plain = model.match_weight_of(gamma)
-    adjusted = model.match_weight_of(gamma, values)
-    u_rand = model.u_random_[1][-1]
+    model = FellegiSunter(levels=LEVELS, tf_adjust="b").fit(
+        _pairs_from_gamma(train), tf={"b": pd.Series({"rare": 0.001, "common": 0.3})})
+    values = {"b": np.array(["rare", "common", "rare", "unseen"], dtype=object)}
+    plain = model.weights_of(gamma).sum(axis=1)
+    adjusted = model.weights_of(gamma, values).sum(axis=1)
+    u_rand = model.u_[1][-1]
     # exact agreement: weight + log2(u_random / tf(v)); unseen values get the smallest tf
     assert adjusted[0] - plain[0] == pytest.approx(math.log2(u_rand / 0.001))
     assert adjusted[1] - plain[1] == pytest.approx(math.log2(u_rand / 0.3))
@@ -280,7 +280,9 @@ def test_phase_one_sends_a_histogram_not_pairs():
                                                ("c", "jaro_winkler")])
     model.specs_ = tuple(LevelSpec(s.column, s.column, s.method, s.thresholds)
                          for s in model.specs_)
-    hist = model.summarize(pairs)
+    by_pass = model.summarize(pairs)  # one histogram per key pass (here: no pass column)
+    assert list(by_pass) == [0]
+    hist = by_pass[0]
     assert isinstance(hist, PatternHistogram)
     assert hist.total == len(pairs)
     # bounded by the number of level vectors, not by the number of pairs
@@ -319,17 +321,21 @@ def test_dedupe_em_end_to_end(client, people, monkeypatch):
     assert {"match_weight", "match_probability", "score"} <= set(pairs.columns)
     model = load_model(pairs.attrs["erblock_model"])
     assert isinstance(model, FellegiSunter) and model.fitted
-    assert model.fixed_u_ == [True] * 5  # no comparison column is a blocking column
+    # the block key is independent of the compared columns: nothing set apart, nothing
+    # detected, every m trained with u of random pairs
+    assert [(s["deactivated"], s["detected"]) for s in model.sessions_] == [([], [])]
+    assert model.m_source_ == ["em"] * 5
     m = erblock.evaluate(pairs, truth, threshold=0.5, score_column="match_probability",
                          n_left=len(df))
     assert m["pair_completeness"] == 1.0
     assert m["f1"] > 0.9, m
     # phase 1 gathered only histograms (tiny); pairs came back only in phase 2
-    hist_batches = [g for g in gathered
-                    if isinstance(g, list) and g and isinstance(g[0], PatternHistogram)]
+    hist_batches = [g for g in gathered if isinstance(g, list) and g and isinstance(g[0], dict)
+                    and all(isinstance(h, PatternHistogram) for h in g[0].values())]
     assert len(hist_batches) == 1
-    assert sum(h.total for h in hist_batches[0]) == model.n_candidates_ == len(pairs)
-    assert sum(h.nbytes for h in hist_batches[0]) < 0.05 * pairs.memory_usage().sum()
+    hists = [h for task in hist_batches[0] for h in task.values()]
+    assert sum(h.total for h in hists) == model.n_candidates_ == len(pairs)
+    assert sum(h.nbytes for h in hists) < 0.05 * pairs.memory_usage().sum()
     report = RunReport.of(pairs)
     assert report.model["kind"] == "fellegi_sunter"
     assert report.pairs == len(pairs)
@@ -358,8 +364,8 @@ def test_em_with_tf_adjustment_end_to_end(client, people):
     df, truth = people
     model = FellegiSunter(tf_adjust="surname", u_pairs=200_000)
     pairs = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring=model, client=client)
-    assert model.fitted and model.tf_ is not None  # fitted in place
-    assert model.tf_.sum() == pytest.approx(1.0)
+    assert model.fitted and list(model.tf_) == ["surname_jaro_winkler"]  # fitted in place
+    assert model.tf_["surname_jaro_winkler"].sum() == pytest.approx(1.0)
     assert not [c for c in pairs.columns if c.startswith("_erb_")]
     m = erblock.evaluate(pairs, truth, threshold=0.5, score_column="match_probability",
                          n_left=len(df))
@@ -375,7 +381,9 @@ def test_link_em_blocking_columns_refine_u(client):
     pairs = erblock.link(dblp, acm, key=key, compare=compare, client=client,
                          scoring=FellegiSunter(u_pairs=300_000))
     model = load_model(pairs.attrs["erblock_model"])
-    assert model.fixed_u_ == [False, True, True]  # title is read by the blocking key
+    # title is read by the blocking key: set apart (free u) in the only session
+    assert model.sessions_[0]["deactivated"] == ["title_token_sort"]
+    assert model.m_source_ == ["em among candidates", "em", "em"]
     m = erblock.evaluate(pairs, truth, threshold=0.5, score_column="match_probability",
                          n_left=len(dblp), n_right=len(acm))
     assert m["f1"] > 0.9, m

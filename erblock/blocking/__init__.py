@@ -1,6 +1,7 @@
 """Blocking keys: specs that map records to int64 block ids (see :mod:`.keys`); the
 registry of key kinds is :mod:`.registry`."""
 
+from .ids import block_ids, hash_keys
 from .keys import (
     NULL_BLOCK,
     Column,
@@ -12,7 +13,6 @@ from .keys import (
     Prefix,
     Token,
     as_key_spec,
-    block_ids,
     column,
     composite,
     lower,
@@ -37,6 +37,7 @@ __all__ = [
     "Token",
     "as_key_spec",
     "block_ids",
+    "hash_keys",
     "column",
     "composite",
     "key_from_dict",

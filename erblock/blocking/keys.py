@@ -4,12 +4,8 @@ A key spec says *what* the blocking key of a record is (a column, a composite of
 the first letters of a normalised column, a phonetic code, or a user function). It is
 inspectable (its ``repr`` says what will run) and round-trips through ``to_dict``.
 
-The engine calls :func:`block_ids` once per input partition: key values are computed as
-strings, missing or empty keys become :data:`NULL_BLOCK` (the record is not blocked and
-is counted in the run report), and every other value is hashed to an int64 block id. Block
-ids are 64-bit hashes of the key string, so equal keys give equal ids in every partition and
-in both sources without a global factorisation pass. Two different keys collide with
-probability about ``n_keys**2 / 2**65`` (3e-6 for ten million distinct keys).
+:func:`erblock.blocking.ids.block_ids` turns key values into block ids; missing or empty
+keys become :data:`NULL_BLOCK` (the record is not blocked, and counted in the report).
 """
 
 from __future__ import annotations
@@ -21,6 +17,7 @@ from typing import Any, ClassVar, Union
 import numpy as np
 import pandas as pd
 
+from .cli_args import cli_args, cli_int
 from .text import as_key_strings, factorize_text, normalise_text, rebuild
 
 #: Block id given to records whose key is missing or empty: they are never compared.
@@ -58,15 +55,27 @@ class KeySpec:
         """Key value per record as a string Series; missing means not blocked."""
         raise NotImplementedError
 
+    @property
+    def selects(self) -> tuple[str, ...]:
+        """Columns this key selects pairs on: the columns it reads and, for a ready-made
+        key column, the columns it was derived from. A scoring model does not learn what
+        a match looks like on them from the pairs this key found."""
+        return self.columns
+
     def to_dict(self) -> dict[str, Any]:
         raise NotImplementedError  # pragma: no cover
 
 
 @dataclass(frozen=True)
 class Column(KeySpec):
-    """The raw value of one column (numbers written canonically, text as is)."""
+    """The raw value of one column (numbers written canonically, text as is).
+
+    ``derived_from`` names the columns a ready-made key column was computed from (e.g. a
+    first-word column made from ``name``), so scoring knows the key selects on them.
+    """
 
     column: str
+    derived_from: tuple[str, ...] = ()
     kind: ClassVar[str] = "column"
     cli_usage: ClassVar[str] = "COLUMN"
 
@@ -78,11 +87,23 @@ class Column(KeySpec):
     def columns(self) -> tuple[str, ...]:
         return (self.column,)
 
+    def __post_init__(self) -> None:
+        if isinstance(self.derived_from, str):
+            object.__setattr__(self, "derived_from", (self.derived_from,))
+        object.__setattr__(self, "derived_from", tuple(self.derived_from))
+
+    @property
+    def selects(self) -> tuple[str, ...]:
+        return (self.column, *self.derived_from)
+
     def values(self, df: pd.DataFrame) -> pd.Series:
         return as_key_strings(df[self.column])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "column": self.column}
+        d: dict[str, Any] = {"kind": self.kind, "column": self.column}
+        if self.derived_from:
+            d["derived_from"] = list(self.derived_from)
+        return d
 
 
 @dataclass(frozen=True)
@@ -244,6 +265,13 @@ class Composite(KeySpec):
             cols.extend(c for c in p.columns if c not in cols)
         return tuple(cols)
 
+    @property
+    def selects(self) -> tuple[str, ...]:
+        cols: list[str] = []
+        for p in self.parts:
+            cols.extend(c for c in p.selects if c not in cols)
+        return tuple(cols)
+
     def values(self, df: pd.DataFrame) -> pd.Series:
         pieces = [p.values(df) for p in self.parts]
         missing = np.zeros(len(df), dtype=bool)
@@ -278,11 +306,16 @@ class FunctionKey(KeySpec):
 
     func: Callable[[pd.DataFrame], Any]
     needs: tuple[str, ...] = ()
+    derived_from: tuple[str, ...] = ()
     kind: ClassVar[str] = "function"
 
     @property
     def columns(self) -> tuple[str, ...]:
         return self.needs
+
+    @property
+    def selects(self) -> tuple[str, ...]:
+        return (*self.needs, *self.derived_from)
 
     def values(self, df: pd.DataFrame) -> pd.Series:
         name = getattr(self.func, "__name__", repr(self.func))
@@ -320,9 +353,10 @@ def _same_labels(a: pd.Index, b: pd.Index) -> bool:
 KeyLike = Union[str, tuple, KeySpec, Callable[[pd.DataFrame], Any]]  # noqa: UP007 (runtime alias, py3.10)
 
 
-def column(col: str) -> Column:
-    """Block on the raw value of ``col``."""
-    return Column(col)
+def column(col: str, derived_from: str | tuple[str, ...] = ()) -> Column:
+    """Block on the raw value of ``col`` (a ready-made key column: name the columns it was
+    made from in ``derived_from``)."""
+    return Column(col, derived_from if isinstance(derived_from, tuple) else (derived_from,))
 
 
 def lower(col: str) -> Lower:
@@ -384,33 +418,3 @@ def as_key_spec(key: KeyLike) -> KeySpec:
         "key must be a column name, a tuple of columns, a callable DataFrame -> Series, "
         f"or a spec such as erblock.blocking.prefix('title', 3); got {type(key).__name__}"
     )
-
-
-def cli_args(name: str, args: Sequence[str], lo: int, hi: int, usage: str) -> list[str]:
-    if not lo <= len(args) <= hi or any(not a for a in args):
-        raise ValueError(f"cannot read {':'.join([name, *args])!r}; expected {usage}")
-    return list(args)
-
-
-def cli_int(text: str, usage: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not an integer (expected {usage})") from None
-
-
-def hash_keys(values: pd.Series) -> np.ndarray:
-    """int64 block id per record: a 64-bit hash of the key string, NULL_BLOCK if missing/empty."""
-    s = values.astype("string")
-    missing = s.isna().to_numpy() | (s.fillna("").str.len() == 0).to_numpy()
-    ids = pd.util.hash_pandas_object(s.fillna(""), index=False).to_numpy().view(np.int64).copy()
-    ids[ids == NULL_BLOCK] = NULL_BLOCK + 1  # keep the sentinel free for missing keys
-    ids[missing] = NULL_BLOCK
-    return ids
-
-
-def block_ids(df: pd.DataFrame, key: KeySpec) -> np.ndarray:
-    """Block id per record of ``df`` for one key pass."""
-    if len(df) == 0:
-        return np.empty(0, dtype=np.int64)
-    return hash_keys(key.values(df))

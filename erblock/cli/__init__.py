@@ -1,19 +1,22 @@
-"""The ``erblock`` command: link, dedupe, plan, demo, report and kube-spec from the shell.
+"""The ``erblock`` command: link, dedupe, cluster, plan, demo, report and kube-spec.
 
 Exit codes: 0 ok, 2 bad arguments or input (the message says which), 1 failure.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
-from . import commands
+from . import commands, entities
 from .parser import UsageError, build_parser, parse_id, parse_pairs
 
 COMMANDS = {
     "link": commands.cmd_link,
     "dedupe": commands.cmd_dedupe,
+    "cluster": entities.cmd_cluster,
     "plan": commands.cmd_plan,
     "demo": commands.cmd_demo,
     "report": commands.cmd_report,
@@ -25,7 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``erblock`` command; returns the exit code (0 ok, 2 bad arguments, 1 failure).
 
     argparse itself exits with 2 (usage message on stderr) for unknown options or missing
-    arguments, and with 0 for ``--help``/``--version``.
+    arguments, and with 0 for ``--help``/``--version``. ``ERBLOCK_TRACEBACK=1`` prints the
+    traceback of a failure.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -33,12 +37,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(COMMANDS[args.command_name](args))
     except (UsageError, ValueError, KeyError, TypeError, FileNotFoundError, FileExistsError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        if os.environ.get("ERBLOCK_TRACEBACK"):
+            traceback.print_exc()
         print(f"erblock {args.command}: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("erblock: interrupted", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - the command line reports every failure
+        if os.environ.get("ERBLOCK_TRACEBACK"):
+            traceback.print_exc()
         print(f"erblock {args.command}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
 

@@ -4,72 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..blocking.registry import parse_key
+import pandas as pd
+
 from ..matchers.comparisons import parse_compare
-from .parser import UsageError, parse_id, parse_pairs
-
-
-def _say(args: argparse.Namespace, *msg: Any) -> None:
-    if not args.quiet and not args.json:
-        print(*msg, file=sys.stderr)
-
-
-def _progress(args: argparse.Namespace) -> bool:
-    return not (args.quiet or args.json)
-
-
-def _client(args: argparse.Namespace) -> Any:
-    """The client of --scheduler (with --tls-* security) or erblock's local cluster; prints
-    the dashboard link when the cluster serves one."""
-    from ..engine.cluster import dashboard_link, get_client, make_security
-
-    tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
-    security = None
-    if any(v is not None for v in tls):
-        if args.scheduler is None:
-            raise UsageError("--tls-ca-file/--tls-cert/--tls-key secure the connection to "
-                             "--scheduler; give --scheduler tls://HOST:PORT too")
-        try:
-            security = make_security(*tls)
-        except (ValueError, FileNotFoundError) as exc:
-            raise UsageError(str(exc).replace("tls_ca_file", "--tls-ca-file")
-                             .replace("tls_cert", "--tls-cert")
-                             .replace("tls_key", "--tls-key")) from exc
-    elif args.scheduler is not None and args.scheduler.startswith("tls://"):
-        raise UsageError(f"--scheduler {args.scheduler!r} is a TLS address; give "
-                         "--tls-ca-file and --tls-cert (and --tls-key)")
-    client = get_client(args.scheduler, security=security)
-    link = dashboard_link(client)
-    if link:
-        _say(args, f"dashboard: {link}")
-    return client
-
-
-def _inputs(args: argparse.Namespace, paths: Sequence[str], client: Any) -> list[Any]:
-    """Read the inputs (lazy Dask frames indexed by record id), S renamed by --map."""
-    from ..engine.io import read_table, rename_columns
-
-    ids = parse_id(args.id, len(paths))
-    mapping = parse_pairs(args.map, "--map")
-    if mapping and len(paths) != 2:
-        raise UsageError("--map renames columns of S for link; it needs two inputs")
-    frames = [read_table(path, args.format, encoding=args.encoding, id_column=ids[i],
-                         client=client) for i, path in enumerate(paths)]
-    if mapping:
-        frames[1] = rename_columns(frames[1], mapping, f"S ({paths[1]!r})")
-    return frames
-
-
-def _keys(args: argparse.Namespace) -> list[Any]:
-    try:
-        return [parse_key(k) for k in args.key]
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+from .common import _client, _inputs, _keys, _progress, _say
+from .parser import UsageError
 
 
 def _parse(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
@@ -83,43 +29,110 @@ def _parse(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
     return keys, compare
 
 
+def _scoring(args: argparse.Namespace) -> Any:
+    """``--scoring`` / ``--model``: a name the API knows, or the loaded model."""
+    if args.model is None:
+        if args.save_model and args.scoring == "mean":
+            raise UsageError("--save-model saves the fitted model; use it with --scoring em "
+                             "(or --model)")
+        return args.scoring
+    if args.scoring != "mean":
+        raise UsageError(f"--model scores with a saved model; drop --scoring {args.scoring}")
+    from ..matchers.scoring import load_model
+
+    try:
+        return load_model(args.model)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--model {args.model!r}: {exc}") from None
+
+
 def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     from .. import api
+    from . import entities as ent
 
     keys, compare = _parse(args)
+    scoring = _scoring(args)
+    cluster_at = getattr(args, "cluster", None)
+    if cluster_at is not None and not 0.0 <= cluster_at <= 1.0:
+        raise UsageError(f"--cluster must be in [0, 1], got {cluster_at}")
     client = _client(args)
     frames = _inputs(args, paths, client)
+    work = output = args.output
+    if cluster_at is not None and output is not None:  # DIR/pairs and DIR/entities
+        work = ent.work_dir(output, args.overwrite)
+        output = os.path.join(work, "pairs")
     kwargs: dict[str, Any] = dict(
-        key=keys if len(keys) > 1 else keys[0], compare=compare, strategy=args.strategy,
-        n_tasks=args.n_tasks, threshold=args.threshold, client=client, output=args.output,
-        progress=_progress(args), sort=not args.no_sort, overwrite=args.overwrite,
+        key=keys if len(keys) > 1 else keys[0], compare=compare, scoring=scoring,
+        strategy=args.strategy, n_tasks=args.n_tasks, threshold=args.threshold,
+        client=client, output=output, progress=_progress(args), sort=not args.no_sort,
+        overwrite=args.overwrite,
     )
     if args.memory_budget is not None:
         kwargs["memory_budget"] = args.memory_budget
     start = time.perf_counter()
-    result = api.run_frames(frames, **kwargs)
+    try:
+        result = api.run_frames(frames, **kwargs)
+        entities = _entities(args, cluster_at, result, frames[0], work, client)
+    except BaseException:
+        if work is not None and work != args.output:
+            shutil.rmtree(work, ignore_errors=True)
+        raise
     report, pairs = result.report, result.pairs
     if args.report:
         report.to_json(args.report)
+    if args.save_model:
+        result.model.to_json(args.save_model)  # type: ignore[union-attr]
     wall = time.perf_counter() - start
     if args.json:
         out = report.to_dict()
         out["wall_seconds"] = wall
+        if entities is not None:
+            out["entities"] = entities
         if not args.report:
             out.pop("tasks", None)
         print(json.dumps(out, default=str))
     else:
         _say(args, report.summary())
+        if entities is not None:
+            _say(args, f"{entities['records']:,} records in {entities['entities']:,} "
+                       f"entities (largest {entities['largest']:,})"
+                       + (f"; written to {args.output}/entities" if args.output else ""))
+        if args.save_model:
+            _say(args, f"model saved to {args.save_model}")
         if pairs is None:
-            _say(args, f"pairs written to {report.output}")
+            _say(args, f"pairs written to {args.output if work != args.output else report.output}"
+                       + ("/pairs" if work != args.output else ""))
         else:
-            import pandas as pd
 
             with pd.option_context("display.width", 160, "display.max_columns", 20):
                 print(pairs.head(20).to_string(index=False))
                 if len(pairs) > 20:
                     print(f"… {len(pairs) - 20:,} more pairs (use -o DIR to write them all)")
     return 0
+
+
+def _entities(args: argparse.Namespace, threshold: float | None, result: Any, records: Any,
+              work: str | None, client: Any) -> dict[str, Any] | None:
+    """``--cluster T``: entity ids over the pairs scoring >= T (connected components)."""
+    from . import entities as ent
+
+    if threshold is None:
+        return None
+    if result.pairs is not None:
+        column = ent.score_column_of(result.pairs.columns)
+        ids = client.compute(records.index, sync=True)
+        _, info = ent.in_memory_entities(result.pairs, pd.Index(ids), threshold, column)
+        return info
+    import dask.dataframe as dd
+
+    assert work is not None
+    pairs = dd.read_parquet(os.path.join(work, "pairs"))
+    column = ent.score_column_of(pairs.columns)
+    info = ent.write_entities(ent.entity_frame(pairs, records, threshold, column, client),
+                              os.path.join(work, "entities"), client)
+    ent.replace_dir(work, os.path.abspath(args.output))
+    info["path"] = os.path.join(args.output, "entities")
+    return info
 
 
 def cmd_link(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from .._version import __version__
 from ..balancing.strategies import STRATEGIES
 from ..blocking.registry import cli_key_forms
 from ..matchers.comparisons import cli_methods_help
+from ..matchers.scoring import NAMED as SCORING_NAMES
 
 KEY_HELP = ("blocking key (repeat --key for multi-pass blocking: a pair is a candidate when it "
             "agrees on any pass). Forms: " + " | ".join(cli_key_forms()) + "; join parts with "
@@ -43,6 +44,12 @@ EXAMPLES = {
   erblock dedupe file:///data/people.csv --id person_id --key lower:city \\
       --compare name:jaro --scheduler tls://host:8786 --tls-ca-file ca.pem \\
       --tls-cert client.pem --tls-key client.key --quiet --json""",
+    "cluster": """examples:
+  erblock dedupe people.csv --key soundex:surname --compare name:name --compare dob:date \\
+      --scoring em --save-model model.json -o run/ && \\
+  erblock cluster run/ --threshold 0.9 --records people.csv -o entities/
+  erblock dedupe people.csv ... --scoring em --cluster 0.9 -o out/  # out/pairs, out/entities
+  erblock dedupe more.csv ... --model model.json --cluster 0.9 -o out2/""",
     "plan": """examples:
   erblock plan titles.csv --key prefix:title:3 --n-tasks 100
   erblock plan dblp.csv acm.csv --key year --strategy blocksplit --json
@@ -132,6 +139,16 @@ def _add_common(p: argparse.ArgumentParser, compare: bool = True) -> None:
                             "draw it with `erblock report JSON --html FILE`")
         p.add_argument("--no-sort", action="store_true",
                        help="skip sorting pairs (sorted output is byte-identical across runs)")
+        g = p.add_argument_group("scoring")
+        g.add_argument("--scoring", default="mean", choices=tuple(SCORING_NAMES),
+                       help="mean: weighted mean of the similarities (default); em: fit an "
+                            "unsupervised Fellegi-Sunter model during the run (adds "
+                            "match_weight and match_probability; --threshold then applies to "
+                            "match_probability, default decision >= 0.5)")
+        g.add_argument("--model", default=None, metavar="JSON",
+                       help="score with a saved model (from --save-model or model.to_json)")
+        g.add_argument("--save-model", default=None, metavar="JSON",
+                       help="write the fitted model here (with --scoring em)")
     p.add_argument("--strategy", default="auto", metavar="STRATEGY", help=STRATEGY_HELP)
     p.add_argument("--n-tasks", type=int, default=None, help="reduce tasks (default 4 × threads)")
     if compare:
@@ -181,7 +198,36 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=fmt)
     p.add_argument("input", help="CSV/parquet file, directory, glob or fsspec URL")
     _add_common(p)
+    p.add_argument("--cluster", type=float, default=None, metavar="T",
+                   help="entity id per record: connected components of the pairs whose "
+                        "match_probability (score with --scoring mean) is >= T; with -o DIR "
+                        "the pairs go to DIR/pairs and the entities (id, entity_id) to "
+                        "DIR/entities")
     p.set_defaults(command_name="dedupe")
+    p = sub.add_parser("cluster", help="entity ids from written pairs",
+                       description="Connected components of the pairs in a parquet "
+                                   "directory (run on the cluster): every record gets the "
+                                   "smallest id of its entity.",
+                       epilog=EXAMPLES["cluster"], formatter_class=fmt)
+    p.add_argument("pairs", help="pairs written by erblock dedupe/link -o (parquet)")
+    p.add_argument("-o", "--output", required=True, help="directory for id, entity_id (parquet)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="keep pairs whose score column is >= T (default: every pair)")
+    p.add_argument("--score-column", default=None,
+                   help="default match_probability when present, else score")
+    p.add_argument("--records", default=None, metavar="INPUT",
+                   help="the input that was deduplicated, so that records without a match "
+                        "get their own entity (default: only ids seen in a pair)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    g = p.add_argument_group("input")
+    g.add_argument("--format", choices=("csv", "parquet"), default=None,
+                   help="--records format (default: from the file name)")
+    g.add_argument("--encoding", default=None, help="CSV text encoding (default utf-8)")
+    g.add_argument("--id", default=None, metavar="COLUMN", help="--records id column")
+    g.set_defaults(map=None)
+    _add_cluster(p)
+    _add_display(p)
+    p.set_defaults(command_name="cluster")
     p = sub.add_parser("plan", help="profile the input and print the plan, without comparing",
                        description="Profile the input (records per block and partition) and "
                                    "print the plan a run would execute: loads per reduce "

@@ -58,11 +58,21 @@ def cluster_dask(
     sm = shuffle_method
 
     def persist(x: Any) -> Any:
-        return x.persist() if client is None else client.persist(x)
+        # the collection's own persist (optimised graph) under ``client``: with dask-expr,
+        # ``client.persist(x)`` of a persisted parquet read can lose its dependencies
+        if client is None:
+            return x.persist()
+        with client.as_current():
+            return x.persist()
 
     def count(x: Any) -> int:
-        n = x.shape[0]
-        return int(n.compute() if client is None else client.compute(n).result())
+        if client is None:
+            return int(x.shape[0].compute())
+        # rows of the persisted partitions, counted where they are (a ``len`` graph over a
+        # persisted read_parquet can lose its dependencies under dask-expr)
+        from distributed import futures_of
+
+        return int(sum(client.gather(client.map(len, futures_of(x), pure=False))))
 
     edges = pairs[["left_id", "right_id"]].rename(columns={"left_id": "u", "right_id": "v"})
     edges = persist(edges)  # read every round

@@ -33,7 +33,7 @@ from ..balancing.plan import Plan
 from ..matchers.scoring.base import FitContext, ScoringModel
 from ..report import TaskStats
 from .cluster import total_threads
-from .inputs import Source
+from .inputs import Source, hold
 from .job import DIRECT_ROUTE_LIMIT, Job
 from .output import remove_tree
 from .progress import show_progress
@@ -55,7 +55,7 @@ Results = list[tuple[pd.DataFrame | None, TaskStats]]
 
 @dataclass
 class Execution:
-    """A plan scattered to the cluster with the routed records of every reduce task."""
+    """A plan held by the cluster with the routed records of every reduce task."""
 
     plan: Plan
     plan_future: Any
@@ -108,8 +108,8 @@ def route(job: Job, plan_f: Any, sources: Sequence[Source], r: int) -> list[list
 
 def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[Source],
                       id_dtypes: tuple[object, object]) -> Execution:
-    """Scatter the plan once and build the routing graph."""
-    [plan_f] = client.scatter([plan], broadcast=True, hash=False)
+    """Hand the plan to the cluster once and build the routing graph."""
+    [plan_f] = hold(client, [plan])
     r = plan.n_tasks
     meta = tuple(routed_meta(s.meta) for s in sources)
     spec = TaskSpec(comparisons=job.comparisons, col_index=job.col_index(),
@@ -158,7 +158,7 @@ def run_mean(client: Client, job: Job, ex: Execution, out_dir: str | None) -> Re
 def run_fitted(client: Client, job: Job, ex: Execution, model: ScoringModel,
                threshold: float | None, out_dir: str | None) -> Results:
     """A fitted model in one phase: compare, score, threshold, return or write."""
-    [model_f] = client.scatter([model], broadcast=True, hash=False)
+    [model_f] = hold(client, [model])
     tasks = []
     for t in range(ex.r):
         left, right = ex.inputs(t)
@@ -225,7 +225,7 @@ def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
                     t, ex.plan_future, left, right, ex.spec, model_d))
         kept = client.compute(tasks, optimize_graph=False)
         futures = list(kept)
-        [unfitted_f] = client.scatter([model], broadcast=True, hash=False)
+        [unfitted_f] = hold(client, [model])
         futures.append(unfitted_f)
         summaries_f = client.map(summarize_kept, kept, model=unfitted_f, pure=False)
         futures += summaries_f
@@ -239,7 +239,7 @@ def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
             comp = next(c for c in job.comparisons if c.name == name)
             col = job.value_column_of(comp)
             counts_f[name] = client.compute(
-                [dask.delayed(value_counts)(p, col) for s in sources for p in s.parts])
+                [dask.delayed(value_counts)(p, col, comp) for s in sources for p in s.parts])
             futures += counts_f[name]
         if job.options.progress:
             show_progress(kept, "compare")
@@ -260,7 +260,7 @@ def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
         timing["summary_bytes"] = int(sum(getattr(s, "nbytes", 0) for s in summaries))
 
         t2 = time.perf_counter()
-        [model_f] = client.scatter([model], broadcast=True, hash=False)
+        [model_f] = hold(client, [model])
         futures.append(model_f)
         scored = client.map(score_reduce, kept, model=model_f, spec=ex.spec,
                             threshold=threshold, out_dir=out_dir, pure=False)

@@ -1,8 +1,8 @@
 """Input frames as lists of partitions, and their prepared records (driver side).
 
 A pandas frame is cut into contiguous pieces (input order is kept: record ids follow
-it) and scattered to the workers; a Dask frame's partitions are taken as they are,
-*before* any column projection, so every pass numbers partitions alike (``read_parquet``
+it) and handed to the cluster as tasks it can rerun (:func:`hold`); a Dask frame's
+partitions are taken as they are, *before* any column projection, so every pass numbers partitions alike (``read_parquet``
 merges partitions when fewer columns are read). Each partition is then prepared once
 (:func:`erblock.engine.tasks.prepare.prepare_partition`) and, by default, kept in cluster
 memory so profile and route do not compute keys twice.
@@ -27,16 +27,34 @@ SAMPLE_PARTITION_RECORDS = 2000  #: partition size for progressive sampling (pan
 @dataclass
 class Source:
     """One input of a run: its prepared partitions (Dask futures, or lazy delayed objects
-    when not persisted), the dtype of its record ids and an empty prepared frame."""
+    when not persisted), the dtype of its record ids and an empty prepared frame.
+
+    ``held`` keeps the futures of a pandas input's partitions (:func:`hold`) for as
+    long as the run needs them: prepared partitions lost with a worker are recomputed
+    from them."""
 
     src: int
     parts: list[Any]
     id_dtype: object
     meta: pd.DataFrame
+    held: tuple[Any, ...] = ()
 
     @property
     def n_parts(self) -> int:
         return len(self.parts)
+
+
+def hold(client: Client, objects: list[Any]) -> list[Any]:
+    """Futures of client-side objects that the cluster can rebuild.
+
+    Each object becomes a task whose run spec *is* the object (the scheduler keeps it),
+    not scattered data: a scattered key whose only copy dies with a worker is forgotten
+    with everything that depends on it (and the active memory manager removes the extra
+    copies ``broadcast``/``replicate`` make), while a task is simply run again. Hold the
+    futures for as long as the run needs the objects.
+    """
+    return list(client.compute([dask.delayed(o, pure=False, traverse=False) for o in objects],
+                               optimize_graph=False))
 
 
 def default_npartitions(n: int, threads: int, sample: bool) -> int:
@@ -67,13 +85,15 @@ def prepare_source(client: Client, df: Any, job: Job, src: int, threads: int,
     """Partitions of input ``src`` prepared for ``job`` (see the module doc)."""
     keys, id_column = job.keys, job.id_columns[src]
     value_columns = job.value_columns_for(src)
+    held: tuple[Any, ...] = ()
     if isinstance(df, dd.DataFrame):
         raw: list[Any] = list(df.to_delayed())
         meta_in = df._meta
     else:
         n_parts = job.options.npartitions or default_npartitions(
             len(df), threads, job.options.sample is not None)
-        raw = client.scatter(split_frame(df, n_parts), hash=False)
+        raw = hold(client, split_frame(df, n_parts))
+        held = tuple(raw)
         meta_in = df.iloc[:0]
     meta = prepare_partition(meta_in, part=0, src=src, keys=keys, value_columns=value_columns,
                              id_column=id_column)
@@ -82,4 +102,4 @@ def prepare_source(client: Client, df: Any, job: Job, src: int, threads: int,
         for i, p in enumerate(raw)]
     if persist:
         parts = client.compute(parts, optimize_graph=False)
-    return Source(src, parts, _id_dtype(meta_in, id_column), meta)
+    return Source(src, parts, _id_dtype(meta_in, id_column), meta, held)

@@ -74,7 +74,9 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     docstring). CSV columns are read as text (numbers are parsed by the comparisons that
     need them), so dtypes never differ between partitions. With ``id_column`` that column
     becomes the index (its uniqueness is checked during the run's profile pass); without
-    it records are numbered in input order. ``client``, when given, computes the partition
+    it, a parquet input written with its pandas index (``df.to_parquet()`` with a named or
+    non-default index) keeps that index as the id, and other records are numbered in
+    input order. ``client``, when given, computes the partition
     lengths for that numbering on its cluster (where the files may be the only ones to
     exist).
     """
@@ -93,6 +95,8 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
                                   storage_options=opts or None)
     except (FileNotFoundError, OSError) as exc:
         raise FileNotFoundError(f"input {path!r} could not be read: {exc}") from exc
+    if id_column is None and fmt == "parquet" and _stored_index(files, opts):
+        return ddf  # the index pandas wrote (``df.to_parquet()``) is the record id
     if id_column is not None:
         if id_column not in ddf.columns:
             raise KeyError(f"--id column {id_column!r} is not in {path!r} "
@@ -121,6 +125,24 @@ def rename_columns(ddf: dd.DataFrame, mapping: Mapping[str, str], name: str) -> 
             f"--map: {name} already has a column {clash[0]!r} that is not renamed; "
             f"map it too or choose another name")
     return ddf.rename(columns=renames) if renames else ddf
+
+
+def _stored_index(files: list[str], storage_options: Mapping[str, Any]) -> bool:
+    """True when the parquet data carries a pandas index stored as a column (a named index,
+    or any index that is not the default range): dask reads it back as the index."""
+    import pyarrow.parquet as pq
+    from fsspec.core import url_to_fs
+
+    fs, root = url_to_fs(files[0], **dict(storage_options))
+    if fs.isdir(root):
+        parts = sorted(f for f in fs.find(root) if f.endswith(_PARQUET_SUFFIXES))
+        if not parts:
+            return False
+        root = parts[0]
+    with fs.open(root, "rb") as fh:
+        meta = pq.read_schema(fh).pandas_metadata or {}
+    return any(isinstance(c, str) or c.get("name") is not None or c.get("start", 0) != 0
+               or c.get("step", 1) != 1 for c in meta.get("index_columns", []))
 
 
 def _index_by(ddf: dd.DataFrame, column: str) -> dd.DataFrame:

@@ -27,7 +27,7 @@ import pandas as pd
 from distributed import Client
 
 from ..balancing.strategies import AUTO
-from ..matchers.scoring.base import ScoringModel
+from ..matchers.scoring.base import PASS_COLUMN, ScoringModel
 from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
 from .calibrate import resolve_cost_model, worth_calibrating
 from .cluster import total_threads
@@ -41,6 +41,7 @@ from .tasks.write import PART_NAME, sort_pairs
 
 MODEL_FILE = "_erblock_model.json"  #: a leading "_" keeps parquet readers off the file
 MODEL_KEY = "erblock_model"  #: ``pairs.attrs`` key of the fitted model's dict
+EXAMPLES = 6  #: pairs near the decision boundary the report explains
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ def empty_pairs(job: Job, id_dtypes: tuple[object, object], model: ScoringModel 
     for c in job.comparisons:
         cols[c.name] = pd.Series([], dtype=np.float64)
     cols["score"] = pd.Series([], dtype=np.float64)
+    if model is not None and model.needs_pass:
+        cols[PASS_COLUMN] = pd.Series([], dtype=np.int8)
     if model is not None and model.decision != "score":
         cols["match_weight"] = pd.Series([], dtype=np.float64)
         cols["match_probability"] = pd.Series([], dtype=np.float64)
@@ -122,7 +125,9 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     phases["route_compare"] = time.perf_counter() - t2
 
     t3 = time.perf_counter()
-    tasks = tuple(stats for _, stats in results)
+    tasks = tuple(dataclasses.replace(stats, examples=()) for _, stats in results)
+    examples = sorted((e for _, stats in results for e in stats.examples),
+                      key=lambda e: abs(e.get("match_weight", 0.0)))[:EXAMPLES]
     pairs: pd.DataFrame | None = None
     if out_dir is None:
         frames_out = [p for p, _ in results if p is not None and len(p)]
@@ -142,8 +147,8 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
                        phases=phases, tasks=tasks, plan=plan.summary(), records=profile.records,
                        settings=settings, output=final_dir,
                        pairs=int(sum(s.pairs for s in tasks)),
-                       model=scoring.report() if scoring is not None and scoring.fitted
-                       else None)
+                       model=({**scoring.report(), "examples": examples}
+                              if scoring is not None and scoring.fitted else None))
     report = dataclasses.replace(report, prediction=prediction(plan, report, calibration))
     if out_dir is not None:
         assert final_dir is not None  # set together with out_dir

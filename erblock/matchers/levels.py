@@ -25,8 +25,11 @@ __all__ = [
     "DEFAULT_THRESHOLDS",
     "LevelSpec",
     "PatternHistogram",
+    "default_m",
     "fit_em",
     "gamma_matrix",
+    "log_likelihood",
+    "posterior",
     "resolve_levels",
 ]
 
@@ -42,12 +45,16 @@ PROB_FLOOR = 1e-9  # m and u are kept in [floor, 1] so weights stay finite
 
 @dataclass(frozen=True)
 class LevelSpec:
-    """The levels of one comparison: its result column and ascending thresholds."""
+    """The levels of one comparison: its result column, ascending thresholds on its
+    similarity, a label per level (lowest first) and whether term frequencies adjust its
+    exact level."""
 
     name: str
     column: str
     method: str
     thresholds: tuple[float, ...]
+    names: tuple[str, ...] = ()
+    tf: bool = False
 
     @property
     def n_levels(self) -> int:
@@ -56,6 +63,8 @@ class LevelSpec:
 
     def labels(self) -> list[str]:
         """Readable label of each non-null level, lowest first."""
+        if len(self.names) == self.n_levels:
+            return list(self.names)
         out = [f"< {self.thresholds[0]:g}"]
         for t in self.thresholds:
             out.append("exact" if t >= 1.0 and self.method != "numeric" else f">= {t:g}")
@@ -72,12 +81,14 @@ class LevelSpec:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "column": self.column, "method": self.method,
-                "thresholds": list(self.thresholds)}
+                "thresholds": list(self.thresholds), "names": list(self.names),
+                "tf": self.tf}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> LevelSpec:
         return cls(str(d["name"]), str(d["column"]), str(d["method"]),
-                   tuple(float(t) for t in d["thresholds"]))
+                   tuple(float(t) for t in d["thresholds"]),
+                   tuple(str(x) for x in d.get("names", ())), bool(d.get("tf", False)))
 
 
 def check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
@@ -98,20 +109,33 @@ def check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
     return ts
 
 
-def resolve_levels(comparisons: Sequence[Comparison],
-                   levels: Mapping[str, Any] | None) -> tuple[LevelSpec, ...]:
-    """Level specs of ``comparisons``; ``levels`` overrides defaults by name or column."""
+def resolve_levels(comparisons: Sequence[Comparison], levels: Mapping[str, Any] | None,
+                   tf: Sequence[str] | bool | None = None) -> tuple[LevelSpec, ...]:
+    """Level specs of ``comparisons``: each method's default levels and labels unless
+    ``levels`` overrides them (by result name or column). ``tf``: the comparisons (names
+    or columns) whose exact level term frequencies adjust; None: each method's default
+    (names and emails); False: none."""
     levels = dict(levels or {})
+    wanted = None if tf is None or tf is True else set(tf or ())
     used: set[str] = set()
     out = []
     for c in comparisons:
         key = c.name if c.name in levels else (c.column if c.column in levels else None)
         if key is not None:
             used.add(key)
-            ts = check_thresholds(key, levels[key])
+            ts, labels = check_thresholds(key, levels[key]), tuple[str, ...]()
         else:
-            ts = c.kernel.levels
-        out.append(LevelSpec(c.name, c.column, c.method, ts))
+            ts, labels = c.kernel.levels, c.kernel.labels
+        if wanted is None:
+            use_tf = bool(c.kernel.tf) if tf is None else True
+        else:
+            use_tf = c.name in wanted or c.column in wanted
+        out.append(LevelSpec(c.name, c.column, c.method, tuple(ts), tuple(labels), use_tf))
+    if wanted:
+        known = {c.name for c in comparisons} | {c.column for c in comparisons}
+        if wanted - known:
+            raise ValueError(f"tf_adjust: {sorted(wanted - known)} names no comparison; use "
+                             f"one of {sorted({c.name for c in comparisons})} (or its column)")
     unknown = set(levels) - used
     if unknown:
         names = [c.name for c in comparisons] + [c.column for c in comparisons]
@@ -198,10 +222,43 @@ class PatternHistogram:
 
 # ------------------------------------------------------------------------------- EM
 
+#: pseudo-count added to every level's expected matches in the M-step: a level never seen
+#: among the matches keeps a small, finite m (no infinite weights)
+M_PSEUDO = 0.1
+
 
 def _log_table(p: np.ndarray) -> np.ndarray:
     """log of probabilities per level with a 0 in front for the null level."""
     return np.concatenate([[0.0], np.log(np.clip(p, PROB_FLOOR, 1.0))])
+
+
+def log_odds(gamma: np.ndarray, m: Sequence[np.ndarray], u: Sequence[np.ndarray]
+             ) -> np.ndarray:
+    """Σ_k ln(m_k[γ_k] / u_k[γ_k]) of every level vector (null levels add nothing)."""
+    idx = gamma.astype(np.int64) + 1
+    out = np.zeros(len(gamma))
+    for k in range(gamma.shape[1]):
+        out += _log_table(m[k])[idx[:, k]] - _log_table(u[k])[idx[:, k]]
+    return out
+
+
+def posterior(gamma: np.ndarray, m: Sequence[np.ndarray], u: Sequence[np.ndarray],
+              lam: float) -> np.ndarray:
+    """P(match | γ) of every level vector under prior ``lam``."""
+    logit = log_odds(gamma, m, u) + math.log(lam) - math.log1p(-lam)
+    return 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
+
+
+def log_likelihood(gamma: np.ndarray, counts: np.ndarray, m: Sequence[np.ndarray],
+                   u: Sequence[np.ndarray], lam: float) -> float:
+    """Log likelihood of the weighted level vectors under the two-class mixture."""
+    idx = gamma.astype(np.int64) + 1
+    lm = np.full(len(gamma), math.log(lam))
+    lu = np.full(len(gamma), math.log1p(-lam))
+    for k in range(gamma.shape[1]):
+        lm += _log_table(m[k])[idx[:, k]]
+        lu += _log_table(u[k])[idx[:, k]]
+    return float(np.sum(np.asarray(counts, dtype=np.float64) * np.logaddexp(lm, lu)))
 
 
 def fit_em(
@@ -213,15 +270,17 @@ def fit_em(
     lam: float = 0.1,
     fix_u: bool | Sequence[bool] = True,
     max_iter: int = 200,
-    tol: float = 1e-7,
+    tol: float = 1e-4,
+    pseudo: float = 0.0,
 ) -> dict[str, Any]:
     """EM for λ and m (and the u not fixed) over weighted level vectors.
 
     ``gamma``: (rows × comparisons) levels, −1 = null; ``counts``: weight of each row (the
     histogram counts, or ones for pair-level EM: the result is the same). ``fix_u``: keep
-    u fixed for all comparisons, none, or per comparison (a bool each). Returns a dict
-    with ``lambda``, ``m``, ``u`` (lists of arrays per comparison), ``n_iter`` and
-    ``converged``.
+    u fixed for all comparisons, none, or per comparison (a bool each). ``pseudo`` is
+    added to every level's expected matches in the M-step. Returns a dict with
+    ``lambda``, ``m``, ``u`` (lists of arrays per comparison), ``n_iter``, ``converged``
+    and ``loglik``.
     """
     gamma = np.asarray(gamma)
     w = np.asarray(counts, dtype=np.float64)
@@ -230,9 +289,8 @@ def fit_em(
         raise ValueError("fit_em: n_levels and u must have one entry per comparison")
     u = [np.clip(np.asarray(x, dtype=np.float64), PROB_FLOOR, 1.0) for x in u]
     if m is None:
-        m = [_default_m(n) for n in n_levels]
+        m = [default_m(n) for n in n_levels]
     m = [np.asarray(x, dtype=np.float64).copy() for x in m]
-    idx = gamma.astype(np.int64) + 1  # 0 = null
     present = gamma >= 0
     fixed = [bool(fix_u)] * K if isinstance(fix_u, (bool, np.bool_)) else [bool(f) for f in fix_u]
     if len(fixed) != K:
@@ -242,17 +300,14 @@ def fit_em(
     converged = False
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
-        logit = np.full(len(w), math.log(lam) - math.log1p(-lam))
-        for k in range(K):
-            logit += _log_table(m[k])[idx[:, k]] - _log_table(u[k])[idx[:, k]]
-        p = 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
+        p = posterior(gamma, m, u, lam)
         wp, wq = w * p, w * (1.0 - p)
         new_lam = float(wp.sum() / total) if total > 0 else lam
         new_m, new_u = [], []
         for k in range(K):
             sel = present[:, k]
             nk = n_levels[k]
-            mk = np.bincount(gamma[sel, k], weights=wp[sel], minlength=nk)[:nk]
+            mk = np.bincount(gamma[sel, k], weights=wp[sel], minlength=nk)[:nk] + pseudo
             new_m.append(mk / mk.sum() if mk.sum() > 0 else m[k])
             if fixed[k]:
                 new_u.append(u[k])
@@ -267,11 +322,12 @@ def fit_em(
         if delta < tol:
             converged = True
             break
-    return {"lambda": lam, "m": m, "u": u, "n_iter": it, "converged": converged}
+    return {"lambda": lam, "m": m, "u": u, "n_iter": it, "converged": converged,
+            "loglik": log_likelihood(gamma, w, m, u, lam) if len(w) else 0.0}
 
 
-def _default_m(n_levels: int) -> np.ndarray:
-    """Starting m: 90 % on the top level, the rest halving downwards."""
+def default_m(n_levels: int) -> np.ndarray:
+    """Starting (and untrained) m: 90 % on the top level, the rest halving downwards."""
     if n_levels == 1:
         return np.ones(1)
     rest = 0.5 ** np.arange(n_levels - 1, 0, -1, dtype=np.float64)

@@ -12,7 +12,9 @@ from ...balancing.bdm import count_partition
 from ...balancing.sketch import SketchSpec
 from ...balancing.sketch import build as build_sketch
 from ...balancing.sketch import merge as merge_sketches
-from ...blocking.keys import NULL_BLOCK, KeySpec, block_ids
+from ...blocking.ids import block_ids
+from ...blocking.keys import NULL_BLOCK, KeySpec
+from ...matchers.comparisons import Comparison
 from ..schema import BLOCK, ID, PART, PASS, RID, RID_SHIFT, SRC, key_column, value_column
 
 PASS_MIX = np.int64(-7046029254386353131)  # odd 64-bit constant mixing the pass into block ids
@@ -125,8 +127,10 @@ def sample_records(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFra
     return first[h < np.uint64(int(fraction * 2.0**64 - 1))]
 
 
-def value_counts(part: pd.DataFrame, column: str) -> pd.Series:
-    """Records per value of a prepared value column (one row per record)."""
+def value_counts(part: pd.DataFrame, column: str, comparison: Comparison) -> pd.Series:
+    """Records per value of a prepared value column (one row per record), the values
+    normalised as ``comparison`` compares them (term frequencies)."""
     first = part.drop_duplicates(RID)
-    vals = first[column].dropna().astype("string")
-    return vals.value_counts(sort=False)
+    vals = comparison.kernel.tf_values(first[column]).dropna()
+    vals = vals[vals.astype(str) != ""]
+    return vals.astype(str).value_counts(sort=False)

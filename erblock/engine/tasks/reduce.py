@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -68,14 +68,13 @@ def _compare(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | 
              spec: TaskSpec, threshold: float | None, model: ScoringModel | None
              ) -> tuple[pd.DataFrame, TaskCounter]:
     names = model.pair_values if model is not None else ()
-    request = model.fit_request() if model is not None and not model.fitted else None
     lrec = _records(left, spec.meta[0])
     right_meta = spec.meta[1] if spec.meta[1] is not None else spec.meta[0]
     rrec = _records(right, right_meta) if spec.link and right is not None else None
     return compare_task(task, plan, lrec, rrec, spec.comparisons, spec.col_index,
                         spec.n_passes, threshold, spec.id_dtypes, spec.cell_budget,
                         pair_values=[c for c in spec.comparisons if c.name in names],
-                        pass_of_pair=bool(request is not None and request.pass_of_pair))
+                        pass_of_pair=bool(model is not None and model.needs_pass))
 
 
 def _finish(pairs: pd.DataFrame, stats: TaskStats, spec: TaskSpec, out_dir: str | None
@@ -85,7 +84,7 @@ def _finish(pairs: pd.DataFrame, stats: TaskStats, spec: TaskSpec, out_dir: str 
     if out_dir is None:
         return pairs, stats
     seconds = write_part(pairs, out_dir, stats.task)
-    return None, TaskStats(**{**stats.to_dict(), "write_seconds": seconds})
+    return None, replace(stats, write_seconds=seconds)
 
 
 def compare_reduce(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,
@@ -99,8 +98,7 @@ def write_reduce(result: Result, out_dir: str) -> Result:
     """Write one reduce task's pairs (from :func:`compare_reduce`) as its parquet part."""
     pairs, stats = result
     assert pairs is not None
-    return None, TaskStats(**{**stats.to_dict(), "write_seconds": write_part(
-        pairs, out_dir, stats.task)})
+    return None, replace(stats, write_seconds=write_part(pairs, out_dir, stats.task))
 
 
 def model_reduce(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,
@@ -109,9 +107,10 @@ def model_reduce(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any
     """A fitted model: compare, score, apply the threshold, return or write."""
     pairs, c = _compare(task, plan, left, right, spec, None, model)
     start = time.perf_counter()
-    scored = score_pairs(pairs, model, threshold)
+    examples: list[dict[str, Any]] = []
+    scored = score_pairs(pairs, model, threshold, examples)
     stats = _stats(c, pairs=len(scored), extra_seconds=time.perf_counter() - start)
-    return _finish(scored, stats, spec, out_dir)
+    return _finish(scored, replace(stats, examples=tuple(examples)), spec, out_dir)
 
 
 def keep_reduce(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,
@@ -126,8 +125,9 @@ def score_reduce(kept: KeptTask, model: ScoringModel, spec: TaskSpec, threshold:
                  out_dir: str | None) -> Result:
     """Phase 2: score the kept pairs with the fitted model, apply the threshold."""
     start = time.perf_counter()
-    scored = score_pairs(kept.pairs, model, threshold)
+    examples: list[dict[str, Any]] = []
+    scored = score_pairs(kept.pairs, model, threshold, examples)
     stats = TaskStats.from_dict(kept.stats)
-    stats = TaskStats(**{**stats.to_dict(), "pairs": len(scored),
-                         "seconds": stats.seconds + time.perf_counter() - start})
+    stats = replace(stats, pairs=len(scored), examples=tuple(examples),
+                    seconds=stats.seconds + time.perf_counter() - start)
     return _finish(scored, stats, spec, out_dir)

@@ -34,10 +34,11 @@ def summarize_kept(kept: KeptTask, model: ScoringModel) -> Any:
     return model.summarize(kept.pairs)
 
 
-def score_pairs(pairs: pd.DataFrame, model: ScoringModel, threshold: float | None
-                ) -> pd.DataFrame:
+def score_pairs(pairs: pd.DataFrame, model: ScoringModel, threshold: float | None,
+                examples: list[dict[str, Any]] | None = None) -> pd.DataFrame:
     """Score pairs with ``model`` and keep those whose decision column reaches
-    ``threshold`` (the model's internal columns are dropped)."""
+    ``threshold`` (the model's internal columns are dropped); ``examples`` collects the
+    model's examples of the scored pairs."""
     if len(pairs) == 0:
         out = pairs.drop(columns=model_columns(pairs))
         if model.decision != "score":
@@ -45,6 +46,10 @@ def score_pairs(pairs: pd.DataFrame, model: ScoringModel, threshold: float | Non
         return out
     out = model.apply(pairs)
     out = out.drop(columns=model_columns(out))
+    if examples is not None:
+        examples += model.examples(pairs.assign(match_weight=out["match_weight"].to_numpy(),
+                                                match_probability=out["match_probability"]
+                                                .to_numpy()))
     if threshold is not None:
         out = out[out[model.decision].to_numpy(np.float64, na_value=np.nan) >= threshold
                   ].reset_index(drop=True)

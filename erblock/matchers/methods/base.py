@@ -78,7 +78,8 @@ class Method:
         """A readable label per level, lowest (else) first."""
         if self.LABELS is not None:
             return self.LABELS
-        return ("else", *(f">= {t:g}" for t in self.levels[:-1]), "exact")
+        ts = self.levels
+        return (f"< {ts[0]:g}", *(f">= {t:g}" for t in ts[:-1]), "exact")
 
     # -- options ------------------------------------------------------------------------
 

@@ -51,17 +51,18 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
     text = as_key_strings(values).str.strip()
     codes, uniques = pd.factorize(text, use_na_sentinel=True)
     uniq = pd.Series(uniques, dtype=object)
-    parsed = pd.Series(pd.NaT, index=uniq.index, dtype="datetime64[ns]")
-    todo = uniq.str.len() > 0
+    ok_u = np.zeros(len(uniq), dtype=bool)
+    days_u = np.zeros(len(uniq), dtype=np.int64)
+    todo = (uniq.str.len() > 0).to_numpy().copy()
     for f in (fmt,) if fmt else FORMATS:
         if not todo.any():
             break
-        got = pd.to_datetime(uniq[todo], format=f, errors="coerce")
-        parsed[todo] = got
-        todo &= parsed.isna()
-    ok_u = parsed.notna().to_numpy()
-    days_u = np.zeros(len(uniq), dtype=np.int64)
-    days_u[ok_u] = parsed[ok_u].to_numpy().astype("datetime64[D]").astype(np.int64)
+        idx = np.flatnonzero(todo)
+        got = pd.to_datetime(uniq.iloc[idx], format=f, errors="coerce")
+        hit = got.notna().to_numpy()
+        days_u[idx[hit]] = got[hit].to_numpy().astype("datetime64[D]").astype(np.int64)
+        ok_u[idx[hit]] = True
+        todo[idx[hit]] = False
     ok = np.zeros(len(values), dtype=bool)
     days = np.zeros(len(values), dtype=np.int64)
     has = codes >= 0

@@ -14,7 +14,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .base import FitContext, FitRequest, ScoringModel, read_json
+import pandas as pd
+
+from .base import FitContext, FitRequest, ModelWarning, ScoringModel, read_json
+from .charts import plot_waterfall, plot_weights
+from .explain import contributions, summary, waterfall
 from .fellegi_sunter import FellegiSunter
 from .supervised import ScoreThreshold, SupervisedModel
 
@@ -39,8 +43,9 @@ def load_model(text_or_path: str | os.PathLike | Mapping[str, Any]) -> ScoringMo
     return model
 
 
-def as_scoring(scoring: Any, comparisons: Any) -> ScoringModel | None:
-    """The model a run scores with (None: the mean score), bound to ``comparisons``."""
+def as_scoring(scoring: Any, comparisons: Any, keys: Any = None) -> ScoringModel | None:
+    """The model a run scores with (None: the mean score), bound to ``comparisons`` (and,
+    for models that learn per key pass, the run's ``keys``)."""
     if isinstance(scoring, str):
         if scoring not in NAMED:
             close = difflib.get_close_matches(scoring, NAMED, n=1)
@@ -50,10 +55,11 @@ def as_scoring(scoring: Any, comparisons: Any) -> ScoringModel | None:
         factory = NAMED[scoring]
         return None if factory is None else factory().bind(comparisons)
     if isinstance(scoring, ScoringModel):
-        if not scoring.fitted and scoring.fit_request() is None:
+        bound = scoring.bind(comparisons, keys)
+        if not bound.fitted and bound.fit_request() is None:
             raise ValueError(f"scoring: a {type(scoring).__name__} must be fitted first (it "
                              "cannot fit during a run), e.g. model.fit(pairs, truth)")
-        return scoring.bind(comparisons)
+        return bound
     raise TypeError(
         f"scoring must be {', '.join(map(repr, NAMED))} or a scoring model (FellegiSunter, "
         "a fitted SupervisedModel, ScoreThreshold, or erblock.load_model('model.json')), "
@@ -61,5 +67,26 @@ def as_scoring(scoring: Any, comparisons: Any) -> ScoringModel | None:
     )
 
 
-__all__ = ["MODELS", "NAMED", "FellegiSunter", "FitContext", "FitRequest", "ScoreThreshold",
-           "ScoringModel", "SupervisedModel", "as_scoring", "load_model"]
+def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
+                 path: Any = None) -> pd.DataFrame:
+    """The waterfall of pair ``i`` (by position) of scored ``pairs``: the model is the one
+    in ``pairs.attrs["erblock_model"]`` unless given; with ``path`` it is drawn as a PNG."""
+    if model is None:
+        if "erblock_model" not in pairs.attrs:
+            raise ValueError("explain_pair: these pairs carry no model; pass model=")
+        model = load_model(pairs.attrs["erblock_model"])
+    elif isinstance(model, dict):
+        model = load_model(model)
+    if not 0 <= i < len(pairs):
+        raise IndexError(f"explain_pair: pair {i} of {len(pairs)}")
+    table = waterfall(model, pairs.iloc[i])
+    if path is not None:
+        plot_waterfall(table, path, title=f"{pairs.iloc[i].get('left_id')} ~ "
+                                           f"{pairs.iloc[i].get('right_id')}")
+    return table
+
+
+__all__ = ["MODELS", "NAMED", "FellegiSunter", "FitContext", "FitRequest", "ModelWarning",
+           "ScoreThreshold", "ScoringModel", "SupervisedModel", "as_scoring", "contributions",
+           "explain_pair", "load_model", "plot_waterfall", "plot_weights", "summary",
+           "waterfall"]

@@ -13,11 +13,10 @@ phases, without the pairs ever travelling to the client:
 2. the client calls :meth:`ScoringModel.fit_summaries`, broadcasts the fitted model, and
    each kept task is scored on its worker.
 
-Pairs carry, while the model sees them, the columns the model asks for: the left
-record's value of each comparison in its ``pair_values`` (``value_column(name)``) and,
-when its request says ``pass_of_pair``, the key pass that found the pair
-(:data:`PASS_COLUMN`). They are
-dropped before output. Models save and load as JSON (``to_dict``/``from_dict``,
+Pairs carry, while the model sees them, the left record's value of each comparison in
+the model's ``pair_values`` (``value_column(name)``, dropped before output) and, when the
+model ``needs_pass``, the key pass that found the pair (:data:`PASS_COLUMN`,
+``match_key``, kept in the output). Models save and load as JSON (``to_dict``/``from_dict``,
 :func:`erblock.load_model`).
 """
 
@@ -34,8 +33,13 @@ import pandas as pd
 
 #: columns a scored pairs frame has besides the similarities
 RESERVED_COLUMNS = ("left_id", "right_id", "score", "match_weight", "match_probability")
-PASS_COLUMN = "_erb_pair_pass"  #: key pass that found the pair (while a model sees it)
+PASS_COLUMN = "match_key"  #: the key pass that found the pair (kept in scored output)
 _VALUE_PREFIX = "_erb_pair_value_"
+
+
+class ModelWarning(UserWarning):
+    """A scoring model's fit that deserves a look (no convergence, λ at a boundary, a
+    comparison that could not be trained); the same text is in the model's report."""
 
 
 def value_column(comparison_name: str) -> str:
@@ -45,7 +49,7 @@ def value_column(comparison_name: str) -> str:
 
 def model_columns(pairs: pd.DataFrame) -> list[str]:
     """The internal columns a model asked for, present in ``pairs``."""
-    return [c for c in pairs.columns if c == PASS_COLUMN or c.startswith(_VALUE_PREFIX)]
+    return [c for c in pairs.columns if c.startswith(_VALUE_PREFIX)]
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,6 @@ class FitRequest:
     random_pairs: int = 0
     seed: int = 0
     value_counts: tuple[str, ...] = ()
-    pass_of_pair: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,11 @@ class ScoringModel:
         raise NotImplementedError
 
     @property
+    def needs_pass(self) -> bool:
+        """Whether pairs must carry the key pass that found them (fit and scoring)."""
+        return False
+
+    @property
     def pair_values(self) -> tuple[str, ...]:
         """Comparisons whose left value every pair must carry when this model sees it."""
         return ()
@@ -94,8 +102,9 @@ class ScoringModel:
         """The threshold a run applies when none is given (None: keep every pair)."""
         return None
 
-    def bind(self, compare: Any) -> ScoringModel:
-        """This model ready for comparisons ``compare`` (checked against a fitted model)."""
+    def bind(self, compare: Any, keys: Sequence[Any] | None = None) -> ScoringModel:
+        """This model ready for comparisons ``compare`` and the run's key passes ``keys``
+        (checked against a fitted model)."""
         return self
 
     # -- fitting during a run (unfitted models) --------------------------------------------
@@ -122,6 +131,10 @@ class ScoringModel:
     def apply(self, pairs: pd.DataFrame) -> pd.DataFrame:
         """``pairs`` with ``match_weight`` and ``match_probability`` (a new frame)."""
         raise NotImplementedError  # pragma: no cover - every model defines it
+
+    def examples(self, pairs: pd.DataFrame, k: int = 3) -> list[dict[str, Any]]:
+        """Worker side: a few scored pairs worth showing in the report (none by default)."""
+        return []
 
     def report(self) -> dict[str, Any]:
         """A small JSON-ready summary for the run report."""

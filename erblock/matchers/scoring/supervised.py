@@ -114,7 +114,7 @@ class SupervisedModel(ScoringModel):
         state = f"fitted on {self.features_}" if self.fitted else "not fitted"
         return f"SupervisedModel({self.kind!r}, {state})"
 
-    def bind(self, compare: Any) -> SupervisedModel:
+    def bind(self, compare: Any, keys: Sequence[Any] | None = None) -> SupervisedModel:
         """Check that ``compare`` produces the similarity columns the model was fitted on."""
         if not self.fitted:
             raise ValueError("scoring: a SupervisedModel must be fitted on labelled pairs first "

@@ -1,0 +1,71 @@
+"""What every command needs: messages, the cluster client, the inputs, the keys."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..blocking.registry import parse_key
+from .parser import UsageError, parse_id, parse_pairs
+
+__all__ = ["_client", "_inputs", "_keys", "_progress", "_say"]
+
+
+def _say(args: argparse.Namespace, *msg: Any) -> None:
+    if not args.quiet and not args.json:
+        print(*msg, file=sys.stderr)
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    return not (args.quiet or args.json)
+
+
+def _client(args: argparse.Namespace) -> Any:
+    """The client of --scheduler (with --tls-* security) or erblock's local cluster; prints
+    the dashboard link when the cluster serves one."""
+    from ..engine.cluster import dashboard_link, get_client, make_security
+
+    tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
+    security = None
+    if any(v is not None for v in tls):
+        if args.scheduler is None:
+            raise UsageError("--tls-ca-file/--tls-cert/--tls-key secure the connection to "
+                             "--scheduler; give --scheduler tls://HOST:PORT too")
+        try:
+            security = make_security(*tls)
+        except (ValueError, FileNotFoundError) as exc:
+            raise UsageError(str(exc).replace("tls_ca_file", "--tls-ca-file")
+                             .replace("tls_cert", "--tls-cert")
+                             .replace("tls_key", "--tls-key")) from exc
+    elif args.scheduler is not None and args.scheduler.startswith("tls://"):
+        raise UsageError(f"--scheduler {args.scheduler!r} is a TLS address; give "
+                         "--tls-ca-file and --tls-cert (and --tls-key)")
+    client = get_client(args.scheduler, security=security)
+    link = dashboard_link(client)
+    if link:
+        _say(args, f"dashboard: {link}")
+    return client
+
+
+def _inputs(args: argparse.Namespace, paths: Sequence[str], client: Any) -> list[Any]:
+    """Read the inputs (lazy Dask frames indexed by record id), S renamed by --map."""
+    from ..engine.io import read_table, rename_columns
+
+    ids = parse_id(args.id, len(paths))
+    mapping = parse_pairs(args.map, "--map")
+    if mapping and len(paths) != 2:
+        raise UsageError("--map renames columns of S for link; it needs two inputs")
+    frames = [read_table(path, args.format, encoding=args.encoding, id_column=ids[i],
+                         client=client) for i, path in enumerate(paths)]
+    if mapping:
+        frames[1] = rename_columns(frames[1], mapping, f"S ({paths[1]!r})")
+    return frames
+
+
+def _keys(args: argparse.Namespace) -> list[Any]:
+    try:
+        return [parse_key(k) for k in args.key]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None

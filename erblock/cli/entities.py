@@ -1,0 +1,147 @@
+"""Entity ids from matching pairs on the command line: ``erblock dedupe … --cluster T``
+and ``erblock cluster PAIRS …``.
+
+Connected components run on the cluster (:func:`erblock.engine.clustering.cluster_dask`)
+when the pairs are a parquet directory, so neither pairs nor labels travel to the client;
+every record of the input gets an entity id (a record without a match is its own entity,
+its id), written as parquet ``id, entity_id`` by the workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import pandas as pd
+
+from .common import _client, _inputs, _say
+from .parser import UsageError
+
+__all__ = ["cmd_cluster", "entity_frame", "score_column_of", "write_entities"]
+
+
+def score_column_of(columns: Any, given: str | None = None) -> str:
+    """The column a threshold applies to: ``given``, else ``match_probability`` when the
+    pairs were scored by a model, else ``score``."""
+    cols = list(columns)
+    if given is not None:
+        if given not in cols:
+            raise UsageError(f"--score-column {given!r} is not in the pairs (columns: {cols})")
+        return given
+    return "match_probability" if "match_probability" in cols else "score"
+
+
+def entity_frame(pairs: Any, records: Any, threshold: float | None, score_column: str,
+                 client: Any) -> Any:
+    """Dask frame ``id, entity_id`` for every record of ``records`` (a Dask frame indexed
+    by record id): the smallest id of its connected component over the pairs with
+    ``score_column >= threshold`` (all pairs when None)."""
+    from ..engine.clustering import cluster_dask
+
+    labels = cluster_dask(pairs, threshold, score_column=score_column, client=client)
+    ids = records.map_partitions(lambda p: pd.DataFrame({"id": p.index.to_numpy()}),
+                                 meta=pd.DataFrame({"id": records._meta.index.to_numpy()}))
+    dtype = ids._meta["id"].dtype  # the records' id dtype (pairs may read back as string)
+    if pd.api.types.is_object_dtype(dtype):
+        dtype = pd.StringDtype()
+        ids = ids.astype({"id": dtype})
+    found = labels.reset_index().astype({"id": dtype, "entity_id": dtype})
+    out = ids.merge(found, on="id", how="left")
+
+    def _own(part: pd.DataFrame) -> pd.DataFrame:
+        own = part["entity_id"].where(part["entity_id"].notna(), part["id"])
+        return part.assign(entity_id=own.astype(part["id"].dtype))
+
+    return out.map_partitions(_own, meta=out._meta.assign(
+        entity_id=out._meta["entity_id"].astype(out._meta["id"].dtype)))
+
+
+def write_entities(entities: Any, path: str, client: Any) -> dict[str, Any]:
+    """Write the entity frame as parquet (by the workers) and return counts read back
+    from it: records, entities, the largest entity."""
+    import dask.dataframe as dd
+
+    client.compute(entities.to_parquet(path, write_index=False, compute=False), sync=True)
+    written = dd.read_parquet(path)
+    sizes = written.groupby("entity_id").size()
+    n_rec, n_ent, largest = client.compute(
+        [written.shape[0], sizes.shape[0], sizes.max()], sync=True)
+    return {"records": int(n_rec), "entities": int(n_ent),
+            "largest": int(largest) if n_rec else 0, "path": path}
+
+
+def in_memory_entities(pairs: pd.DataFrame, ids: pd.Index, threshold: float | None,
+                       score_column: str) -> tuple[pd.Series, dict[str, Any]]:
+    """Entity ids of pairs held on the client (a run without ``-o``)."""
+    from ..matchers.clustering import cluster
+
+    labels = cluster(pairs, threshold, ids=ids, score_column=score_column)
+    sizes = labels.value_counts()
+    return labels, {"records": int(len(labels)), "entities": int(len(sizes)),
+                    "largest": int(sizes.max()) if len(sizes) else 0}
+
+
+def replace_dir(work: str, final: str) -> None:
+    """Move the finished ``work`` directory to ``final`` (replacing it)."""
+    if os.path.exists(final):
+        shutil.rmtree(final)
+    os.replace(work, final)
+
+
+def work_dir(final: str, overwrite: bool) -> str:
+    """A fresh directory beside ``final`` to build the output in (refuses an existing
+    non-empty ``final`` without ``--overwrite``)."""
+    final = os.path.abspath(final)
+    if os.path.exists(final) and os.listdir(final) and not overwrite:
+        raise FileExistsError(f"-o {final!r} exists and is not empty; choose a new "
+                              "directory or pass --overwrite")
+    os.makedirs(os.path.dirname(final), exist_ok=True)
+    return tempfile.mkdtemp(prefix=os.path.basename(final) + ".erblock-tmp-",
+                            dir=os.path.dirname(final))
+
+
+def cmd_cluster(args: argparse.Namespace) -> int:
+    """``erblock cluster PAIRS -o ENTITIES [--threshold T] [--records IN --id COL]``."""
+    import dask.dataframe as dd
+
+
+    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
+        raise UsageError(f"--threshold must be in [0, 1], got {args.threshold}")
+    client = _client(args)
+    try:
+        pairs = dd.read_parquet(args.pairs)
+    except (FileNotFoundError, OSError, ValueError) as exc:
+        raise FileNotFoundError(f"pairs {args.pairs!r} could not be read: {exc}") from exc
+    missing = {"left_id", "right_id"} - set(pairs.columns)
+    if missing:
+        raise UsageError(f"pairs {args.pairs!r}: no {sorted(missing)} column (expected the "
+                         "output of erblock dedupe/link -o)")
+    column = score_column_of(pairs.columns, args.score_column)
+    if args.threshold is not None and column not in pairs.columns:
+        raise UsageError(f"--threshold applies to {column!r}, which the pairs do not have")
+    if args.records is not None:
+        records = _inputs(args, [args.records], client)[0]
+    else:  # every id seen in a pair
+        ends = [pairs[["left_id"]].rename(columns={"left_id": "id"}),
+                pairs[["right_id"]].rename(columns={"right_id": "id"})]
+        records = dd.concat(ends).drop_duplicates().set_index("id", sort=False)
+    work = work_dir(args.output, args.overwrite)
+    try:
+        info = write_entities(entity_frame(pairs, records, args.threshold, column, client),
+                              work, client)
+        replace_dir(work, os.path.abspath(args.output))
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    info["path"] = args.output
+    info["score_column"], info["threshold"] = column, args.threshold
+    if args.json:
+        print(json.dumps(info))
+    else:
+        _say(args, f"{info['records']:,} records in {info['entities']:,} entities (largest "
+                   f"{info['largest']:,}) written to {args.output}")
+    return 0

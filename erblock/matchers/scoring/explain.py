@@ -1,0 +1,106 @@
+"""Seeing a Fellegi-Sunter model: its levels' m, u and weights, and why one pair scored
+what it did (a waterfall: the prior, then every comparison's weight, summing to the
+pair's match weight). The charts of both are :mod:`.charts`; the run report and its HTML
+page show them too."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..levels import PROB_FLOOR
+from .base import probability
+
+if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
+    from .fellegi_sunter import FellegiSunter
+
+
+def summary(model: FellegiSunter) -> pd.DataFrame:
+    """One row per comparison level (lowest first): label, m, u, match weight
+    (``log2 m/u``), where m came from, and whether term frequencies adjust the level."""
+    model.require_fitted()
+    rows = []
+    specs = model.specs_ or ()
+    for k, (s, m, u) in enumerate(zip(specs, model.m_ or (), model.u_ or ())):
+        for level, label in enumerate(s.labels()):
+            rows.append({
+                "comparison": s.name, "level": level, "label": label,
+                "m": float(m[level]), "u": float(u[level]),
+                "match_weight": math.log2(max(m[level], PROB_FLOOR))
+                - math.log2(max(u[level], PROB_FLOOR)),
+                "m_source": model.m_source_[k] if k < len(model.m_source_) else "em",
+                "tf": bool(s.tf and level == s.n_levels - 1),
+            })
+    return pd.DataFrame(rows)
+
+
+def model_report(model: FellegiSunter) -> dict[str, Any]:
+    """A JSON-ready summary for the run report (no term-frequency tables)."""
+    model.require_fitted()
+    lam = float(model.lambda_)  # type: ignore[arg-type]
+    return {
+        "kind": model.kind,
+        "lambda": lam,
+        "prior_weight": math.log2(lam) - math.log2(1.0 - lam),
+        "n_candidates": model.n_candidates_,
+        "n_u_pairs": model.n_u_pairs_,
+        "total_pairs": model.total_pairs_,
+        "sessions": model.sessions_,
+        "warnings": list(model.warnings_),
+        "levels": summary(model).to_dict("records"),
+        "tf": {name: int(len(t)) for name, t in model.tf_.items()},
+    }
+
+
+def contributions(model: FellegiSunter, pairs: pd.DataFrame,
+                  tf_values: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Per pair: the prior weight and every comparison's weight (term frequency
+    included); the row sums are the pairs' match weights."""
+    model.require_fitted()
+    gamma = model.gamma_of(pairs)
+    values = tf_values if tf_values is not None else model.pair_value_columns(pairs)
+    passes = model.passes_of(pairs)
+    w = model.weights_of(gamma, values, passes)
+    out = pd.DataFrame(w, columns=[s.name for s in model.specs_ or ()], index=pairs.index)
+    out.insert(0, "prior", model.priors_of(passes, len(pairs)))
+    return out
+
+
+def waterfall(model: FellegiSunter, pair: pd.Series | pd.DataFrame,
+              tf_values: dict[str, Any] | None = None) -> pd.DataFrame:
+    """One pair's match weight, step by step: the prior, then each comparison at its
+    level (label, weight, running total), then the final weight and probability."""
+    row = pair.to_frame().T if isinstance(pair, pd.Series) else pair.iloc[:1]
+    gamma = model.gamma_of(row)[0]
+    contrib = contributions(model, row, tf_values).iloc[0]
+    steps = [{"step": "prior", "level": f"λ = {model.lambda_ or 0.0:.3g}",
+              "weight": float(contrib["prior"])}]
+    for k, s in enumerate(model.specs_ or ()):
+        g = int(gamma[k])
+        steps.append({"step": s.name, "level": "null (no evidence)" if g < 0
+                      else s.labels()[g], "weight": float(contrib[s.name])})
+    out = pd.DataFrame(steps)
+    out["cumulative"] = out["weight"].cumsum()
+    out["probability"] = probability(out["cumulative"].to_numpy())
+    return out
+
+
+def boundary_examples(model: FellegiSunter, pairs: pd.DataFrame, k: int = 3
+                      ) -> list[dict[str, Any]]:
+    """The ``k`` scored pairs nearest the decision boundary (probability 0.5), each with
+    its waterfall, for the run report."""
+    if len(pairs) == 0 or "match_weight" not in pairs.columns or not model.fitted:
+        return []
+    near = np.argsort(np.abs(pairs["match_weight"].to_numpy(np.float64)), kind="stable")[:k]
+    out = []
+    for i in near.tolist():
+        row = pairs.iloc[i]
+        table = waterfall(model, row)
+        out.append({"left_id": str(row["left_id"]), "right_id": str(row["right_id"]),
+                    "match_weight": float(row["match_weight"]),
+                    "match_probability": float(row["match_probability"]),
+                    "steps": table[["step", "level", "weight"]].to_dict("records")})
+    return out

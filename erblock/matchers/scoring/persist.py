@@ -1,0 +1,79 @@
+"""The saved form of a Fellegi-Sunter model: everything needed to score again (settings,
+comparisons, levels, λ, m, u, term frequencies, what the fit reported)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..comparisons import Comparison
+from ..levels import LevelSpec
+
+if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
+    from .fellegi_sunter import FellegiSunter
+
+FORMAT = 2
+
+
+def fs_to_dict(model: FellegiSunter) -> dict[str, Any]:
+    tf = model.tf_adjust
+    d: dict[str, Any] = {
+        "kind": model.kind,
+        "format": FORMAT,
+        "settings": {"levels": {k: list(v) for k, v in model.levels.items()},
+                     "tf_adjust": list(tf) if isinstance(tf, tuple) else tf,
+                     "recall": model.recall, "detect": model.detect,
+                     "u_pairs": model.u_pairs, "max_iter": model.max_iter, "tol": model.tol,
+                     "seed": model.seed},
+        "specs": [s.to_dict() for s in model.specs_] if model.specs_ is not None else None,
+        "comparisons": [c.to_dict() for c in model.comparisons_],
+    }
+    if model.fitted:
+        d["params"] = {
+            "lambda": model.lambda_,
+            "m": [x.tolist() for x in model.m_ or ()],
+            "u": [x.tolist() for x in model.u_ or ()],
+            "m_source": list(model.m_source_),
+            "sessions": model.sessions_,
+            "warnings": list(model.warnings_),
+            "n_candidates": model.n_candidates_,
+            "n_u_pairs": model.n_u_pairs_,
+            "total_pairs": model.total_pairs_,
+            "pass_keys": list(model.pass_keys_),
+        }
+        d["tf"] = {name: {"values": t.index.astype(str).tolist(), "freq": t.tolist()}
+                   for name, t in model.tf_.items()}
+    return d
+
+
+def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunter:
+    if d.get("kind") != cls.kind:
+        raise ValueError(f"not a Fellegi-Sunter model: kind={d.get('kind')!r}")
+    if d.get("format") != FORMAT:
+        raise ValueError(f"this Fellegi-Sunter model was saved in format {d.get('format')!r}; "
+                         f"this erblock reads format {FORMAT}: fit it again")
+    settings = dict(d["settings"])
+    tf = settings.pop("tf_adjust", None)
+    model = cls(tf_adjust=tf, **settings)
+    if d.get("specs") is not None:
+        model.specs_ = tuple(LevelSpec.from_dict(s) for s in d["specs"])
+    model.comparisons_ = tuple(Comparison.from_dict(c) for c in d.get("comparisons", ()))
+    p = d.get("params")
+    if p:
+        model.lambda_ = float(p["lambda"])
+        model.m_ = [np.asarray(x, dtype=np.float64) for x in p["m"]]
+        model.u_ = [np.asarray(x, dtype=np.float64) for x in p["u"]]
+        model.m_source_ = list(p.get("m_source", []))
+        model.sessions_ = list(p.get("sessions", []))
+        model.warnings_ = list(p.get("warnings", []))
+        model.n_candidates_ = int(p.get("n_candidates", 0))
+        model.n_u_pairs_ = int(p.get("n_u_pairs", 0))
+        model.total_pairs_ = float(p.get("total_pairs", 0.0))
+        model.pass_keys_ = list(p.get("pass_keys", []))
+    for name, t in (d.get("tf") or {}).items():
+        model.tf_[name] = pd.Series(t["freq"], index=pd.Index(t["values"], dtype=str),
+                                    dtype=np.float64)
+    return model

@@ -1,0 +1,144 @@
+"""Training recovers known parameters whatever the blocking (simulated level vectors).
+
+A population of record pairs is drawn from a known Fellegi-Sunter model (λ, m, u per
+comparison, conditionally independent levels); a blocking pass keeps the pairs that agree
+exactly on one comparison (as a key on that column would), and the pairs it finds are
+what a run would histogram. Training must give back λ of a *random* pair, and every m
+within the stated tolerance, for one pass, several passes, and a pass whose key is a
+ready-made column the model was not told about (found by detection).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import erblock
+from erblock.matchers.levels import PatternHistogram
+from erblock.matchers.scoring.training import train
+
+M = [np.array([0.05, 0.05, 0.9]), np.array([0.04, 0.08, 0.88]),
+     np.array([0.1, 0.1, 0.8]), np.array([0.02, 0.13, 0.85])]
+U = [np.array([0.95, 0.04, 0.01]), np.array([0.9, 0.08, 0.02]),
+     np.array([0.7, 0.25, 0.05]), np.array([0.8, 0.15, 0.05])]
+NAMES = ["a", "b", "c", "d"]
+LAM = 0.002  # matches among all pairs
+N_PAIRS = 3_000_000
+M_TOL = 0.03  # absolute, on every level probability
+LAM_REL_TOL = 0.15  # relative
+
+
+def _population(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    match = rng.random(N_PAIRS) < LAM
+    gamma = np.empty((N_PAIRS, len(M)), dtype=np.int8)
+    for k, (m, u) in enumerate(zip(M, U)):
+        gm = rng.choice(len(m), size=N_PAIRS, p=m)
+        gu = rng.choice(len(u), size=N_PAIRS, p=u)
+        gamma[:, k] = np.where(match, gm, gu)
+    return gamma, match
+
+
+def _hist(gamma: np.ndarray) -> PatternHistogram:
+    return PatternHistogram.from_gamma(gamma, [len(m) + 1 for m in M])
+
+
+def _passes(gamma: np.ndarray, on: list[int]) -> dict[int, np.ndarray]:
+    """Pairs found first by each pass (pass p: exact agreement on comparison on[p])."""
+    found = np.zeros(len(gamma), dtype=bool)
+    out = {}
+    for p, k in enumerate(on):
+        sel = (gamma[:, k] == len(M[k]) - 1) & ~found
+        out[p] = sel
+        found |= sel
+    return out
+
+
+def _check_m(res, ks) -> None:
+    for k in ks:
+        np.testing.assert_allclose(res.m[k], M[k], atol=M_TOL, err_msg=NAMES[k])
+
+
+@pytest.fixture(scope="module")
+def population():
+    return _population()
+
+
+def test_one_pass_recovers_lambda_and_the_m_of_comparisons_it_does_not_select(population):
+    gamma, match = population
+    found = _passes(gamma, [0])[0]
+    recall = match[found].sum() / match.sum()
+    res = train({0: _hist(gamma[found])}, U, [3] * 4, {0: {0}}, N_PAIRS, NAMES,
+                recall=recall)
+    assert res.lam == pytest.approx(match.mean(), rel=LAM_REL_TOL)
+    _check_m(res, [1, 2, 3])
+    assert res.sessions[0].converged and not res.warnings
+
+
+def test_several_passes_recover_every_m_including_the_selected_ones(population):
+    gamma, match = population
+    passes = _passes(gamma, [0, 1])
+    found = passes[0] | passes[1]
+    recall = match[found].sum() / match.sum()
+    hists = {p: _hist(gamma[sel]) for p, sel in passes.items()}
+    res = train(hists, U, [3] * 4, {0: {0}, 1: {1}}, N_PAIRS, NAMES, recall=recall)
+    assert res.lam == pytest.approx(match.mean(), rel=LAM_REL_TOL)
+    _check_m(res, [0, 1, 2, 3])  # a's m from pass 1's session, b's from pass 0's
+    assert [s.passes for s in res.sessions] == [(0,), (1,)]
+
+
+def test_a_ready_made_key_column_is_detected_from_the_data(population):
+    gamma, match = population
+    found = _passes(gamma, [0])[0]
+    recall = match[found].sum() / match.sum()
+    # the model is not told that the pass selects on comparison a
+    res = train({0: _hist(gamma[found])}, U, [3] * 4, {0: set()}, N_PAIRS, NAMES,
+                recall=recall)
+    assert res.sessions[0].detected == (0,)
+    assert res.lam == pytest.approx(match.mean(), rel=LAM_REL_TOL)
+    _check_m(res, [1, 2, 3])
+    # without detection the same data gives a model that calls most candidates matches
+    blind = train({0: _hist(gamma[found])}, U, [3] * 4, {0: set()}, N_PAIRS, NAMES,
+                  recall=recall, detect=False)
+    assert blind.sessions[0].lam > 5 * res.sessions[0].lam
+
+
+def test_few_candidates_and_a_high_match_rate(population):
+    """Hundreds of candidates, a quarter and more of them true: λ and m still hold."""
+    rng = np.random.default_rng(1)
+    gamma, match = population
+    found = _passes(gamma, [0])[0]
+    true_idx = np.flatnonzero(found & match)
+    false_idx = rng.choice(np.flatnonzero(found & ~match), size=3 * len(true_idx) // 2,
+                           replace=False)
+    keep = np.concatenate([true_idx, false_idx])
+    assert 300 < len(keep) < 20_000
+    assert match[keep].mean() > 0.25
+    # the candidates are a sample of what blocking found: all pairs scale down with them
+    scale = len(keep) / found.sum()
+    res = train({0: _hist(gamma[keep])}, U, [3] * 4, {0: {0}}, N_PAIRS * scale, NAMES)
+    assert res.sessions[0].lam == pytest.approx(match[keep].mean(), abs=0.05)
+    _check_m(res, [1, 2, 3])
+
+
+def test_default_decision_precise_on_a_generated_link_with_a_high_match_rate(client):
+    """A link where a quarter of the candidates are true: precision >= 0.9 at the
+    default decision (match_probability >= 0.5), with the typed kinds and defaults."""
+    from erblock.datasets import generate
+
+    df_r, df_s, *_ = generate(1600, kind="person", task="link", dup_rate=0.5, seed=21)
+    truth = pd.DataFrame({"left_id": df_r.index, "entity": df_r["entity_id"]}).merge(
+        pd.DataFrame({"right_id": df_s.index, "entity": df_s["entity_id"]}), on="entity")
+    cols = ["first_name", "surname", "dob", "city", "zip"]
+    key = erblock.composite(erblock.prefix("zip", 3), erblock.prefix("surname", 1))
+    pairs = erblock.link(df_r[cols], df_s[cols], key=key,
+                         compare={"first_name": "name", "surname": "name", "dob": "date",
+                                  "city": "name", "zip": "postcode"},
+                         scoring="em", client=client)
+    found = erblock.evaluate(pairs, truth[["left_id", "right_id"]])
+    assert found["precision"] > 0.25, "the candidates must hold a high share of true pairs"
+    q = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5],
+                         truth[["left_id", "right_id"]])
+    assert q["precision"] >= 0.9, q
+    assert q["tp"] >= 0.9 * found["tp"], (q, found)  # and it keeps the true candidates
