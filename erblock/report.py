@@ -190,6 +190,9 @@ class RunReport:
             f"{self.imbalance_seconds:.3f} (seconds); "
             f"{'' if rate is None else f'{rate:,.0f} comparisons/s; '}"
             f"records not blocked {self.records.get('not_blocked', 0):,}; {ph}{predicted}"
+            + "".join(f"; {n:,} {k[len('invalid_'):]} values could not be compared "
+                      "(treated as missing)"
+                      for k, n in self.records.items() if k.startswith("invalid_") and n)
         )
 
     def __repr__(self) -> str:

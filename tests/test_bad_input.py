@@ -272,10 +272,13 @@ def test_thresholds_outside_zero_one(bad):
         erblock.dedupe(DF, key="k", compare=JW, threshold=bad)
 
 
-@pytest.mark.parametrize("edge", [0, 0.0, 1, 1.0, np.float64(0.5)])
-def test_thresholds_on_the_edges_are_accepted(client, edge):
-    pairs = erblock.dedupe(DF, key="k", compare=JW, threshold=edge, client=client)
-    assert (pairs["score"] >= float(edge)).all()
+@pytest.mark.parametrize("edge, kept", [(0, 3), (0.0, 3), (1, 1), (1.0, 1),
+                                        (np.float64(0.5), 3)])
+def test_thresholds_on_the_edges_are_accepted(client, edge, kept):
+    # the two "cy" records score exactly 1: threshold 1 keeps that pair and only it
+    df = pd.concat([DF, pd.DataFrame({"k": ["c"], "name": ["cy"]})], ignore_index=True)
+    pairs = erblock.dedupe(df, key="k", compare=JW, threshold=edge, client=client)
+    assert len(pairs) == kept and (pairs["score"] >= float(edge)).all()
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True, "4"])

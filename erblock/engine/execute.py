@@ -30,6 +30,7 @@ import pandas as pd
 from distributed import Client
 
 from ..balancing.plan import Plan
+from ..matchers.methods.base import Method
 from ..matchers.scoring.base import FitContext, ScoringModel
 from ..report import TaskStats
 from .cluster import total_threads
@@ -38,7 +39,7 @@ from .job import DIRECT_ROUTE_LIMIT, Job
 from .output import remove_tree
 from .progress import show_progress
 from .schema import RANK, TASK, UNIT
-from .tasks.prepare import sample_records, value_counts
+from .tasks.prepare import invalid_counts, sample_records, value_counts
 from .tasks.reduce import (
     TaskSpec,
     compare_reduce,
@@ -117,6 +118,18 @@ def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[So
                     cell_budget=job.options.cell_budget, sort=job.options.sort, link=job.link,
                     meta=(meta[0], meta[1] if len(meta) > 1 else None))
     return Execution(plan, plan_f, route(job, plan_f, sources, r), spec)
+
+
+def count_invalid(client: Client, job: Job, sources: Sequence[Source]) -> dict[str, int]:
+    """``invalid_<comparison>``: present values its method could not compare (counted
+    on the workers, for the methods that can refuse values, e.g. ``date``)."""
+    checked = {c.name: (job.value_column_of(c), c) for c in job.comparisons
+               if type(c.kernel).count_invalid is not Method.count_invalid}
+    if not checked:
+        return {}
+    per_part = client.compute([dask.delayed(invalid_counts)(p, checked)
+                               for s in sources for p in s.parts], sync=True)
+    return {f"invalid_{n}": int(sum(c[n] for c in per_part)) for n in checked}
 
 
 def _gather(client: Client, futures: list[Any], out_dir: str | None) -> Any:

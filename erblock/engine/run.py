@@ -31,7 +31,7 @@ from ..matchers.scoring.base import PASS_COLUMN, ScoringModel
 from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
 from .calibrate import resolve_cost_model, worth_calibrating
 from .cluster import total_threads
-from .execute import prepare_execution, run_fitted, run_mean, run_two_phase
+from .execute import count_invalid, prepare_execution, run_fitted, run_mean, run_two_phase
 from .inputs import prepare_source
 from .job import Job
 from .memory import fit_plan
@@ -144,7 +144,8 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     if memory is not None:
         settings["memory"] = memory
     report = RunReport(mode=job.mode, strategy=plan.strategy, n_tasks=r,
-                       phases=phases, tasks=tasks, plan=plan.summary(), records=profile.records,
+                       phases=phases, tasks=tasks, plan=plan.summary(),
+                       records={**profile.records, **count_invalid(client, job, sources)},
                        settings=settings, output=final_dir,
                        pairs=int(sum(s.pairs for s in tasks)),
                        model=({**scoring.report(), "examples": examples}

@@ -134,3 +134,12 @@ def value_counts(part: pd.DataFrame, column: str, comparison: Comparison) -> pd.
     vals = comparison.kernel.tf_values(first[column]).dropna()
     vals = vals[vals.astype(str) != ""]
     return vals.astype(str).value_counts(sort=False)
+
+
+def invalid_counts(part: pd.DataFrame, checked: dict[str, tuple[str, Comparison]]
+                   ) -> dict[str, int]:
+    """Per comparison: records of a prepared partition whose value is present but cannot
+    be compared (e.g. an unparsable date), which the comparison treats as missing."""
+    first = part.drop_duplicates(RID)
+    return {name: int(comp.kernel.count_invalid(first[col]))
+            for name, (col, comp) in checked.items()}

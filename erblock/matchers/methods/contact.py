@@ -10,7 +10,7 @@ Values are normalised once per record and the parts a level compares are hashed 
   same three levels (ZIP+sector, ZIP3, …). Similarity 1 / 0.8 / 0.6 / 0.4 / 0.
 * ``email`` (lower case, trimmed): exact (1), same user part at another domain (0.8), user
   parts within Jaro-Winkler 0.88 (0.6), else 0. Term frequency adjusts the exact level.
-* ``phone`` (digits only): exact (1); the same number with a country or area prefix
+* ``phone`` (digits only, leading zeros dropped): exact (1); the same number with a country or area prefix
   omitted on one side, i.e. one is a suffix of the other of at least 7 digits (0.8); one
   digit typed wrong or two adjacent digits swapped (0.6); the last 4 digits equal (0.4);
   else 0.
@@ -156,8 +156,11 @@ class EmailMethod(Method):
 
 
 def phone_digits(values: pd.Series) -> pd.Series:
-    """The digits of phone numbers (missing when there are none)."""
-    return _clean(values, r"[^0-9]")
+    """The digits of phone numbers without leading zeros (a national trunk ``0`` or an
+    international ``00``: ``+44 20 …``, ``0044 20 …`` and ``020 …`` then end alike);
+    missing when there are none."""
+    digits = _clean(values, r"[^0-9]")
+    return digits.str.replace(r"^0+", "", regex=True).mask(lambda d: d == "")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,60 @@
+"""Run options and jobs are frozen specs whose dict form rebuilds them exactly (also
+through JSON), and bad options are refused with a message naming them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from erblock.balancing.cost import CostModel
+from erblock.balancing.progressive import SampleGoal
+from erblock.balancing.strategies import CellOptions
+from erblock.blocking import composite, prefix, soundex
+from erblock.engine.job import SHUFFLE_METHODS, Job, RunOptions
+from erblock.matchers.comparisons import as_comparisons
+
+options = st.builds(
+    RunOptions,
+    npartitions=st.none() | st.integers(1, 64),
+    shuffle_method=st.sampled_from(SHUFFLE_METHODS),
+    persist=st.booleans(), progress=st.booleans(), sort=st.booleans(),
+    overwrite=st.booleans(), cell_budget=st.integers(1, 10**8),
+    memory_budget=st.none() | st.just("auto") | st.integers(1, 2**40),
+    cost_model=st.none() | st.sampled_from(["calibrate", "default"])
+    | st.just(CostModel()),
+    sample=st.none() | st.just(SampleGoal()),
+)
+
+
+@given(options)
+def test_run_options_round_trip_through_json(opts):
+    back = RunOptions.from_dict(json.loads(json.dumps(opts.to_dict())))
+    assert back == opts
+
+
+def test_strategy_options_round_trip():
+    opts = RunOptions(strategy_options=CellOptions())
+    assert RunOptions.from_dict(opts.to_dict(), strategy="cellblock") == opts
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"shuffle_method": "fast"}, "shuffle_method must be one of"),
+    ({"npartitions": 0}, "npartitions must be an integer >= 1"),
+    ({"cost_model": "guess"}, "cost_model must be None"),
+])
+def test_bad_run_options_are_named(bad, match):
+    with pytest.raises(ValueError, match=match):
+        RunOptions(**bad)
+
+
+def test_job_round_trips():
+    job = Job(mode="link", keys=(soundex("surname"), composite("year", prefix("title", 3))),
+              comparisons=as_comparisons({"surname": "name", "dob": "date",
+                                          "title": "text"}),
+              strategy="pairrange", n_tasks=7, threshold=0.8, id_columns=("rid", None),
+              output=None, options=RunOptions(npartitions=3, sort=True))
+    d = json.loads(json.dumps(job.to_dict()))
+    assert Job.from_dict(d) == job
