@@ -38,26 +38,29 @@ def _num(v: Any, digits: int = 4) -> str:
     return html.escape(str(v))
 
 
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: set[int]) -> str:
+    """An HTML table of already-escaped cells; columns in ``numeric`` right-aligned."""
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(
+        f"<td class='num'>{c}</td>" if i in numeric else f"<td>{c}</td>"
+        for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
 def _levels_table(levels: Sequence[Mapping[str, Any]]) -> str:
-    rows = "".join(
-        f"<tr><td>{html.escape(str(r.get('comparison')))}</td>"
-        f"<td>{html.escape(str(r.get('label')))}</td><td class='num'>{_num(r.get('m'))}</td>"
-        f"<td class='num'>{_num(r.get('u'))}</td>"
-        f"<td class='num'>{_num(r.get('match_weight'), 3)}</td>"
-        f"<td>{html.escape(str(r.get('m_source', '')))}</td></tr>" for r in levels)
-    return ("<table class='levels'><tr><th>comparison</th><th>level</th><th>m</th><th>u</th>"
-            f"<th>match weight</th><th>m from</th></tr>{rows}</table>")
+    return _table(("comparison", "level", "m", "u", "match weight", "m from"), [
+        (html.escape(str(r.get("comparison"))), html.escape(str(r.get("label"))),
+         _num(r.get("m")), _num(r.get("u")), _num(r.get("match_weight"), 3),
+         html.escape(str(r.get("m_source", "")))) for r in levels], numeric={2, 3, 4})
 
 
 def _sessions_table(sessions: Sequence[Mapping[str, Any]]) -> str:
-    rows = "".join(
-        f"<tr><td>{html.escape(', '.join(map(str, s.get('passes', []))))}</td>"
-        f"<td class='num'>{_num(s.get('pairs'))}</td>"
-        f"<td>{html.escape(', '.join(s.get('deactivated', [])) or '–')}</td>"
-        f"<td class='num'>{_num(s.get('lambda'))}</td><td class='num'>{_num(s.get('n_iter'))}</td>"
-        f"<td>{'yes' if s.get('converged') else '<b>no</b>'}</td></tr>" for s in sessions)
-    return ("<table><tr><th>passes</th><th>pairs</th><th>selected by the blocking</th>"
-            f"<th>λ of the session</th><th>iterations</th><th>converged</th></tr>{rows}</table>")
+    return _table(("passes", "pairs", "selected by the blocking", "λ of the session",
+                   "iterations", "converged"), [
+        (html.escape(", ".join(map(str, s.get("passes", [])))), _num(s.get("pairs")),
+         html.escape(", ".join(s.get("deactivated", [])) or "–"), _num(s.get("lambda")),
+         _num(s.get("n_iter")), "yes" if s.get("converged") else "<b>no</b>")
+        for s in sessions], numeric={1, 3, 4})
 
 
 def model_section(model: Mapping[str, Any] | None) -> str:

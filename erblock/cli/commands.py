@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -13,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..engine.output import finish_output, remove_tree, start_output
 from ..matchers.comparisons import parse_compare
 from .common import _client, _inputs, _keys, _progress, _say
 from .parser import UsageError
@@ -48,7 +48,6 @@ def _scoring(args: argparse.Namespace) -> Any:
 
 def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     from .. import api
-    from . import entities as ent
 
     keys, compare = _parse(args)
     scoring = _scoring(args)
@@ -57,10 +56,11 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
         raise UsageError(f"--cluster must be in [0, 1], got {cluster_at}")
     client = _client(args)
     frames = _inputs(args, paths, client)
-    work = output = args.output
+    work = final = None
+    output = args.output
     if cluster_at is not None and output is not None:  # DIR/pairs and DIR/entities
-        work = ent.work_dir(output, args.overwrite)
-        output = os.path.join(work, "pairs")
+        work, final = start_output(output, args.overwrite)
+        output = os.path.join(str(work), "pairs")
     kwargs: dict[str, Any] = dict(
         key=keys if len(keys) > 1 else keys[0], compare=compare, scoring=scoring,
         strategy=args.strategy, n_tasks=args.n_tasks, threshold=args.threshold,
@@ -73,9 +73,11 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     try:
         result = api.run_frames(frames, **kwargs)
         entities = _entities(args, cluster_at, result, frames[0], work, client)
+        if work is not None and final is not None:
+            finish_output(work, final, args.overwrite)
     except BaseException:
-        if work is not None and work != args.output:
-            shutil.rmtree(work, ignore_errors=True)
+        if work is not None:
+            remove_tree(work)
         raise
     report, pairs = result.report, result.pairs
     if args.report:
@@ -100,8 +102,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
         if args.save_model:
             _say(args, f"model saved to {args.save_model}")
         if pairs is None:
-            _say(args, f"pairs written to {args.output if work != args.output else report.output}"
-                       + ("/pairs" if work != args.output else ""))
+            _say(args, "pairs written to " + (os.path.join(args.output, "pairs")
+                                              if work is not None else str(report.output)))
         else:
 
             with pd.option_context("display.width", 160, "display.max_columns", 20):
@@ -130,7 +132,6 @@ def _entities(args: argparse.Namespace, threshold: float | None, result: Any, re
     column = ent.score_column_of(pairs.columns)
     info = ent.write_entities(ent.entity_frame(pairs, records, threshold, column, client),
                               os.path.join(work, "entities"), client)
-    ent.replace_dir(work, os.path.abspath(args.output))
     info["path"] = os.path.join(args.output, "entities")
     return info
 
@@ -271,19 +272,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _write_dir_atomically(pairs: Any, output: str) -> None:
     """Write ``pairs`` as ``output/part-00000.parquet``, replacing ``output`` only once the
     new directory is complete (an interrupted write leaves the old one, or nothing)."""
-    import os
-    import shutil
-    import tempfile
-
-    final = os.path.abspath(output)
-    parent = os.path.dirname(final)
-    os.makedirs(parent, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=os.path.basename(final) + ".erblock-tmp-", dir=parent)
+    work, final = start_output(output, overwrite=True)
+    assert work is not None and final is not None
     try:
         pairs.to_parquet(os.path.join(work, "part-00000.parquet"), index=False)
-        if os.path.exists(final):
-            shutil.rmtree(final)
-        os.replace(work, final)
+        finish_output(work, final, overwrite=True)
     except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
         raise

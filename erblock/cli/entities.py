@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
-import tempfile
 from typing import Any
 
 import pandas as pd
 
+from ..engine.output import finish_output, remove_tree, start_output
 from .common import _client, _inputs, _say
 from .parser import UsageError
 
@@ -85,25 +83,6 @@ def in_memory_entities(pairs: pd.DataFrame, ids: pd.Index, threshold: float | No
                     "largest": int(sizes.max()) if len(sizes) else 0}
 
 
-def replace_dir(work: str, final: str) -> None:
-    """Move the finished ``work`` directory to ``final`` (replacing it)."""
-    if os.path.exists(final):
-        shutil.rmtree(final)
-    os.replace(work, final)
-
-
-def work_dir(final: str, overwrite: bool) -> str:
-    """A fresh directory beside ``final`` to build the output in (refuses an existing
-    non-empty ``final`` without ``--overwrite``)."""
-    final = os.path.abspath(final)
-    if os.path.exists(final) and os.listdir(final) and not overwrite:
-        raise FileExistsError(f"-o {final!r} exists and is not empty; choose a new "
-                              "directory or pass --overwrite")
-    os.makedirs(os.path.dirname(final), exist_ok=True)
-    return tempfile.mkdtemp(prefix=os.path.basename(final) + ".erblock-tmp-",
-                            dir=os.path.dirname(final))
-
-
 def cmd_cluster(args: argparse.Namespace) -> int:
     """``erblock cluster PAIRS -o ENTITIES [--threshold T] [--records IN --id COL]``."""
     import dask.dataframe as dd
@@ -129,13 +108,14 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         ends = [pairs[["left_id"]].rename(columns={"left_id": "id"}),
                 pairs[["right_id"]].rename(columns={"right_id": "id"})]
         records = dd.concat(ends).drop_duplicates().set_index("id", sort=False)
-    work = work_dir(args.output, args.overwrite)
+    work, final = start_output(args.output, args.overwrite)
+    assert work is not None and final is not None
     try:
         info = write_entities(entity_frame(pairs, records, args.threshold, column, client),
                               work, client)
-        replace_dir(work, os.path.abspath(args.output))
+        finish_output(work, final, args.overwrite)
     except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
         raise
     info["path"] = args.output
     info["score_column"], info["threshold"] = column, args.threshold

@@ -156,18 +156,26 @@ def _add_common(p: argparse.ArgumentParser, compare: bool = True) -> None:
                        help="memory one reduce task may use, e.g. 512MB, or 'auto' (from the "
                             "workers' memory limit); tasks and compare chunks are sized to fit "
                             "(see docs/memory.md)")
-    g = p.add_argument_group("input")
-    g.add_argument("--format", choices=("csv", "parquet"), default=None,
-                   help="input format (default: from the file name)")
-    g.add_argument("--encoding", default=None, help="CSV text encoding (default utf-8)")
-    g.add_argument("--id", default=None, metavar="COLUMN",
-                   help="column holding unique record ids (default: row number in input "
-                        "order); for link with different names LEFT=RIGHT")
+    g = _add_input(p, "input", "column holding unique record ids (default: row number in "
+                   "input order, or the index a parquet file was written with); for link "
+                   "with different names LEFT=RIGHT")
     g.add_argument("--map", action="append", default=None, metavar="LEFT=RIGHT",
                    help="link only: S's column RIGHT is R's column LEFT (repeatable); keys and "
                         "comparisons then name R's column for both")
     _add_cluster(p)
     _add_display(p)
+
+
+def _add_input(p: argparse.ArgumentParser, what: str, id_help: str
+               ) -> argparse._ArgumentGroup:
+    """``--format``, ``--encoding`` and ``--id`` of the files ``what`` names."""
+    g = p.add_argument_group("input")
+    g.add_argument("--format", choices=("csv", "parquet"), default=None,
+                   help=f"{what} format (default: from the file name)")
+    g.add_argument("--encoding", default=None, help="CSV text encoding (default utf-8)")
+    g.add_argument("--id", default=None, metavar="COLUMN", help=id_help)
+    g.set_defaults(map=None)
+    return g
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -219,12 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the input that was deduplicated, so that records without a match "
                         "get their own entity (default: only ids seen in a pair)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
-    g = p.add_argument_group("input")
-    g.add_argument("--format", choices=("csv", "parquet"), default=None,
-                   help="--records format (default: from the file name)")
-    g.add_argument("--encoding", default=None, help="CSV text encoding (default utf-8)")
-    g.add_argument("--id", default=None, metavar="COLUMN", help="--records id column")
-    g.set_defaults(map=None)
+    _add_input(p, "--records", "--records id column")
     _add_cluster(p)
     _add_display(p)
     p.set_defaults(command_name="cluster")

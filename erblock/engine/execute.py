@@ -120,16 +120,23 @@ def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[So
     return Execution(plan, plan_f, route(job, plan_f, sources, r), spec)
 
 
-def count_invalid(client: Client, job: Job, sources: Sequence[Source]) -> dict[str, int]:
-    """``invalid_<comparison>``: present values its method could not compare (counted
-    on the workers, for the methods that can refuse values, e.g. ``date``)."""
+def count_invalid(client: Client, job: Job, sources: Sequence[Source]) -> Any:
+    """Start counting ``invalid_<comparison>``: present values its method could not
+    compare (for the methods that can refuse values, e.g. ``date``), on the workers,
+    beside the compare tasks; :func:`invalid_totals` collects the counts."""
     checked = {c.name: (job.value_column_of(c), c) for c in job.comparisons
                if type(c.kernel).count_invalid is not Method.count_invalid}
     if not checked:
-        return {}
-    per_part = client.compute([dask.delayed(invalid_counts)(p, checked)
-                               for s in sources for p in s.parts], sync=True)
-    return {f"invalid_{n}": int(sum(c[n] for c in per_part)) for n in checked}
+        return []
+    return client.compute([dask.delayed(invalid_counts)(p, checked)
+                           for s in sources for p in s.parts])
+
+
+def invalid_totals(client: Client, futures: Any) -> dict[str, int]:
+    """The counts :func:`count_invalid` started, summed over partitions."""
+    per_part = client.gather(futures) if futures else []
+    names = per_part[0].keys() if per_part else ()
+    return {f"invalid_{n}": int(sum(c[n] for c in per_part)) for n in names}
 
 
 def _gather(client: Client, futures: list[Any], out_dir: str | None) -> Any:

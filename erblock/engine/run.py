@@ -31,7 +31,14 @@ from ..matchers.scoring.base import PASS_COLUMN, ScoringModel
 from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
 from .calibrate import resolve_cost_model, worth_calibrating
 from .cluster import total_threads
-from .execute import count_invalid, prepare_execution, run_fitted, run_mean, run_two_phase
+from .execute import (
+    count_invalid,
+    invalid_totals,
+    prepare_execution,
+    run_fitted,
+    run_mean,
+    run_two_phase,
+)
 from .inputs import prepare_source
 from .job import Job
 from .memory import fit_plan
@@ -111,6 +118,7 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     out_dir, final_dir = start_output(job.output, job.options.overwrite)
     settings = _settings(job, r, sources[0].n_parts)
     t2 = time.perf_counter()
+    invalid = count_invalid(client, job, sources)
     results: list[tuple[pd.DataFrame | None, TaskStats]] = []
     threshold = job.threshold
     if plan.total_comparisons > 0:
@@ -145,7 +153,7 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
         settings["memory"] = memory
     report = RunReport(mode=job.mode, strategy=plan.strategy, n_tasks=r,
                        phases=phases, tasks=tasks, plan=plan.summary(),
-                       records={**profile.records, **count_invalid(client, job, sources)},
+                       records={**profile.records, **invalid_totals(client, invalid)},
                        settings=settings, output=final_dir,
                        pairs=int(sum(s.pairs for s in tasks)),
                        model=({**scoring.report(), "examples": examples}
