@@ -35,7 +35,6 @@ import importlib.util
 import json
 import logging
 import os
-import platform
 import statistics
 import sys
 import time
@@ -44,6 +43,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+if str(ROOT / "benchmarks") not in sys.path:  # runinfo.py sits beside this script
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import runinfo  # noqa: E402
 
 FULL: dict[str, Any] = {
     "main": {"n": 80_000, "b": 100, "s": 0.5, "dup_rate": 0.05, "threshold": 0.9, "seed": 7},
@@ -220,8 +223,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "quick": bool(args.quick),
         "erblock": {"version": erblock.__version__, "path": str(Path(erblock.__file__).parent)},
-        "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "cpus": os.cpu_count()},
+        "machine": runinfo.machine_info(),
         "config": cfg,
         "job": {"records": len(df), "candidate_pairs": pairs_total},
         "targets": TARGETS,

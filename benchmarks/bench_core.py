@@ -37,9 +37,7 @@ import datetime as _dt
 import json
 import logging
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -52,6 +50,10 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+if str(ROOT / "benchmarks") not in sys.path:  # runinfo.py sits beside this script
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import runinfo  # noqa: E402
 
 #: Full-size parameters (the numbers in docs/benchmarks.md) and the tiny smoke-test ones.
 FULL: dict[str, Any] = {
@@ -478,58 +480,12 @@ def bench_throughput(n: int, b: int, s: float, dup_rate: float, threshold: float
     return out
 
 
-def _version(mod: str) -> str | None:
-    try:
-        from importlib.metadata import version
-
-        return version(mod)
-    except Exception:  # noqa: BLE001 - not installed
-        return None
-
-
 def machine_info() -> dict[str, Any]:
-    """Cores, memory, CPU model, versions and the commit measured."""
-    info: dict[str, Any] = {
-        "cpu_count": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-    }
-    try:
-        import psutil
-
-        info["physical_cores"] = psutil.cpu_count(logical=False)
-        info["memory_gib"] = round(psutil.virtual_memory().total / 2**30, 1)
-    except ImportError:
-        pass
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                info["cpu_model"] = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    info["versions"] = {m: _version(m) for m in (
-        "erblock", "dask", "distributed", "rapidfuzz", "numpy", "pandas", "splink", "duckdb")}
+    """Cores, memory, CPU model, versions, the commit measured and the load (runinfo.py)."""
     import erblock
 
-    # Where erblock was imported from, and which commit: a snapshot run (PYTHONPATH pointing
-    # at `git archive` output) names its commit in ERBLOCK_BENCH_COMMIT; a run from the work
-    # tree says whether erblock/ had uncommitted changes.
+    info = runinfo.machine_info((*runinfo.DEFAULT_PACKAGES, "splink", "duckdb"))
     info["erblock_path"] = str(Path(erblock.__file__).resolve().parent)
-    commit = os.environ.get("ERBLOCK_BENCH_COMMIT")
-    if commit:
-        info["git_commit"] = commit
-        info["erblock_source"] = "snapshot of the commit"
-        return info
-    try:
-        info["git_commit"] = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-            check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "erblock"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
-        info["erblock_source"] = "work tree" + (" with uncommitted changes" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        pass
     return info
 
 
@@ -601,19 +557,19 @@ def render_markdown(res: dict[str, Any]) -> str:
         f"threads), wall time of the whole call (the cluster is started before, "
         f"{t['warmup_seconds']:.1f} s). Kernel: `rapidfuzz.process.cdist` (Jaro-Winkler, "
         f"float32, workers={pb['threads']}, score_cutoff={pb['threshold']}) block by block "
-        f"over the full n × n square (the kernel of the target), in row chunks of "
-        f"{pb['kernel_chunk_cells']:,} cells; a second, stricter kernel computes only the upper "
-        f"triangle. **All rates count useful pairs, n(n−1)/2 per block**, whatever a method "
+        f"over the upper triangle of each block (each useful pair once: the fair baseline), "
+        f"in row chunks of {pb['kernel_chunk_cells']:,} cells, and over the full n × n "
+        f"square (the kernel first used here, which computes every pair twice). **All rates count useful pairs, n(n−1)/2 per block**, whatever a method "
         f"computes for them (the full square computes n²). Median of {pb['repeats']} "
         f"interleaved runs (kernel, triangle kernel, erblock, Splink, repeated).")
     lines += ["", "| | wall s | useful pairs/s | kept pairs |", "|---|---:|---:|---:|"]
     kept = t["kept_pairs"]
-    lines.append(f"| raw cdist kernel | {med['kernel_seconds']:.2f} | "
-                 f"{_fmt_pairs(med['kernel_pairs_per_second'])} | "
-                 f"{', '.join(f'{k:,}' for k in kept['kernel'])} |")
-    lines.append(f"| cdist kernel, upper triangle only | {med['kernel_triangle_seconds']:.2f} | "
+    lines.append(f"| cdist kernel, upper triangle (fair baseline) | {med['kernel_triangle_seconds']:.2f} | "
                  f"{_fmt_pairs(med['kernel_triangle_pairs_per_second'])} | "
                  f"{', '.join(f'{k:,}' for k in kept['kernel_triangle'])} |")
+    lines.append(f"| cdist kernel, full square | {med['kernel_seconds']:.2f} | "
+                 f"{_fmt_pairs(med['kernel_pairs_per_second'])} | "
+                 f"{', '.join(f'{k:,}' for k in kept['kernel'])} |")
     lines.append(f"| erblock {pb['strategy']} | {med['erblock_seconds']:.2f} | "
                  f"{_fmt_pairs(med['erblock_pairs_per_second'])} | "
                  f"{', '.join(f'{k:,}' for k in kept['erblock'])} |")
@@ -622,13 +578,15 @@ def render_markdown(res: dict[str, Any]) -> str:
                      f"{_fmt_pairs(med['splink_pairs_per_second'])} | "
                      f"{', '.join(f'{k:,}' for k in kept['splink'])} |")
     ph = ", ".join(f"{k} {v:.2f} s" for k, v in med["erblock_phases"].items())
-    ratio = med["erblock_over_kernel"]
-    lines += ["", f"erblock / kernel = **{ratio:.2f}** (target ≥ "
-              f"{TARGETS['erblock_over_kernel_min']}: {_verdict(ratio >= TARGETS['erblock_over_kernel_min'])}). "
-              f"The full-square kernel computes {_fmt_pairs(med['kernel_cells_per_second'])} "
-              f"cells/s, so half of its cells are wasted on a dedupe; against the stricter "
-              f"kernel that computes only the upper triangle (the same staircase of row chunks "
-              f"erblock computes) erblock reaches **{med['erblock_over_kernel_triangle']:.2f}**. erblock "
+    ratio = med["erblock_over_kernel_triangle"]
+    lines += ["", f"erblock / upper-triangle kernel = **{ratio:.2f}** (target ≥ "
+              f"{TARGETS['erblock_over_kernel_min']}: "
+              f"{_verdict(ratio >= TARGETS['erblock_over_kernel_min'])}): this is the fair "
+              f"baseline, a kernel that computes each useful pair once (the same staircase "
+              f"of row chunks erblock computes). Against the full-square kernel, which "
+              f"computes {_fmt_pairs(med['kernel_cells_per_second'])} cells/s and so wastes "
+              f"half of them on a dedupe, the ratio would read "
+              f"{med['erblock_over_kernel']:.2f}; that figure flatters erblock. erblock "
               f"phases: {ph}; imbalance on its {t['runs']['erblock'][0]['n_tasks']} reduce "
               f"tasks {med['erblock_imbalance_comparisons']:.2f} by comparisons, "
               f"{med['erblock_imbalance_seconds']:.2f} by seconds."]
@@ -719,8 +677,10 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
     res["verdict"] = {
         "blocksplit_imbalance_max": worst,
         "blocksplit_imbalance_ok": worst <= TARGETS["blocksplit_imbalance_max"],
-        "erblock_over_kernel": med["erblock_over_kernel"],
-        "erblock_over_kernel_ok": med["erblock_over_kernel"] >= TARGETS["erblock_over_kernel_min"],
+        "erblock_over_kernel_triangle": med["erblock_over_kernel_triangle"],
+        "erblock_over_kernel_full_square": med["erblock_over_kernel"],
+        "erblock_over_kernel_ok": (med["erblock_over_kernel_triangle"]
+                                   >= TARGETS["erblock_over_kernel_min"]),
     }
     if "erblock_over_splink_predict" in med:
         res["verdict"]["erblock_over_splink"] = med["erblock_over_splink_predict"]

@@ -37,8 +37,6 @@ import argparse
 import json
 import logging
 import os
-import platform
-import subprocess
 import sys
 import time
 import traceback
@@ -54,6 +52,7 @@ if str(HERE) not in sys.path:  # quality_cases.py, peers.py and heldout.py sit h
 
 import peers  # noqa: E402
 import quality_cases as qc  # noqa: E402
+import runinfo  # noqa: E402
 
 import erblock  # noqa: E402
 
@@ -181,40 +180,10 @@ def _log_system(log: Callable[[str], None], case: str, name: str, r: dict[str, A
         f"best {b.get('f1', float('nan')):.4f}, {r['seconds']:.1f} s")
 
 
-def _git(*args: str) -> str | None:
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
-                              check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def machine() -> dict[str, Any]:
-    def version(mod: str) -> str | None:
-        try:
-            return __import__(mod).__version__
-        except Exception:  # noqa: BLE001
-            return None
-
-    mem = None
-    try:
-        import psutil
-
-        mem = round(psutil.virtual_memory().total / 2**30, 1)
-    except Exception:  # noqa: BLE001
-        pass
-    head = _git("rev-parse", "HEAD")
-    status = _git("status", "--porcelain", "erblock")
-    return {
-        "cpu_count": os.cpu_count(), "memory_gib": mem, "platform": platform.platform(),
-        "processor": platform.machine(), "python": sys.version.split()[0],
-        "versions": {m: version(m) for m in ("erblock", "pandas", "numpy", "rapidfuzz", "dask",
-                                             "distributed", "splink", "duckdb",
-                                             "recordlinkage")},
-        "git_commit": head.strip() if head else None,
-        "erblock_dirty": bool(status.strip()) if status is not None else None,
-        "erblock_dirty_files": status.split("\n")[:-1] if status else [],
-    }
+    """Machine, versions, commit and load of this run (``runinfo.py``)."""
+    return runinfo.machine_info((*runinfo.DEFAULT_PACKAGES, "splink", "duckdb",
+                                 "recordlinkage"))
 
 
 # ----------------------------------------------------------------------- markdown

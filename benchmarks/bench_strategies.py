@@ -39,8 +39,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import os
-import platform
 import sys
 import time
 import tracemalloc
@@ -53,6 +51,10 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+if str(ROOT / "benchmarks") not in sys.path:  # runinfo.py sits beside this script
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import runinfo  # noqa: E402
 
 from erblock.balancing.strategies import STRATEGIES as REGISTRY  # noqa: E402
 
@@ -77,16 +79,8 @@ TARGETS = {"pairrange": 1.05, "cellrange": 1.05, "blocksplit": 1.15, "cellblock"
            "sketch_bytes": 1 << 20}
 
 
-def _load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
-def machine_info() -> dict[str, Any]:
-    import dask
-
-    return {"python": platform.python_version(), "numpy": np.__version__,
-            "pandas": pd.__version__, "dask": dask.__version__, "cpus": os.cpu_count(),
-            "platform": platform.platform()}
+_load = runinfo.load
+machine_info = runinfo.machine_info
 
 
 # -- (a) imbalance -----------------------------------------------------------------------

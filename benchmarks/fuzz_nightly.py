@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -27,6 +26,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "benchmarks") not in sys.path:  # runinfo.py sits beside this script
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import runinfo  # noqa: E402
 
 
 def run(examples: int, timeout: float, extra: list[str]) -> dict:
@@ -59,9 +62,7 @@ def run(examples: int, timeout: float, extra: list[str]) -> dict:
         "output_tail": out[-6000:] if code else out[-600:],
         "loadavg_before": load_before,
         "loadavg_after": os.getloadavg(),
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
+        "machine": runinfo.machine_info(),
     }
 
 

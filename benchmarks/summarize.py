@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import re
 import sys
 from collections.abc import Sequence
@@ -26,6 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "benchmarks"
 RESULTS = ROOT / "benchmarks" / "results"
 OUTPUT = ROOT / "docs" / "benchmarks.md"
+if str(SCRIPTS) not in sys.path:  # runinfo.py sits beside this script
+    sys.path.insert(0, str(SCRIPTS))
+
+import runinfo  # noqa: E402
 
 #: Fragments shown first, in this order; any other fragment follows, sorted by name.
 ORDER = ("core",)
@@ -102,6 +107,28 @@ def normalise(name: str, text: str) -> str:
     return f"## {name}\n\n{text}"
 
 
+def provenance(path: Path) -> tuple[str, str | None]:
+    """(``"commit abc…, load …"`` sentence, stale reason or None) from a results JSON.
+
+    A result is stale when it records no commit, was measured with uncommitted changes
+    in ``erblock/``, or ``erblock/`` changed since its commit (``runinfo.stale_reason``).
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "", "its JSON cannot be read"
+    machine = data.get("machine") if isinstance(data, dict) else None
+    machine = machine if isinstance(machine, dict) else {}
+    commit = machine.get("git_commit")
+    bits = [f"commit `{commit[:10]}`" if commit else "no commit recorded"]
+    load = machine.get("load") or data.get("load_start") or data.get("load_before")
+    if isinstance(load, list) and load:
+        load = load[0]
+    if isinstance(load, (int, float)):
+        bits.append(f"1-minute load average {load:.2f} at the start")
+    return ", ".join(bits), runinfo.stale_reason(machine)
+
+
 def build(results: Path = RESULTS, scripts: Path = SCRIPTS) -> str:
     """The whole page: introduction, then every fragment with a pointer to its JSON."""
     parts = [INTRO.replace("{scripts}", script_lines(scripts)).rstrip("\n")]
@@ -111,7 +138,12 @@ def build(results: Path = RESULTS, scripts: Path = SCRIPTS) -> str:
     for name in names:
         body = normalise(name, (results / f"{name}.md").read_text(encoding="utf-8"))
         if (results / f"{name}.json").exists():
-            body += f"\n\nAll numbers: `benchmarks/results/{name}.json`."
+            where, stale = provenance(results / f"{name}.json")
+            body += f"\n\nAll numbers: `benchmarks/results/{name}.json` ({where})."
+            if stale:
+                head, _, rest = body.partition("\n")
+                body = (f"{head}\n\n> **Stale:** {stale}; these figures may not describe the "
+                        f"current code. Re-run the script that writes `{name}.json`.\n{rest}")
         parts.append(body)
     return "\n\n".join(parts) + "\n"
 

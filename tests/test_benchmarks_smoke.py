@@ -97,3 +97,33 @@ def test_summarize_orders_and_normalises_fragments(tmp_path: Path) -> None:
     assert summarize.main(["--results", str(results), "--output", str(out), "--check"]) == 0
     (results / "zzz.md").write_text("changed\n")
     assert summarize.main(["--results", str(results), "--output", str(out), "--check"]) == 1
+
+
+def test_summarize_marks_results_of_older_code_stale(tmp_path: Path) -> None:
+    runinfo = _load("runinfo")
+    head = runinfo.git("rev-parse", "HEAD")
+    if head is None:
+        pytest.skip("not a git checkout: staleness is measured against git history")
+    head = head.strip()
+    first = runinfo.git("rev-list", "--max-parents=0", "HEAD").split()[0]
+    changed = runinfo.git("diff", "--name-only", first, "HEAD", "--", "erblock")
+    assert runinfo.stale_reason({"git_commit": head, "erblock_dirty": False}) is None
+    assert "no commit" in runinfo.stale_reason({})
+    assert "uncommitted" in runinfo.stale_reason({"git_commit": head, "erblock_dirty": True})
+    assert "not in this repository" in runinfo.stale_reason({"git_commit": "0" * 40})
+    if changed.strip():  # the first commit predates most of erblock/
+        assert "erblock/ changed" in runinfo.stale_reason({"git_commit": first})
+
+    summarize = _load("summarize")
+    results = tmp_path / "results"
+    results.mkdir()
+    for name, machine in (("fresh", {"git_commit": head, "load": [0.5, 0.4, 0.3]}),
+                          ("old", {})):
+        (results / f"{name}.md").write_text(f"## {name}\n\nbody\n")
+        (results / f"{name}.json").write_text(json.dumps({"machine": machine}))
+    out = tmp_path / "page.md"
+    assert summarize.main(["--results", str(results), "--output", str(out)]) == 0
+    page = out.read_text()
+    fresh, old = page.split("## fresh")[1].split("## old")
+    assert "Stale" not in fresh and f"commit `{head[:10]}`" in fresh and "0.50" in fresh
+    assert "**Stale:** the result records no commit" in old
