@@ -55,12 +55,14 @@ def _levels_table(levels: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _sessions_table(sessions: Sequence[Mapping[str, Any]]) -> str:
-    return _table(("passes", "pairs", "selected by the blocking", "λ of the session",
-                   "iterations", "converged"), [
+    return _table(("passes", "pairs", "selected by the blocking", "m from other sessions",
+                   "λ of the session", "iterations", "converged", "used"), [
         (html.escape(", ".join(map(str, s.get("passes", [])))), _num(s.get("pairs")),
-         html.escape(", ".join(s.get("deactivated", [])) or "–"), _num(s.get("lambda")),
-         _num(s.get("n_iter")), "yes" if s.get("converged") else "<b>no</b>")
-        for s in sessions], numeric={1, 3, 4})
+         html.escape(", ".join(s.get("deactivated", [])) or "–"),
+         html.escape(", ".join(s.get("m_fixed", [])) or "–"), _num(s.get("lambda")),
+         _num(s.get("n_iter")), "yes" if s.get("converged") else "<b>no</b>",
+         "yes" if s.get("trusted", s.get("trained")) else "<b>no</b>")
+        for s in sessions], numeric={1, 4, 5})
 
 
 def model_section(model: Mapping[str, Any] | None) -> str:

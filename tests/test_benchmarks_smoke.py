@@ -127,3 +127,14 @@ def test_summarize_marks_results_of_older_code_stale(tmp_path: Path) -> None:
     fresh, old = page.split("## fresh")[1].split("## old")
     assert "Stale" not in fresh and f"commit `{head[:10]}`" in fresh and "0.50" in fresh
     assert "**Stale:** the result records no commit" in old
+
+
+def test_bench_fresh_quick_draws_and_scores(tmp_path: Path, client) -> None:
+    fresh = _load("bench_fresh")
+    res = fresh.main(["--quick", "--draws", "1", "--out", str(tmp_path)], client=client)
+    assert [r["design"][0] for r in res["rows"]] == ["restaurants", "person"]
+    for r in res["rows"]:
+        assert r["candidates"] > 0 and 0 <= r["default"]["f1"] <= 1
+    data = json.loads((tmp_path / "fresh.json").read_text())
+    assert "git_commit" in data["machine"] and len(data["rows"]) == 2
+    assert "Mean F1 at the default decision" in (tmp_path / "fresh.md").read_text()

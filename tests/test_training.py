@@ -122,6 +122,49 @@ def test_few_candidates_and_a_high_match_rate(population):
     _check_m(res, [1, 2, 3])
 
 
+def test_a_pass_whose_key_also_fixes_another_comparison(population):
+    """A second pass keyed on b whose key value also fixes c (like an area code that fixes
+    the city): its pairs agree on c whether they match or not, and c is not declared.
+    EM can explain such a session as nearly all matches; that fit must not reach the
+    model: the session either finds its few matches (λ_s near their true share) or is set
+    aside (not trusted: its pairs scored with the random-pair prior, no say in m)."""
+    gamma, match = population
+    first = _passes(gamma, [0])[0]
+    last = len(M[1]) - 1
+    second = ~first & (gamma[:, 1] == last) & (gamma[:, 2] == len(M[2]) - 1)
+    found = first | second
+    recall = match[found].sum() / match.sum()
+    hists = {0: _hist(gamma[first]), 1: _hist(gamma[second])}
+    res = train(hists, U, [3] * 4, {0: {0}, 1: {1}}, N_PAIRS, NAMES, recall=recall)
+    s1 = next(s for s in res.sessions if s.passes == (1,))
+    # the key fixes b at its exact level: b carries no evidence there, its m is not fixed
+    assert s1.trained and 1 not in s1.m_fixed
+    if s1.trusted:
+        assert s1.lam == pytest.approx(match[second].mean(), abs=0.05)
+    else:
+        assert s1.matches == 0 and any("passes [1]" in w for w in res.warnings)
+    assert res.lam == pytest.approx(match.mean(), rel=LAM_REL_TOL)
+    _check_m(res, [1, 2, 3])
+
+
+def test_a_pass_keyed_on_partial_agreement_takes_m_from_the_other_session(population):
+    """A second pass whose key lets b agree partly or fully (a phone area code: the
+    whole number may still differ): b's m comes from the first pass's session, restricted
+    to the levels the key leaves, and the session finds its matches."""
+    gamma, match = population
+    first = _passes(gamma, [0])[0]
+    second = ~first & (gamma[:, 1] >= 1)
+    hists = {0: _hist(gamma[first]), 1: _hist(gamma[second])}
+    recall = match[first | second].sum() / match.sum()
+    res = train(hists, U, [3] * 4, {0: {0}, 1: {1}}, N_PAIRS, NAMES, recall=recall)
+    s1 = next(s for s in res.sessions if s.passes == (1,))
+    assert s1.trusted and s1.m_fixed == (1,)
+    np.testing.assert_allclose(s1.m_blocked[1], [0.0, *(M[1][1:] / M[1][1:].sum())],
+                               atol=M_TOL)
+    assert s1.lam == pytest.approx(match[second].mean(), abs=0.03)
+    _check_m(res, [1, 2, 3])
+
+
 def test_default_decision_precise_on_a_generated_link_with_a_high_match_rate(client):
     """A link where a quarter of the candidates are true: precision >= 0.9 at the
     default decision (match_probability >= 0.5), with the typed kinds and defaults."""

@@ -272,13 +272,15 @@ def fit_em(
     max_iter: int = 200,
     tol: float = 1e-4,
     pseudo: float = 0.0,
+    fix_m: Sequence[bool] | None = None,
 ) -> dict[str, Any]:
     """EM for λ and m (and the u not fixed) over weighted level vectors.
 
     ``gamma``: (rows × comparisons) levels, −1 = null; ``counts``: weight of each row (the
     histogram counts, or ones for pair-level EM: the result is the same). ``fix_u``: keep
-    u fixed for all comparisons, none, or per comparison (a bool each). ``pseudo`` is
-    added to every level's expected matches in the M-step. Returns a dict with
+    u fixed for all comparisons, none, or per comparison (a bool each); ``fix_m``: per
+    comparison, keep the given ``m`` (e.g. estimated where the blocking did not select on
+    it). ``pseudo`` is added to every level's expected matches in the M-step. Returns a dict with
     ``lambda``, ``m``, ``u`` (lists of arrays per comparison), ``n_iter``, ``converged``
     and ``loglik``.
     """
@@ -295,6 +297,9 @@ def fit_em(
     fixed = [bool(fix_u)] * K if isinstance(fix_u, (bool, np.bool_)) else [bool(f) for f in fix_u]
     if len(fixed) != K:
         raise ValueError("fit_em: fix_u must be a bool or one bool per comparison")
+    keep_m = [False] * K if fix_m is None else [bool(f) for f in fix_m]
+    if len(keep_m) != K:
+        raise ValueError("fit_em: fix_m must be one bool per comparison")
     lam = float(min(max(lam, 1e-6), 1 - 1e-6))
     total = w.sum()
     converged = False
@@ -308,7 +313,7 @@ def fit_em(
             sel = present[:, k]
             nk = n_levels[k]
             mk = np.bincount(gamma[sel, k], weights=wp[sel], minlength=nk)[:nk] + pseudo
-            new_m.append(mk / mk.sum() if mk.sum() > 0 else m[k])
+            new_m.append(m[k] if keep_m[k] or mk.sum() <= 0 else mk / mk.sum())
             if fixed[k]:
                 new_u.append(u[k])
             else:

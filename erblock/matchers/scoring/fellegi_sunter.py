@@ -329,7 +329,8 @@ class FellegiSunter(ScoringModel):
         """Trained sessions by the key pass they cover."""
         if not self.use_passes:
             return {}
-        return {p: s for s in self.sessions_ if s.get("trained") and s.get("lambda")
+        return {p: s for s in self.sessions_
+                if s.get("trained") and s.get("trusted", True) and s.get("lambda")
                 for p in s["passes"]}
 
     def weights_of(self, gamma: np.ndarray, values: Mapping[str, Any] | None = None,

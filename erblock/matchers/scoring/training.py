@@ -28,7 +28,16 @@ random pairs do. Training follows from that:
 4. **m** of a comparison is the average of its estimates over the sessions that did not
    select on it, weighted by their expected matches; a comparison every session selects
    on takes its estimates among the candidates (``m_source`` says which); one with no
-   trained session keeps default m (reported, with a warning).
+   trained session keeps default m (reported, with a warning). A key changes how often
+   *non-matches* agree on what it selects on far more than how matches agree, so a
+   session is then refitted with the m that other sessions estimated for the comparisons
+   its own keys select on (declared or detected) held fixed (``m_fixed``), restricted to
+   the levels the session's candidates reach (a key selects its matches too: on an exact
+   date key only the exact level is left): only λ_s and those comparisons' u stay free
+   there. (Not for the columns of earlier passes: the
+   session's pairs are those their keys missed, so its matches do agree less there.) Without this, a pass whose free comparisons are few or correlated with its key
+   (a second pass on area code and house number, where the city always agrees) can
+   explain its candidates as mostly matches that disagree on the phone.
 5. **λ** is the fixed point of λ = Σ_candidates P(match | γ; λ) / (pairs in all), i.e. EM
    over all record pairs assuming the pairs blocking did not find are non-matches
    (divided by the assumed ``recall`` of the blocking, 1 by default).
@@ -40,7 +49,10 @@ random pairs do. Training follows from that:
    surname sound) is evidence that γ alone does not carry, so scoring candidates with
    the random-pair prior would miss it (DBLP-ACM blocked on year and the first title word:
    recall 0.50 instead of 0.96 with raw ``token_sort`` titles). Pairs of a pass whose session
-   could not be trained are scored with λ and the random-pair u.
+   could not be trained are scored with λ and the random-pair u, and so are the pairs of
+   a session that called nearly all its candidates matches (λ_s above 0.9) while other
+   sessions did not: such a fit has most likely taken a comparison the key fixes for
+   evidence; it is reported (``trusted``), warned about and left out of m.
 
 Every session reports its passes, deactivated comparisons (declared or detected), pairs,
 λ_s, iterations and convergence; warnings say when EM did not converge, a session's λ ran
@@ -79,20 +91,24 @@ class Session:
     n_iter: int = 0
     converged: bool = False
     trained: bool = False
+    trusted: bool = True  #: False: a near-1 λ_s beside sane sessions (step 6)
     m: dict[int, np.ndarray] = field(default_factory=dict)
     m_blocked: dict[int, np.ndarray] = field(default_factory=dict)
     u_blocked: dict[int, np.ndarray] = field(default_factory=dict)
+    m_fixed: tuple[int, ...] = ()  #: selected comparisons whose m other sessions gave
 
     @property
     def matches(self) -> float:
-        return self.lam * self.pairs if self.trained else 0.0
+        return self.lam * self.pairs if self.trained and self.trusted else 0.0
 
     def to_dict(self, names: Sequence[str]) -> dict[str, Any]:
         return {"passes": list(self.passes), "pairs": self.pairs,
                 "deactivated": [names[k] for k in self.blocked],
                 "detected": [names[k] for k in self.detected],
+                "m_fixed": [names[k] for k in self.m_fixed],
                 "lambda": self.lam if self.trained else None, "n_iter": self.n_iter,
                 "converged": self.converged, "trained": self.trained,
+                "trusted": self.trained and self.trusted,
                 "m_selected": {names[k]: v.tolist() for k, v in self.m_blocked.items()},
                 "u_selected": {names[k]: v.tolist() for k, v in self.u_blocked.items()}}
 
@@ -122,13 +138,17 @@ def _marginal(gamma: np.ndarray, counts: np.ndarray, cols: Sequence[int]
 
 
 def _em(gamma: np.ndarray, counts: np.ndarray, n_levels: Sequence[int],
-        u: Sequence[np.ndarray], fixed: Sequence[bool], max_iter: int, tol: float
-        ) -> dict[str, Any]:
-    """EM from several starting λ; the fit with the highest likelihood."""
+        u: Sequence[np.ndarray], fixed: Sequence[bool], max_iter: int, tol: float,
+        m_known: Mapping[int, np.ndarray] | None = None) -> dict[str, Any]:
+    """EM from several starting λ; the fit with the highest likelihood. ``m_known``:
+    comparisons whose m is held at the given values."""
+    known = dict(m_known or {})
+    m0 = [known[k] if k in known else default_m(n) for k, n in enumerate(n_levels)]
+    fix_m = [k in known for k in range(len(n_levels))]
     best: dict[str, Any] | None = None
     for lam0 in LAMBDA_STARTS:
-        res = fit_em(gamma, counts, n_levels, u, lam=lam0, fix_u=list(fixed),
-                     max_iter=max_iter, tol=tol, pseudo=M_PSEUDO)
+        res = fit_em(gamma, counts, n_levels, u, m=m0, lam=lam0, fix_u=list(fixed),
+                     max_iter=max_iter, tol=tol, pseudo=M_PSEUDO, fix_m=fix_m)
         if best is None or res["loglik"] > best["loglik"] + 1e-9:
             best = res
     assert best is not None
@@ -166,9 +186,11 @@ def _candidate_u(gamma: np.ndarray, counts: np.ndarray, k: int, n: int) -> np.nd
 
 def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
              n_levels: Sequence[int], u: Sequence[np.ndarray], detect: bool,
-             max_iter: int, tol: float) -> Session:
+             max_iter: int, tol: float,
+             m_known: Mapping[int, np.ndarray] | None = None) -> Session:
     """EM on one session: comparisons the passes select on keep a free u (estimated among
-    the candidates), the others u of random pairs (module doc, steps 2–3)."""
+    the candidates), the others u of random pairs (module doc, steps 2–3); ``m_known``
+    holds the m of selected comparisons that other sessions estimated (step 4)."""
     gamma, counts = hist.gamma(), hist.counts.astype(np.float64)
     s = Session(passes, tuple(sorted(blocked)), pairs=hist.total)
     detected: list[int] = []
@@ -179,7 +201,7 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
             return s
         start_u = [u[k] if f else _candidate_u(gamma, counts, k, n_levels[k])
                    for k, f in zip(cols, fixed)]
-        res = _em(gamma, counts, list(n_levels), start_u, fixed, max_iter, tol)
+        res = _em(gamma, counts, list(n_levels), start_u, fixed, max_iter, tol, m_known)
         if detect and sum(fixed) > 1:
             # a fit that calls nearly every candidate a match has learnt the non-matches'
             # levels as m: judge clear non-matches by generic m and an even prior instead
@@ -192,6 +214,7 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
                 continue
         break
     s.blocked, s.detected = tuple(sorted(blocked)), tuple(detected)
+    s.m_fixed = tuple(sorted(k for k in (m_known or {}) if k in blocked))
     s.lam, s.n_iter, s.converged, s.trained = (float(res["lambda"]), int(res["n_iter"]),
                                                bool(res["converged"]), True)
     for k in cols:
@@ -220,19 +243,43 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         earlier |= set(blocked.get(p, set()))
         if p in hists:
             groups.setdefault(frozenset(earlier), []).append(p)
-    sessions = []
+    sessions, merged = [], []
     for b, passes in groups.items():
-        hist = PatternHistogram.merge([hists[p] for p in passes])
-        sessions.append(_session(hist, tuple(passes), set(b), n_levels, u, detect,
+        merged.append(PatternHistogram.merge([hists[p] for p in passes]))
+        sessions.append(_session(merged[-1], tuple(passes), set(b), n_levels, u, detect,
                                  max_iter, tol))
     K = len(n_levels)
+    # step 4: m is a property of the matches, which blocking does not make agree less; a
+    # session refits with the m other sessions estimated for what its own keys select on
+    # held fixed, so only λ_s and the non-matches' u of those comparisons are free there.
+    # Not for what earlier passes select on: this session's pairs are the ones those keys
+    # missed, so its matches do agree less there.
+    _distrust(sessions)
+    pooled = _pooled_active_m(sessions, K)
+    for i, s in enumerate(sessions):
+        own = set(s.detected).union(*(blocked.get(p, set()) for p in s.passes))
+        known = _session_m(merged[i], {k: pooled[k] for k in own if k in pooled})
+        if s.trained and known:
+            refit = _session(merged[i], s.passes, set(s.blocked), n_levels, u, False,
+                             max_iter, tol, known)
+            refit.detected = s.detected
+            sessions[i] = refit
+    for s in _distrust(sessions):
+        warnings.append(f"EM on passes {list(s.passes)} called {s.lam:.0%} of its "
+                        f"{s.pairs} candidates matches while other passes' sessions did "
+                        "not: it is not used for m, and its pairs are scored with the "
+                        "random-pair prior")
     m: list[np.ndarray] = []
     source: list[str] = []
+    active = _pooled_active_m(sessions, K)
     for k in range(K):
-        active = [(s.m[k], s.matches) for s in sessions if k in s.m and s.matches > 0]
-        via_blocked = [(s.m_blocked[k], s.matches) for s in sessions
-                       if k in s.m_blocked and s.matches > 0]
-        pool, src = (active, "em") if active else (via_blocked, "em among candidates")
+        if k in active:
+            m.append(active[k])
+            source.append("em")
+            continue
+        pool = [(s.m_blocked[k], s.matches) for s in sessions
+                if k in s.m_blocked and s.matches > 0]
+        src = "em among candidates"
         if pool:
             wts = np.array([w for _, w in pool])
             m.append(np.average(np.stack([x for x, _ in pool]), axis=0, weights=wts))
@@ -259,6 +306,45 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     lam, iters, n_cand = _lambda_random(hists, m, u, total_pairs, sessions)
     lam = min(lam / max(recall, 1e-9), 1 - 1e-9)
     return Trained(lam, m, source, sessions, warnings, n_cand, iters)
+
+
+def _session_m(hist: PatternHistogram, pooled: Mapping[int, np.ndarray]
+               ) -> dict[int, np.ndarray]:
+    """m among a session's matches from the pooled m: the key also selects its matches,
+    so levels that none of the session's candidates reaches (a key on the exact date
+    leaves only the exact level) are impossible there, and the rest keep their ratios."""
+    gamma, counts = hist.gamma(), hist.counts
+    out = {}
+    for k, m in pooled.items():
+        sel = gamma[:, k] >= 0
+        seen = np.bincount(gamma[sel, k], weights=counts[sel], minlength=len(m))[:len(m)] > 0
+        if seen.sum() > 1 and float(m[seen].sum()) > 0:  # one level left: no evidence
+            out[k] = np.where(seen, m, 0.0) / float(m[seen].sum())
+    return out
+
+
+def _distrust(sessions: Sequence[Session]) -> list[Session]:
+    """Mark (and return) the sessions whose λ_s is above ``DEGENERATE`` while another
+    trained session's is not (module doc, step 6)."""
+    sane = any(s.trained and s.lam <= DEGENERATE for s in sessions)
+    out = []
+    for s in sessions:
+        s.trusted = not (sane and s.trained and s.lam > DEGENERATE)
+        if not s.trusted:
+            out.append(s)
+    return out
+
+
+def _pooled_active_m(sessions: Sequence[Session], K: int) -> dict[int, np.ndarray]:
+    """m of each comparison averaged over the sessions that did not select on it, weighted
+    by their expected matches (comparisons no such session trained are left out)."""
+    out: dict[int, np.ndarray] = {}
+    for k in range(K):
+        pool = [(s.m[k], s.matches) for s in sessions if k in s.m and s.matches > 0]
+        if pool:
+            out[k] = np.average(np.stack([x for x, _ in pool]), axis=0,
+                                weights=[w for _, w in pool])
+    return out
 
 
 def _lambda_random(hists: Mapping[int, PatternHistogram], m: Sequence[np.ndarray],
