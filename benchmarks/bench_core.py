@@ -517,7 +517,7 @@ def render_markdown(res: dict[str, Any]) -> str:
                  f"({res['machine'].get('cpu_model', 'unknown CPU')}), "
                  f"{res['machine'].get('memory_gib', '?')} GiB; erblock "
                  f"{res['machine']['versions'].get('erblock')} "
-                 f"(commit {res['machine'].get('git_commit', '?')[:10]}, "
+                 f"(commit {(res['machine'].get('git_commit') or '?')[:10]}, "
                  f"{res['machine'].get('erblock_source', '?')}), dask "
                  f"{res['machine']['versions'].get('dask')}, rapidfuzz "
                  f"{res['machine']['versions'].get('rapidfuzz')}, splink "

@@ -23,6 +23,7 @@ import datetime as _dt
 import json
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ import bench_quality as bq  # noqa: E402
 import heldout  # noqa: E402
 import quality_cases as qc  # noqa: E402
 import runinfo  # noqa: E402
+
+from erblock.matchers.scoring.base import ModelWarning  # noqa: E402
 
 RESULTS = HERE / "results"
 BASE_SEED = 91_0000  #: no other script draws from seeds near this one
@@ -71,7 +74,9 @@ def fresh_case(design: tuple[str, int, int, int], seed: int) -> qc.Case:
 
 def _run(case: qc.Case, design: Sequence[Any], client: Any, quick: bool) -> dict[str, Any]:
     t0 = time.perf_counter()
-    out = bq.run_erblock(case, client, 200_000 if quick else None)
+    with warnings.catch_warnings():  # the model's warnings are kept in the row instead
+        warnings.simplefilter("ignore", ModelWarning)
+        out = bq.run_erblock(case, client, 200_000 if quick else None)
     row = {"case": case.name, "design": list(design), "candidates": out["candidates"],
            "pair_completeness": out["pair_completeness"], "default": out["default"],
            "best": out.get("best"), "warnings": (out.get("model") or {}).get("warnings"),

@@ -40,7 +40,7 @@ from .report import RunReport
 STRATEGY_NAMES = strategy_names()
 #: keyword options of ``link``/``dedupe`` (the fields of :class:`RunOptions` a user sets)
 OPTION_NAMES = ("npartitions", "persist", "progress", "sort", "overwrite", "memory_budget",
-                "cost_model", "sample", "sketch", "cell_budget", "shuffle_method")
+                "cost_model", "sample", "sketch", "cell_budget", "shuffle_method", "encode")
 
 
 def _is_dask(df: Any) -> bool:
@@ -261,7 +261,10 @@ def link(
     ``sample`` (plan from a progressive sample of input partitions instead of a full
     profile, e.g. ``{"delta": 0.1, "alpha": 0.95}``: every reduce task within 10 % of the
     mean load with 95 % confidence; see :mod:`erblock.balancing.progressive`),
-    ``cell_budget`` (cells of one compare chunk).
+    ``cell_budget`` (cells of one compare chunk), ``encode`` (``"auto"``: inside a block,
+    compare each distinct value pair once and look the pairs' similarities up when the
+    distinct pairs are few, e.g. first names in a surname block; ``"always"``;
+    ``"never"``: pair by pair; the similarities are bit-identical either way).
     """
     return _result(run_frames([df_r, df_s], key, compare, scoring, strategy, n_tasks,
                               threshold, client, output, id, **options))

@@ -43,7 +43,9 @@ class TaskStats:
     seconds: float = 0.0
     write_seconds: float = 0.0
     worker: str = ""
-    cells: int = 0  #: similarity cells computed (comparisons plus cells masks discard)
+    #: similarity cells computed per comparison (mean over them): pair cells, including
+    #: those masks discard, or distinct-value cells where values were encoded
+    cells: int = 0
     examples: tuple[dict[str, Any], ...] = ()  #: pairs a scoring model explains
 
     def to_dict(self) -> dict[str, Any]:

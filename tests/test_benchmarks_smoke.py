@@ -138,3 +138,13 @@ def test_bench_fresh_quick_draws_and_scores(tmp_path: Path, client) -> None:
     data = json.loads((tmp_path / "fresh.json").read_text())
     assert "git_commit" in data["machine"] and len(data["rows"]) == 2
     assert "Mean F1 at the default decision" in (tmp_path / "fresh.md").read_text()
+
+
+def test_bench_encoded_quick(tmp_path: Path, client) -> None:
+    enc = _load("bench_encoded")
+    res = enc.main(["--quick", "--no-splink", "--out", str(tmp_path)], client=client)
+    job = res["jobs"]["generated persons"]
+    kept = {n: {r["kept_pairs"] for r in v} for n, v in job["runs"].items()}
+    assert kept["auto"] == kept["never"]  # the same pairs, encoded or not
+    assert job["runs"]["auto"][0]["cells"] < job["runs"]["never"][0]["cells"]
+    assert "encode='auto'" in (tmp_path / "encoded.md").read_text()

@@ -13,7 +13,7 @@ from erblock.balancing.cost import CostModel
 from erblock.balancing.progressive import SampleGoal
 from erblock.balancing.strategies import CellOptions
 from erblock.blocking import composite, prefix, soundex
-from erblock.engine.job import SHUFFLE_METHODS, Job, RunOptions
+from erblock.engine.job import ENCODE_CHOICES, SHUFFLE_METHODS, Job, RunOptions
 from erblock.matchers.comparisons import as_comparisons
 
 options = st.builds(
@@ -26,6 +26,7 @@ options = st.builds(
     cost_model=st.none() | st.sampled_from(["calibrate", "default"])
     | st.just(CostModel()),
     sample=st.none() | st.just(SampleGoal()),
+    encode=st.sampled_from(ENCODE_CHOICES),
 )
 
 
@@ -42,6 +43,7 @@ def test_strategy_options_round_trip():
 
 @pytest.mark.parametrize("bad, match", [
     ({"shuffle_method": "fast"}, "shuffle_method must be one of"),
+    ({"encode": "sometimes"}, "encode must be one of"),
     ({"npartitions": 0}, "npartitions must be an integer >= 1"),
     ({"cost_model": "guess"}, "cost_model must be None"),
 ])

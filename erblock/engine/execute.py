@@ -116,7 +116,8 @@ def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[So
     spec = TaskSpec(comparisons=job.comparisons, col_index=job.col_index(),
                     n_passes=len(job.keys), threshold=job.threshold, id_dtypes=id_dtypes,
                     cell_budget=job.options.cell_budget, sort=job.options.sort, link=job.link,
-                    meta=(meta[0], meta[1] if len(meta) > 1 else None))
+                    meta=(meta[0], meta[1] if len(meta) > 1 else None),
+                    encode=job.options.encode)
     return Execution(plan, plan_f, route(job, plan_f, sources, r), spec)
 
 

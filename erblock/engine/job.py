@@ -28,6 +28,9 @@ SHUFFLE_METHODS = ("auto", "direct", "tasks", "p2p", "disk")
 DIRECT_ROUTE_LIMIT = 8192  #: "auto" routes directly up to this many partitions × tasks
 DEFAULT_CELL_BUDGET = 1 << 21  #: cells per chunk matrix: 8 MiB of float32 per comparison
 COST_MODEL_CHOICES = ("calibrate", "default")
+#: ``encode=``: compare distinct values once per block when it pays ("auto"), whenever the
+#: values can be encoded ("always"), or pair by pair ("never"); the pairs are the same
+ENCODE_CHOICES = ("auto", "always", "never")
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,8 @@ class RunOptions:
     compare chunk; ``memory_budget``: bytes per reduce task, ``"auto"`` or None;
     ``cost_model``: None, ``"calibrate"``, ``"default"`` or a :class:`CostModel`;
     ``sample``: plan from a progressive sample; ``strategy_options``: the options spec of
-    the strategy (e.g. :class:`~erblock.balancing.strategies.CellOptions`).
+    the strategy (e.g. :class:`~erblock.balancing.strategies.CellOptions`); ``encode``:
+    see :data:`ENCODE_CHOICES` (similarities are bit-identical either way).
     """
 
     npartitions: int | None = None
@@ -55,8 +59,12 @@ class RunOptions:
     cost_model: str | CostModel | None = None
     sample: SampleGoal | None = None
     strategy_options: Any = None
+    encode: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.encode not in ENCODE_CHOICES:
+            raise ValueError(f"encode must be one of {', '.join(ENCODE_CHOICES)}, "
+                             f"got {self.encode!r}")
         if self.shuffle_method not in SHUFFLE_METHODS:
             raise ValueError(f"shuffle_method must be one of {', '.join(SHUFFLE_METHODS)}, "
                              f"got {self.shuffle_method!r}")

@@ -79,8 +79,10 @@ def auto_budget(workers: dict[str, dict[str, Any]]) -> int | None:
 
 def cell_bytes(n_comparisons: int) -> int:
     """Bytes per cell of a compare chunk: a float32 matrix per comparison, the score,
-    the kept-pair mask, the structure masks and the temporaries of the weighted mean."""
-    return 4 * n_comparisons + 20
+    the kept-pair mask, the structure masks and the temporaries of the weighted mean; plus,
+    per comparison, the distinct-pair similarities of an encoded block (at most twice the
+    chunk's cells of float32, :mod:`erblock.engine.tasks.encoded`)."""
+    return 12 * n_comparisons + 20
 
 
 PAIR_COPIES = 4.0  #: chunk pieces + concatenated arrays + result frame + Arrow/parquet copy

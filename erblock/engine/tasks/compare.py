@@ -40,6 +40,7 @@ from ...balancing.plan import RANGE, TRIANGLE, Plan
 from ...balancing.ranges import range_bands
 from ...matchers.comparisons import Comparison
 from ..job import DEFAULT_CELL_BUDGET
+from .encoded import ENCODED_CHUNK_CELLS, block_encoding
 from .sides import Collector, Side, TaskCounter, assemble, mean_score, structure_mask
 
 SMALL_BATCH = 1 << 10  # a batch of block runs may waste this many cells whatever its size
@@ -55,9 +56,19 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
     ncols_total = r1 - r0
     if ncols_total <= 0 or l1 <= l0:
         return 0
-    chunk = max(1, cell_budget // max(ncols_total, 1))
     done = 0
     single = len(comparisons) == 1
+    cutoff = threshold if (single and threshold is not None and threshold > 0) else None
+    enc = block_encoding(left.encoded, right.encoded, l0, l1, r0, r1,
+                         triangle and left is right, comparisons, cutoff,
+                         always=left.encode_mode == "always", cell_budget=cell_budget)
+    n_direct = sum(e is None for e in enc)
+    if n_direct == 0:  # lookups and sums only: chunks that stay in cache go faster
+        cell_budget = max(1, min(cell_budget // 4, ENCODED_CHUNK_CELLS))
+    chunk = max(1, cell_budget // max(ncols_total, 1))
+    # cells: similarities computed per comparison (mean over the comparisons): the pair
+    # cells of the direct ones, the distinct-value cells of the encoded ones
+    out.cells += sum(e.matrix.size for e in enc if e is not None) // len(comparisons)
     for a in range(l0, l1, chunk):
         b = min(a + chunk, l1)
         c0 = a + 1 if triangle else r0  # triangle: only columns after the first row
@@ -65,14 +76,13 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
             break
         li = np.arange(a, b)
         rj = np.arange(c0, r1)
-        lv = [v.take(slice(a, b)) for v in left.values]
-        rv = [v.take(slice(c0, r1)) for v in right.values]
         mask = structure_mask(left, right, li, rj)
         if triangle:
             tri = np.arange(c0, r1)[None, :] > li[:, None]
             mask = tri if mask is None else mask & tri
-        cutoff = threshold if (single and threshold is not None and threshold > 0) else None
-        mats = [c.matrix(l_, r_, cutoff) for c, l_, r_ in zip(comparisons, lv, rv)]
+        mats = [c.matrix(lp.take(slice(a, b)), rp.take(slice(c0, r1)), cutoff) if e is None
+                else e.gather(a - l0, b - l0, c0 - r0, r1 - r0)
+                for c, lp, rp, e in zip(comparisons, left.values, right.values, enc)]
         score = mean_score(mats, weights) if not single else mats[0]
         if threshold is not None:
             sel = score >= np.float32(threshold)
@@ -81,7 +91,7 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
         else:
             sel = mask if mask is not None else np.ones(score.shape, dtype=bool)
         done += int(mask.sum()) if mask is not None else score.size
-        out.cells += score.size
+        out.cells += score.size * n_direct // len(comparisons)
         out.kernel_calls += 1
         # flatnonzero + divmod: ~15x faster than 2-D np.nonzero on a mostly-False matrix
         ri, cj = np.divmod(np.flatnonzero(sel), sel.shape[1])
@@ -266,18 +276,22 @@ def compare_task(
     pair_values: Sequence[Comparison] = (),
     pass_of_pair: bool = False,
     small_task: int = SMALL_TASK,
+    encode: str = "auto",
 ) -> tuple[pd.DataFrame, TaskCounter]:
     """All pairs of reduce task ``task``: a pairs frame and what it took.
 
     ``pair_values``: comparisons whose left value each pair carries (for a scoring model,
     :func:`erblock.matchers.scoring.base.value_column`); ``pass_of_pair``: add the key
     pass that found each pair; ``small_task``: match tasks of at most this many cells are
-    batched as aligned pairs (−1: every task through the matrix kernel).
+    batched as aligned pairs (−1: every task through the matrix kernel); ``encode``:
+    compare distinct values once per block (:mod:`.encoded`): ``"auto"``, ``"always"``,
+    ``"never"``.
     """
     start = time.perf_counter()
     stats = TaskCounter(task=task)
-    left = Side(left_records, comparisons, col_index, n_passes)
-    right = left if right_records is None else Side(right_records, comparisons, col_index, n_passes)
+    left = Side(left_records, comparisons, col_index, n_passes, encode)
+    right = left if right_records is None else Side(right_records, comparisons, col_index,
+                                                    n_passes, encode)
     stats.records = len(left_records) + (0 if right_records is None else len(right_records))
     weights = np.array([c.weight for c in comparisons], dtype=np.float32)
     out = Collector(len(comparisons))

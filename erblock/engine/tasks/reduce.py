@@ -38,6 +38,7 @@ class TaskSpec:
     sort: bool
     link: bool
     meta: tuple[pd.DataFrame, pd.DataFrame | None]  # empty routed frames (no records)
+    encode: str = "auto"  #: see erblock.engine.job.ENCODE_CHOICES
 
 
 def _worker() -> str:
@@ -74,7 +75,8 @@ def _compare(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | 
     return compare_task(task, plan, lrec, rrec, spec.comparisons, spec.col_index,
                         spec.n_passes, threshold, spec.id_dtypes, spec.cell_budget,
                         pair_values=[c for c in spec.comparisons if c.name in names],
-                        pass_of_pair=bool(model is not None and model.needs_pass))
+                        pass_of_pair=bool(model is not None and model.needs_pass),
+                        encode=spec.encode)
 
 
 def _finish(pairs: pd.DataFrame, stats: TaskStats, spec: TaskSpec, out_dir: str | None
