@@ -119,3 +119,42 @@ def test_auto_encodes_repeated_values_and_computes_fewer_cells(client) -> None:
                                   runs["never"].reset_index(drop=True))
     cells = {e: sum(t.cells for t in RunReport.of(p).tasks) for e, p in runs.items()}
     assert cells["auto"] < cells["never"] / 100  # 11 distinct first names per block
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 3),
+       thr=st.sampled_from([0.5, 0.7, 0.85, 0.9, 1.0]),
+       weights=st.sampled_from([(1.0, 1.0, 1.0), (2.0, 1.0, 0.5), (0.3, 3.0, 1.0)]),
+       nan_share=st.sampled_from([0.0, 0.1, 0.5]))
+def test_threshold_pushdown_keeps_exactly_what_the_dense_path_keeps(seed, k, thr, weights,
+                                                                    nan_share):
+    from erblock.engine.tasks.encoded import BlockCodes, pushdown
+    from erblock.engine.tasks.sides import mean_score
+
+    rng = np.random.default_rng(seed)
+    rows, cols = 40, 70
+    blocks = []
+    for _ in range(k):
+        dl, dr = rng.integers(1, 12, 2)
+        # similarities on a coarse grid, so many sit exactly on the threshold
+        mat = (rng.integers(0, 21, (dl, dr)) / 20).astype(np.float32)
+        mat[rng.random((dl, dr)) < nan_share] = np.nan
+        blocks.append(BlockCodes(mat, rng.integers(0, dl, rows), rng.integers(0, dr, cols)))
+    w = np.array(weights[:k], dtype=np.float32)
+    push = pushdown(blocks, w, thr)
+    mask = rng.random((rows - 5, cols - 3)) < 0.8
+    mats = [b.gather(5, rows, 3, cols) for b in blocks]
+    score = mean_score(mats, w)
+    sel = (score >= np.float32(thr)) & mask
+    def num(x) -> float | None:  # NaN as None, so equal tuples compare equal
+        return None if np.isnan(x) else float(x)
+
+    want = {(int(i), int(j)): (num(score[i, j]), *(num(m[i, j]) for m in mats))
+            for i, j in zip(*np.nonzero(sel))}
+    if push is None:  # nothing to rule out: the dense path runs
+        return
+    ri, cj, sims, sc = push.pairs(5, rows, 3, cols, mask)
+    keep = sc >= np.float32(thr)
+    got = {(int(i), int(j)): (num(s), *(num(v[n]) for v in sims))
+           for n, (i, j, s) in enumerate(zip(ri, cj, sc)) if keep[n]}
+    assert got == want

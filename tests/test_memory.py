@@ -123,8 +123,9 @@ def test_auto_budget_is_half_the_limit_per_thread():
 
 def test_budget_raises_the_task_count_and_shrinks_chunks(client, tmp_path):
     df = _giant(3000)
+    # sort=True: a task sorts its pairs before writing them, so it holds them all
     erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, client=client,
-                   memory_budget="32MB", output=str(tmp_path / "o"))
+                   memory_budget="32MB", output=str(tmp_path / "o"), sort=True)
     report = erblock.read_report(tmp_path / "o")
     default = erblock.plan(df, key="k", client=client)
     assert report.n_tasks > default.n_tasks
@@ -134,18 +135,37 @@ def test_budget_raises_the_task_count_and_shrinks_chunks(client, tmp_path):
     assert len(pd.read_parquet(tmp_path / "o")) == report.pairs
 
 
+def test_streamed_output_needs_no_more_tasks_for_its_pairs(client, tmp_path):
+    # unsorted output: pairs are written in row groups as they gather, so all 4.5 M kept
+    # pairs fit the budget without more tasks, and the part holds several row groups
+    import pyarrow.parquet as pq
+
+    df = _giant(3000)
+    erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, client=client,
+                   memory_budget="32MB", output=str(tmp_path / "o"), n_tasks=2)
+    report = erblock.read_report(tmp_path / "o")
+    assert report.n_tasks == 2
+    assert report.settings["memory"]["memory_peak_estimate"] <= 32 * 10**6
+    assert report.comparisons == report.pairs == 3000 * 2999 // 2
+    parts = sorted((tmp_path / "o").glob("part-*.parquet"))
+    assert sum(pq.ParquetFile(p).metadata.num_rows for p in parts) == report.pairs
+    assert max(pq.ParquetFile(p).metadata.num_row_groups for p in parts) > 1
+    got = pd.read_parquet(tmp_path / "o")
+    assert len(set(zip(got["left_id"], got["right_id"]))) == report.pairs
+
+
 def test_basic_cannot_split_a_giant_block_and_says_so(client):
     with pytest.raises(MemoryError, match=r"reduce task \d+ would need about .*basic cannot "
                                           r"split a block"):
         erblock.dedupe(_giant(3000), key="k", compare={"name": "jaro"}, client=client,
-                       strategy="basic", memory_budget="16MB", output="unused")
+                       strategy="basic", memory_budget="16MB", output="unused", sort=True)
 
 
 def test_fixed_n_tasks_that_cannot_fit_is_refused(client):
     with pytest.raises(MemoryError, match=r"leave n_tasks unset \(it is 2\)"):
         erblock.dedupe(_giant(3000), key="k", compare={"name": "jaro"}, client=client,
                        n_tasks=2, strategy="blocksplit", memory_budget="16MB",
-                       output="unused")
+                       output="unused", sort=True)
 
 
 def test_an_unthresholded_result_too_big_for_this_process_fails_up_front(client):
@@ -214,19 +234,63 @@ def test_giant_block_stays_within_the_worker_budget():
         assert s >= np.float32(0.85)
 
 
+def _first_names(n: int, seed: int = 5) -> pd.DataFrame:
+    """``n`` realistic first names (the generator's frequencies) sharing one key."""
+    from erblock.datasets import generate
+
+    df, _ = generate(n, kind="person", n_blocks=1, skew=None, seed=seed)
+    return pd.DataFrame({"k": "same", "name": df["first_name"].to_numpy()})
+
+
+def test_the_keep_rate_is_measured_before_the_run(client):
+    from erblock.engine import keeprate
+
+    df = _first_names(4000)
+    names = df["name"].to_numpy()
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, len(df), (2, 20_000))
+    sims = np.array([JaroWinkler.normalized_similarity(str(names[i]), str(names[j]))
+                     for i, j in zip(a, b) if i != j])
+    true_rate = float((sims >= 0.5).mean())
+    pairs = erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, threshold=0.5,
+                           client=client, memory_budget="256MB")
+    mem = RunReport.of(pairs).settings["memory"]
+    assert mem["keep_rate_pairs"] >= keeprate.MIN_PAIRS
+    assert mem["keep_rate"] == pytest.approx(true_rate, abs=0.06)
+    assert mem["keep_rate"] <= mem["keep_rate_upper"] <= 1
+    actual = len(pairs) / RunReport.of(pairs).comparisons
+    assert mem["keep_rate_upper"] >= actual
+
+
+def test_a_thresholded_result_too_big_for_this_process_fails_up_front(client):
+    # 60 000 first names in one block, threshold 0.3: most of 1.8 billion pairs kept
+    start = time.perf_counter()
+    with pytest.raises(MemoryError, match=r"threshold=0.3 keeps about \d+\.\d% of the "
+                                          r"1,799,970,000 compared pairs .*output='dir'"):
+        erblock.dedupe(_first_names(60_000), key="k", compare={"name": "jaro_winkler"},
+                       threshold=0.3, client=client)
+    assert time.perf_counter() - start < 60, "must fail before comparing anything"
+
+
 @pytest.mark.slow
 @pytest.mark.cluster
-def test_unthresholded_giant_block_written_by_workers_stays_within_budget(tmp_path):
-    n, budget = 5000, 64 * MiB
-    df = _giant(n)
+def test_high_keep_rate_giant_block_written_by_workers_stays_within_budget(tmp_path):
+    # 20,000 realistic first names in one block (200 M pairs), a threshold that keeps
+    # more than 30 % of them: the kept pairs are written in row groups as they gather
+    import pyarrow.parquet as pq
+
+    n, budget = 20_000, 256 * MiB
+    df = _first_names(n)
     with ProcCluster(n_workers=2, nthreads=1) as pc, \
             Client(pc.address, set_as_default=False) as c:
         erblock.dedupe(df.iloc[:300], key="k", compare={"name": "jaro_winkler"}, client=c)
         with _PeakRSS(pc.worker_pids()) as rss:
             erblock.dedupe(df, key="k", compare={"name": "jaro_winkler"}, client=c,
-                           memory_budget=budget, output=str(tmp_path / "o"))
+                           threshold=0.45, memory_budget=budget, output=str(tmp_path / "o"))
         rep = erblock.read_report(tmp_path / "o")
-    assert rep.pairs == n * (n - 1) // 2
-    assert rep.n_tasks > 8  # grown from the default 4 × threads to fit the pairs
+    assert rep.comparisons == n * (n - 1) // 2
+    assert rep.pairs >= 0.3 * rep.comparisons
+    parts = sorted((tmp_path / "o").glob("part-*.parquet"))
+    assert sum(pq.ParquetFile(p).metadata.num_rows for p in parts) == rep.pairs
     for growth in rss.growth:
         assert growth <= budget + WORKER_OVERHEAD, (rss.base, rss.peak)

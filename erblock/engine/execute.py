@@ -46,6 +46,7 @@ from .tasks.reduce import (
     keep_reduce,
     model_reduce,
     score_reduce,
+    stream_reduce,
     write_reduce,
 )
 from .tasks.route import piece, route_partition, split_by_task
@@ -153,6 +154,16 @@ def _gather(client: Client, futures: list[Any], out_dir: str | None) -> Any:
 def run_mean(client: Client, job: Job, ex: Execution, out_dir: str | None) -> Results:
     """Mean scoring in one phase: compare (threshold in the kernels), return or write."""
     compared, tasks = [], []
+    if out_dir is not None and not job.options.sort:  # written as they gather
+        for t in range(ex.r):
+            left, right = ex.inputs(t)
+            with dask.annotate(priority=ex.priority(t)):
+                tasks.append(dask.delayed(stream_reduce, pure=False)(
+                    t, ex.plan_future, left, right, ex.spec, out_dir))
+        futures = client.compute(tasks, optimize_graph=False)
+        if job.options.progress:
+            show_progress(futures, "compare and write")
+        return list(_gather(client, futures, out_dir))
     for t in range(ex.r):
         left, right = ex.inputs(t)
         with dask.annotate(priority=ex.priority(t)):

@@ -8,10 +8,10 @@ What a reduce task holds while it compares (``docs/memory.md`` has the full mode
 * one **chunk** of similarity matrices: ``cell_budget`` cells, each a float32 per
   comparison plus masks, score and temporaries (:func:`cell_bytes`);
 * the **pairs it keeps**: ``K_t × pair_bytes`` (several copies while they are assembled
-  and written, :data:`PAIR_COPIES`). Without a
-  threshold every comparison is kept (``K_t`` = the task's load); with a threshold the
-  kept share is unknown before the run and is estimated as ``THRESHOLD_KEEP`` of the load
-  (the report shows what was actually kept).
+  and written, :data:`PAIR_COPIES`). Without a threshold every comparison is kept
+  (``K_t`` = the task's load); with a threshold the kept share is measured before the run
+  on a sample of candidate pairs (:mod:`.keeprate`; ``THRESHOLD_KEEP`` when it is not
+  measured); a task that streams its pairs to parquet (``output=``) holds one row group.
 
 :func:`fit_to_budget` makes a plan fit: it shrinks the chunk to a quarter of the budget
 and raises the number of reduce tasks (strategies that split blocks then cut smaller
@@ -36,8 +36,11 @@ from ..balancing.plan import Plan
 from ..balancing.strategies import AUTO, STRATEGIES
 from .inputs import Source
 from .job import Job
+from .keeprate import KeepRate
+from .keeprate import measure as measure_keep
 from .planning import plan_from
 from .profile import Profile
+from .tasks.write import stream_rows
 
 RECORD_COPIES = 3.0  #: routed frame + sorted copy + prepared kernel values
 THRESHOLD_KEEP = 0.01  #: share of comparisons assumed kept when a threshold is given
@@ -116,11 +119,21 @@ class MemoryEstimate:
 
 
 def estimate(plan: Plan, bytes_per_record: float, n_comparisons: int, threshold: float | None,
-             cell_budget: int) -> MemoryEstimate:
-    """What each reduce task of ``plan`` is expected to hold at its peak."""
+             cell_budget: int, streamed: bool = False, keep: float | None = None
+             ) -> MemoryEstimate:
+    """What each reduce task of ``plan`` is expected to hold at its peak. ``streamed``: the
+    task writes its kept pairs in row groups as they gather (mean scoring with
+    ``output=``), so it holds at most one group of them whatever the keep rate. ``keep``:
+    the share of comparisons a threshold keeps, as measured (default ``THRESHOLD_KEEP``)."""
     records = (plan.records_per_task() * bytes_per_record * RECORD_COPIES).astype(np.int64)
-    keep = 1.0 if threshold is None else THRESHOLD_KEEP
-    pairs = (plan.loads * keep * pair_bytes(n_comparisons)).astype(np.int64)
+    if threshold is None:
+        keep = 1.0
+    elif keep is None:
+        keep = THRESHOLD_KEEP
+    kept = plan.loads * keep
+    if streamed:
+        kept = np.minimum(plan.loads, stream_rows(cell_budget))
+    pairs = (kept * pair_bytes(n_comparisons)).astype(np.int64)
     return MemoryEstimate(records, int(cell_budget * cell_bytes(n_comparisons)), pairs)
 
 
@@ -188,22 +201,35 @@ def resolve_budget(client: Any, value: Any) -> int | None:
 
 
 def check_result_fits(plan: Plan, n_comparisons: int, threshold: float | None,
-                      output: str | None) -> None:
-    """Refuse up front a run whose unthresholded pairs could not fit in this process."""
-    if output is not None or threshold is not None or plan.total_comparisons == 0:
+                      output: str | None, keep: KeepRate | None = None) -> None:
+    """Refuse up front a run whose kept pairs could not fit in this process: all of them
+    without a threshold, the measured share (its upper bound) with one."""
+    if output is not None or plan.total_comparisons == 0:
         return
-    need = plan.total_comparisons * pair_bytes(n_comparisons)
+    if threshold is not None and keep is None:
+        return
+    share = 1.0 if threshold is None else keep.upper  # type: ignore[union-attr]
+    need = plan.total_comparisons * share * pair_bytes(n_comparisons)
     available = psutil.virtual_memory().available
-    if need > 0.5 * available:
+    if need <= 0.5 * available:
+        return
+    if threshold is None:
         raise MemoryError(
             f"the result would hold all {plan.total_comparisons:,} compared pairs, about "
             f"{fmt_bytes(need)}, in this process ({fmt_bytes(available)} available); pass "
             "output='dir' so the workers write parquet parts, or a threshold"
         )
+    raise MemoryError(
+        f"threshold={threshold} keeps about {keep.rate:.1%} of the "  # type: ignore[union-attr]
+        f"{plan.total_comparisons:,} compared pairs (measured on {keep.pairs:,} sampled "  # type: ignore[union-attr]
+        f"candidate pairs): about {fmt_bytes(need)} of pairs in this process "
+        f"({fmt_bytes(available)} available); pass output='dir' so the workers write "
+        "parquet parts, or a higher threshold"
+    )
 
 
 def fit_plan(client: Any, job: Job, sources: Sequence[Source], profile: Profile,
-             threads: int, r: int, plan: Plan, model: CostModel
+             threads: int, r: int, plan: Plan, model: CostModel, streamed: bool = False
              ) -> tuple[Plan, Job, dict[str, Any] | None]:
     """Make ``plan`` fit ``job.options.memory_budget`` (see module docstring): re-plan from
     ``profile`` with more reduce tasks until the largest task fits. Returns the plan, the
@@ -211,11 +237,13 @@ def fit_plan(client: Any, job: Job, sources: Sequence[Source], profile: Profile,
     n_comp = len(job.comparisons)
     budget = resolve_budget(client, job.options.memory_budget)
     fit: dict[str, Any] | None = None
+    keep = _measured_keep(client, job, sources, profile, plan, n_comp, budget, streamed)
+    rate = keep.upper if keep is not None else None
     if budget is not None and plan.total_comparisons > 0:
         per_record = measure_record_bytes(client, sources)
         job = job.replace(cell_budget=chunk_cells(budget, n_comp, job.options.cell_budget))
         cells = job.options.cell_budget
-        est = estimate(plan, per_record, n_comp, job.threshold, cells)
+        est = estimate(plan, per_record, n_comp, job.threshold, cells, streamed, rate)
         best = (est, plan)
         attempts = 0
         while est.peak > budget:
@@ -231,7 +259,8 @@ def fit_plan(client: Any, job: Job, sources: Sequence[Source], profile: Profile,
             options = []
             for cand in _candidates(job, profile):
                 p = plan_from(profile, cand, new_r, model, threads)
-                options.append((estimate(p, per_record, n_comp, job.threshold, cells), p))
+                options.append((estimate(p, per_record, n_comp, job.threshold, cells,
+                                         streamed, rate), p))
             (est, plan), r = min(options, key=lambda o: o[0].peak), new_r
             if est.peak < best[0].peak:
                 best = (est, plan)
@@ -239,8 +268,29 @@ def fit_plan(client: Any, job: Job, sources: Sequence[Source], profile: Profile,
         fit = {"memory_budget": budget, "memory_peak_estimate": est.peak,
                "bytes_per_record": round(per_record, 1), "cell_budget": cells,
                "n_tasks": plan.n_tasks}
-    check_result_fits(plan, n_comp, job.threshold, job.output)
+    if keep is not None:
+        fit = {**(fit or {}), **keep.to_dict()}
+    check_result_fits(plan, n_comp, job.threshold, job.output, keep)
     return plan, job, fit
+
+
+#: measure the keep rate when keeping every compared pair would take more than this
+MEASURE_KEEP_ABOVE = 64 << 20
+
+
+def _measured_keep(client: Any, job: Job, sources: Sequence[Source], profile: Profile,
+                   plan: Plan, n_comp: int, budget: int | None, streamed: bool
+                   ) -> KeepRate | None:
+    """The threshold's keep rate, measured when it matters: the pairs are held (in this
+    process, or by tasks under a budget) and keeping them all would be large."""
+    if job.threshold is None or streamed or plan.total_comparisons == 0:
+        return None
+    if job.output is not None and budget is None:
+        return None  # written whole by the workers, nothing to size
+    if plan.total_comparisons * pair_bytes(n_comp) < MEASURE_KEEP_ABOVE:
+        return None
+    records = max(profile.records.get("records_r", 0), profile.records.get("records_s", 0))
+    return measure_keep(client, job, sources, plan.total_comparisons, records)
 
 
 def _candidates(job: Job, profile: Profile) -> list[Job]:

@@ -111,7 +111,10 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
             and worth_calibrating(profile.total_comparisons, threads))
     model, calibration = resolve_cost_model(client, job, sources, threads, need=need)
     plan = plan_from(profile, job, r, model, threads)
-    plan, job, memory = fit_plan(client, job, sources, profile, threads, r, plan, model)
+    # mean scoring written unsorted streams its kept pairs (bounded whatever the keep rate)
+    streamed = scoring is None and job.output is not None and not job.options.sort
+    plan, job, memory = fit_plan(client, job, sources, profile, threads, r, plan, model,
+                                 streamed=streamed)
     r = plan.n_tasks
     phases["plan"] = time.perf_counter() - t1
 

@@ -40,8 +40,9 @@ from ...balancing.plan import RANGE, TRIANGLE, Plan
 from ...balancing.ranges import range_bands
 from ...matchers.comparisons import Comparison
 from ..job import DEFAULT_CELL_BUDGET
-from .encoded import ENCODED_CHUNK_CELLS, block_encoding
+from .encoded import ENCODED_CHUNK_CELLS, block_encoding, pushdown
 from .sides import Collector, Side, TaskCounter, assemble, mean_score, structure_mask
+from .write import PartWriter
 
 SMALL_BATCH = 1 << 10  # a batch of block runs may waste this many cells whatever its size
 #: match tasks with at most this many cells go through one aligned-pairs batch per reduce
@@ -69,6 +70,7 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
     # cells: similarities computed per comparison (mean over the comparisons): the pair
     # cells of the direct ones, the distinct-value cells of the encoded ones
     out.cells += sum(e.matrix.size for e in enc if e is not None) // len(comparisons)
+    push = pushdown(enc, weights, threshold) if n_direct == 0 else None
     for a in range(l0, l1, chunk):
         b = min(a + chunk, l1)
         c0 = a + 1 if triangle else r0  # triangle: only columns after the first row
@@ -80,6 +82,19 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
         if triangle:
             tri = np.arange(c0, r1)[None, :] > li[:, None]
             mask = tri if mask is None else mask & tri
+        done += int(mask.sum()) if mask is not None else (b - a) * (r1 - c0)
+        out.kernel_calls += 1
+        if push is not None:  # threshold pushdown (encoded.py): identical pairs and values
+            ri, cj, sims, score = push.pairs(a - l0, b - l0, c0 - r0, r1 - r0, mask)
+            keep = np.flatnonzero(score >= np.float32(threshold))
+            if len(keep):
+                out.left.append(li[ri[keep]])
+                out.right.append(rj[cj[keep]])
+                for k, v in enumerate(sims):
+                    out.sims[k].append(v[keep])
+                out.score.append(score[keep])
+                out.added(len(keep))
+            continue
         mats = [c.matrix(lp.take(slice(a, b)), rp.take(slice(c0, r1)), cutoff) if e is None
                 else e.gather(a - l0, b - l0, c0 - r0, r1 - r0)
                 for c, lp, rp, e in zip(comparisons, left.values, right.values, enc)]
@@ -90,9 +105,7 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
                 sel &= mask
         else:
             sel = mask if mask is not None else np.ones(score.shape, dtype=bool)
-        done += int(mask.sum()) if mask is not None else score.size
         out.cells += score.size * n_direct // len(comparisons)
-        out.kernel_calls += 1
         # flatnonzero + divmod: ~15x faster than 2-D np.nonzero on a mostly-False matrix
         ri, cj = np.divmod(np.flatnonzero(sel), sel.shape[1])
         if len(ri) == 0:
@@ -102,6 +115,7 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
         for k, m in enumerate(mats):
             out.sims[k].append(m[ri, cj])
         out.score.append(score[ri, cj])
+        out.added(len(ri))
     return done
 
 
@@ -198,12 +212,14 @@ def _run_aligned(left: Side, right: Side, li: np.ndarray, rj: np.ndarray,
         for k, v in enumerate(sims):
             out.sims[k].append(v)
         out.score.append(score)
+        out.added(len(li))
     elif len(keep):
         out.left.append(li[keep])
         out.right.append(rj[keep])
         for k, v in enumerate(sims):
             out.sims[k].append(v[keep])
         out.score.append(score[keep])
+        out.added(len(keep))
     return len(li)
 
 
@@ -277,6 +293,7 @@ def compare_task(
     pass_of_pair: bool = False,
     small_task: int = SMALL_TASK,
     encode: str = "auto",
+    sink: PartWriter | None = None,
 ) -> tuple[pd.DataFrame, TaskCounter]:
     """All pairs of reduce task ``task``: a pairs frame and what it took.
 
@@ -285,7 +302,8 @@ def compare_task(
     pass that found each pair; ``small_task``: match tasks of at most this many cells are
     batched as aligned pairs (−1: every task through the matrix kernel); ``encode``:
     compare distinct values once per block (:mod:`.encoded`): ``"auto"``, ``"always"``,
-    ``"never"``.
+    ``"never"``; ``sink``: write the kept pairs there in row groups of ``sink.rows`` as
+    they gather (bounded memory at any keep rate) and return an empty frame.
     """
     start = time.perf_counter()
     stats = TaskCounter(task=task)
@@ -295,6 +313,15 @@ def compare_task(
     stats.records = len(left_records) + (0 if right_records is None else len(right_records))
     weights = np.array([c.weight for c in comparisons], dtype=np.float32)
     out = Collector(len(comparisons))
+
+    def frame(collected: Collector) -> pd.DataFrame:
+        return assemble(left, right, collected, comparisons, dedupe=right_records is None,
+                        id_dtypes=id_dtypes, pair_values=pair_values, col_index=col_index,
+                        pass_of_pair=pass_of_pair)
+
+    if sink is not None:
+        out.flush_rows = sink.rows
+        out.on_full = lambda: sink.write(frame(out.drain()))
     m = plan.match
     link = right_records is not None
     small: list[tuple[int, int, int, int, bool]] = []  # tiny tasks, batched below
@@ -317,10 +344,11 @@ def compare_task(
                                         cell_budget)
     stats.comparisons += _run_small(left, right, small, comparisons, weights, threshold, out,
                                     cell_budget)
-    pairs = assemble(left, right, out, comparisons, dedupe=right_records is None,
-                      id_dtypes=id_dtypes, pair_values=pair_values, col_index=col_index,
-                      pass_of_pair=pass_of_pair)
-    stats.pairs = len(pairs)
+    pairs = frame(out)
+    if sink is not None:
+        sink.write(pairs)
+        pairs = pairs.iloc[:0]
+    stats.pairs = sink.pairs if sink is not None else len(pairs)
     stats.cells, stats.kernel_calls = out.cells, out.kernel_calls
     stats.seconds = time.perf_counter() - start
     return pairs, stats

@@ -123,3 +123,93 @@ def block_encoding(left: list[Encoded | None], right: list[Encoded | None],
         mat = c.matrix(le.uniques.take(ul), re.uniques.take(ur), cutoff)
         out[k] = BlockCodes(mat, il.ravel().astype(np.intp), ir.ravel().astype(np.intp))
     return out
+
+
+#: threshold pushdown when the first comparison alone rules out at least this share of the
+#: distinct pairs (below, a dense lookup of every comparison is as fast)
+PUSHDOWN_MAX_DENSITY = 0.3
+
+
+@dataclass
+class Pushdown:
+    """Threshold pushdown on an encoded block: ``passing`` marks the distinct pairs of
+    comparison ``first`` whose similarity could still lift the mean score to the
+    threshold if every other comparison scored its maximum; a chunk looks up that bool
+    first and the other comparisons only for the pairs that pass it. The score of those
+    pairs is computed with the same float32 operations, in the same order, as the dense
+    path (:func:`~erblock.engine.tasks.sides.mean_score`), so the kept pairs and their
+    values are identical."""
+
+    blocks: list[BlockCodes]
+    weights: np.ndarray
+    first: int
+    passing: np.ndarray  # bool, distinct left × distinct right of comparison ``first``
+
+    def pairs(self, a: int, b: int, c: int, d: int, mask: np.ndarray | None
+              ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
+        """Rows / columns (within the chunk) of the pairs that may pass, their
+        similarities per comparison and their mean score."""
+        f = self.blocks[self.first]
+        ok = self.passing.take(f.rows[a:b], axis=0).take(f.cols[c:d], axis=1)
+        if mask is not None:
+            ok &= mask
+        ri, cj = np.divmod(np.flatnonzero(ok), d - c)
+        sims = [blk.matrix[blk.rows[a + ri], blk.cols[c + cj]] for blk in self.blocks]
+        if len(sims) == 1:
+            return ri, cj, sims, sims[0]
+        w = self.weights
+        if not any(np.isnan(v).any() for v in sims):
+            num = sims[0].copy() if w[0] == 1 else sims[0] * w[0]
+            for v, wk in zip(sims[1:], w[1:]):
+                if wk == 1:
+                    num += v
+                else:
+                    num += v * wk
+            num /= np.float32(w.sum())
+            return ri, cj, sims, num
+        # the mean over the present similarities, as mean_score computes it with missing
+        # values (cell by cell the same float32 operations)
+        num = np.zeros_like(sims[0])
+        den = np.zeros_like(sims[0])
+        for v, wk in zip(sims, w):
+            nan = np.isnan(v)
+            num += np.where(nan, 0.0, v) * wk
+            den += (~nan) * wk
+        with np.errstate(invalid="ignore", divide="ignore"):
+            score = np.where(den > 0, num / den, np.nan).astype(np.float32)
+        return ri, cj, sims, score
+
+
+def pushdown(blocks: Sequence[BlockCodes | None], weights: np.ndarray,
+             threshold: float | None) -> Pushdown | None:
+    """A :class:`Pushdown` for a block whose comparisons are all encoded, when one
+    comparison alone rules out most distinct pairs; else None (the dense path).
+
+    The mean is over the comparisons present for a pair (a missing value drops its
+    weight), so a pair with similarity ``s`` on comparison k can reach threshold ``t``
+    only if ``w_k (t − s) <= Σ_j w_j max(M_j − t, 0)`` over the other comparisons (``M_j``
+    their largest similarity in the block): the best case includes exactly the others
+    above ``t``. Pairs missing comparison k always pass to the exact computation."""
+    if threshold is None or any(b is None for b in blocks):
+        return None
+    full = [b for b in blocks if b is not None]
+    if not full or any(b.matrix.size == 0 for b in full):
+        return None
+    w = weights.astype(np.float64)
+    tops = []
+    for b in full:
+        present = b.matrix[~np.isnan(b.matrix)]
+        tops.append(float(present.max()) if present.size else 0.0)
+    lift = w * np.maximum(np.array(tops) - threshold, 0.0)
+    best: tuple[float, int, np.ndarray] | None = None
+    for k, b in enumerate(full):
+        # float64 bound with a margin: never rules out a pair float32 would keep
+        need = threshold - (lift.sum() - lift[k]) / w[k] - 1e-6
+        with np.errstate(invalid="ignore"):
+            passing = (b.matrix >= need) | np.isnan(b.matrix)
+        density = float(passing.mean()) if passing.size else 0.0
+        if best is None or density < best[0]:
+            best = (density, k, passing)
+    if best is None or best[0] > PUSHDOWN_MAX_DENSITY:
+        return None
+    return Pushdown(full, weights, best[1], best[2])

@@ -127,6 +127,15 @@ def sample_records(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFra
     return first[h < np.uint64(int(fraction * 2.0**64 - 1))]
 
 
+def probe_rows(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
+    """Every row (all key passes) of a deterministic sample of a prepared partition's
+    records: what the keep-rate probe (:mod:`erblock.engine.keeprate`) pairs up."""
+    if fraction >= 1.0:
+        return part
+    h = pd.util.hash_array(part[RID].to_numpy(np.int64) ^ np.int64(seed), categorize=False)
+    return part[h < np.uint64(int(fraction * 2.0**64 - 1))]
+
+
 def value_counts(part: pd.DataFrame, column: str, comparison: Comparison) -> pd.Series:
     """Records per value of a prepared value column (one row per record), the values
     normalised as ``comparison`` compares them (term frequencies)."""

@@ -20,7 +20,7 @@ from ...matchers.scoring.base import ScoringModel
 from ...report import TaskStats
 from .compare import TaskCounter, compare_task
 from .score import KeptTask, score_pairs
-from .write import sort_pairs, write_part
+from .write import PartWriter, sort_pairs, stream_rows, write_part
 
 Result = tuple[pd.DataFrame | None, TaskStats]
 
@@ -66,8 +66,8 @@ def _stats(c: TaskCounter, write_seconds: float = 0.0, pairs: int | None = None,
 
 
 def _compare(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,
-             spec: TaskSpec, threshold: float | None, model: ScoringModel | None
-             ) -> tuple[pd.DataFrame, TaskCounter]:
+             spec: TaskSpec, threshold: float | None, model: ScoringModel | None,
+             sink: PartWriter | None = None) -> tuple[pd.DataFrame, TaskCounter]:
     names = model.pair_values if model is not None else ()
     lrec = _records(left, spec.meta[0])
     right_meta = spec.meta[1] if spec.meta[1] is not None else spec.meta[0]
@@ -76,7 +76,7 @@ def _compare(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | 
                         spec.n_passes, threshold, spec.id_dtypes, spec.cell_budget,
                         pair_values=[c for c in spec.comparisons if c.name in names],
                         pass_of_pair=bool(model is not None and model.needs_pass),
-                        encode=spec.encode)
+                        encode=spec.encode, sink=sink)
 
 
 def _finish(pairs: pd.DataFrame, stats: TaskStats, spec: TaskSpec, out_dir: str | None
@@ -94,6 +94,21 @@ def compare_reduce(task: int, plan: Plan, left: Sequence[Any], right: Sequence[A
     """Mean scoring: compare with the threshold applied in the kernels; return the pairs."""
     pairs, c = _compare(task, plan, left, right, spec, spec.threshold, None)
     return _finish(pairs, _stats(c), spec, None)
+
+
+def stream_reduce(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,
+                  spec: TaskSpec, out_dir: str) -> Result:
+    """Mean scoring with ``output=`` (unsorted): the compare writes its kept pairs to its
+    parquet part in row groups as they gather, so memory is bounded whatever the keep
+    rate."""
+    sink = PartWriter(out_dir, task, stream_rows(spec.cell_budget))
+    try:
+        _, c = _compare(task, plan, left, right, spec, spec.threshold, None, sink)
+        seconds = sink.close()
+    except BaseException:
+        sink.abort()
+        raise
+    return None, replace(_stats(c), write_seconds=seconds)
 
 
 def write_reduce(result: Result, out_dir: str) -> Result:

@@ -10,7 +10,7 @@ exact when a unit mixes blocks or key passes; :class:`Collector` gathers kept pa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,7 +100,11 @@ def structure_mask(left: Side, right: Side, li: np.ndarray, rj: np.ndarray) -> n
 
 
 class Collector:
-    """Kept pairs as they are found: positions in the two sides, similarities, score."""
+    """Kept pairs as they are found: positions in the two sides, similarities, score.
+
+    With ``on_full`` set (a streaming writer), it is called whenever ``flush_rows`` pairs
+    have gathered; it takes them with :meth:`drain`, so a task holds at most about
+    ``flush_rows`` kept pairs whatever its keep rate."""
 
     def __init__(self, n_comp: int) -> None:
         self.left: list[np.ndarray] = []
@@ -109,6 +113,25 @@ class Collector:
         self.score: list[np.ndarray] = []
         self.cells = 0
         self.kernel_calls = 0
+        self.rows = 0  #: kept pairs held now
+        self.flush_rows = 0
+        self.on_full: Callable[[], None] | None = None
+
+    def added(self, n: int) -> None:
+        """``n`` kept pairs were appended: flush when ``flush_rows`` have gathered."""
+        self.rows += n
+        if self.on_full is not None and self.rows >= self.flush_rows:
+            self.on_full()
+
+    def drain(self) -> Collector:
+        """The pairs held so far (as a collector of their own); this one is emptied."""
+        out = Collector(len(self.sims))
+        out.left, out.right, out.sims, out.score = self.left, self.right, self.sims, self.score
+        out.rows = self.rows
+        self.left, self.right, self.score = [], [], []
+        self.sims = [[] for _ in out.sims]
+        self.rows = 0
+        return out
 
 
 def mean_score(mats: list[np.ndarray], weights: np.ndarray) -> np.ndarray:

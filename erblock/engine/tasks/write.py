@@ -1,10 +1,13 @@
-"""Write a reduce task's pairs as one parquet part, atomically (worker side)."""
+"""Write a reduce task's pairs as one parquet part, atomically (worker side): whole
+(:func:`write_part`) or streamed in row groups as the compare finds them
+(:class:`PartWriter`)."""
 
 from __future__ import annotations
 
 import os
 import time
 import uuid
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,6 +22,57 @@ def sort_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     except TypeError:  # ids of mixed types: order by their text
         key = pairs["left_id"].astype(str) + "\x00" + pairs["right_id"].astype(str)
         return pairs.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
+
+
+class PartWriter:
+    """``part-<task>.parquet`` written row group by row group (one per :meth:`write`),
+    under a temporary name that :meth:`close` renames: a recomputed task rewrites its part
+    whole and a reader never sees half a part. ``rows``: how many kept pairs the compare
+    gathers before it writes them (see :func:`stream_rows`)."""
+
+    def __init__(self, out_dir: str, task: int, rows: int) -> None:
+        self.final = os.path.join(out_dir, PART_NAME.format(task=task))
+        self.tmp = f"{self.final}.{uuid.uuid4().hex}.tmp"
+        self.rows = max(1, int(rows))
+        self.pairs = 0
+        self.seconds = 0.0
+        self._writer: Any = None
+        self._schema: Any = None
+
+    def write(self, pairs: pd.DataFrame) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self._writer is not None and not len(pairs):
+            return
+        start = time.perf_counter()
+        table = pa.Table.from_pandas(pairs, preserve_index=False, schema=self._schema)
+        if self._writer is None:
+            self._schema = table.schema
+            self._writer = pq.ParquetWriter(self.tmp, table.schema)
+        self._writer.write_table(table)
+        self.pairs += len(pairs)
+        self.seconds += time.perf_counter() - start
+
+    def close(self) -> float:
+        """Finish the part (an empty one if nothing was written); the seconds writing took."""
+        start = time.perf_counter()
+        if self._writer is not None:
+            self._writer.close()
+            os.replace(self.tmp, self.final)
+        return self.seconds + time.perf_counter() - start
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        if os.path.exists(self.tmp):
+            os.remove(self.tmp)
+
+
+def stream_rows(cell_budget: int) -> int:
+    """Kept pairs a streaming compare gathers before writing them: a quarter of the
+    chunk's cells (at least 2¹⁴), so they take about what the memory model gives a chunk."""
+    return max(1 << 14, cell_budget // 4)
 
 
 def write_part(pairs: pd.DataFrame, out_dir: str, task: int) -> float:
