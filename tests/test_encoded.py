@@ -33,11 +33,21 @@ POOLS = {
     "number": [1.0, 2.5, None, 100.0, -3.0, 0.0, 2.5, np.nan, 7.0],
     "any": ["a", "b", None, "", 1, 1.0, "c", "1"],
 }
+#: methods whose values must parse to be compared get pools of their own
+BY_METHOD = {
+    "date": ["2001-02-03", "2001-03-02", "20010203", "02/03/2001", "2001-02-04", "1999-12-31",
+             "not a date", None, "", "2001-02-03"],
+    "phone": ["020 7946 0018", "+44 20 7946 0018", "0044 20 7946 0019", "7946 0018", None,
+              "", "no digits", "555-0100", "555 0100"],
+    "email": ["a.b@x.com", "A.B@x.com", "a.b@y.org", "ab@x.com", None, "", "not an email"],
+    "postcode": ["SW1A 1AA", "sw1a1aa", "SW1A 2AA", "SW1B 1AA", "EC1A 1BB", None, "",
+                 "10115", "10117"],
+}
 CUTOFFS = {"jaro_winkler": 0.8, "levenshtein": 0.5}
 
 
 def _values(name: str, draw_idx: list[int]) -> pd.Series:
-    pool = POOLS[Comparison("v", name).kernel.accepts]
+    pool = BY_METHOD.get(name, POOLS[Comparison("v", name).kernel.accepts])
     return pd.Series([pool[i % len(pool)] for i in draw_idx], dtype=object)
 
 
@@ -56,6 +66,9 @@ def test_encoded_block_equals_direct_matrix(name: str, idx: list[int],
     present = ~prep.missing
     np.testing.assert_array_equal(back.values[present], prep.values[present])
     n = len(idx)
+    for cutoff in (None, CUTOFFS.get(name)):  # a triangle block: one side, shared codes
+        [tri] = block_encoding([enc], [enc], 0, n, 0, n, True, [comp], cutoff, always=True)
+        np.testing.assert_array_equal(tri.gather(0, n, 0, n), comp.matrix(prep, prep, cutoff))
     a, b = sorted(x % (n + 1) for x in cut)  # rows [a, n) against columns [0, b)
     for cutoff in (None, CUTOFFS.get(name)):
         [block] = block_encoding([enc], [enc], a, n, 0, b, False, [comp], cutoff,
@@ -99,6 +112,11 @@ def test_encoded_and_direct_runs_are_identical(client, strategy: str) -> None:
                                   runs["never"].reset_index(drop=True))
     got = pair_list(runs["always"])
     assert len(got) == len(set(got)) and set(got) == brute_dedupe(df, keys)
+    kept = {e: erblock.dedupe(df, key=keys, compare=COMPARE, strategy=strategy, n_tasks=5,
+                              client=client, sort=True, threshold=0.75, encode=e)
+            for e in ("always", "never")}  # several comparisons: threshold pushdown
+    pd.testing.assert_frame_equal(kept["always"].reset_index(drop=True),
+                                  kept["never"].reset_index(drop=True))
     r, s = _frame(2, 500), _frame(2, 400, link_side=1)
     linked = {e: erblock.link(r, s, key="k", compare=COMPARE, strategy=strategy, n_tasks=4,
                               client=client, sort=True, threshold=0.6, encode=e)
@@ -107,7 +125,8 @@ def test_encoded_and_direct_runs_are_identical(client, strategy: str) -> None:
                                   linked["never"].reset_index(drop=True))
     everything = erblock.link(r, s, key="k", compare=COMPARE, strategy=strategy, n_tasks=4,
                               client=client, sort=True, encode="always")
-    assert set(pair_list(everything)) == brute_link(r, s, ["k"])
+    got = pair_list(everything)
+    assert len(got) == len(set(got)) and set(got) == brute_link(r, s, ["k"])
 
 
 def test_auto_encodes_repeated_values_and_computes_fewer_cells(client) -> None:
@@ -124,12 +143,13 @@ def test_auto_encodes_repeated_values_and_computes_fewer_cells(client) -> None:
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 3),
        thr=st.sampled_from([0.5, 0.7, 0.85, 0.9, 1.0]),
-       weights=st.sampled_from([(1.0, 1.0, 1.0), (2.0, 1.0, 0.5), (0.3, 3.0, 1.0)]),
-       nan_share=st.sampled_from([0.0, 0.1, 0.5]))
+       weights=st.sampled_from([(1.0, 1.0, 1.0), (2.0, 1.0, 0.5), (0.3, 3.0, 1.0),
+                                (1.0, 20.0, 1.0), (0.05, 1.0, 3.0), (20.0, 1.0, 1.0)]),
+       nan_share=st.sampled_from([0.0, 0.1, 0.5]), jitter=st.booleans())
 def test_threshold_pushdown_keeps_exactly_what_the_dense_path_keeps(seed, k, thr, weights,
-                                                                    nan_share):
+                                                                    nan_share, jitter):
     from erblock.engine.tasks.encoded import BlockCodes, pushdown
-    from erblock.engine.tasks.sides import mean_score
+    from erblock.engine.tasks.mean import mean_score
 
     rng = np.random.default_rng(seed)
     rows, cols = 40, 70
@@ -138,6 +158,9 @@ def test_threshold_pushdown_keeps_exactly_what_the_dense_path_keeps(seed, k, thr
         dl, dr = rng.integers(1, 12, 2)
         # similarities on a coarse grid, so many sit exactly on the threshold
         mat = (rng.integers(0, 21, (dl, dr)) / 20).astype(np.float32)
+        if jitter:  # a few float32 steps either side of the grid (and of the threshold)
+            mat = np.clip(mat + rng.integers(-3, 4, (dl, dr)) * np.float32(6e-8), 0, 1
+                          ).astype(np.float32)
         mat[rng.random((dl, dr)) < nan_share] = np.nan
         blocks.append(BlockCodes(mat, rng.integers(0, dl, rows), rng.integers(0, dr, cols)))
     w = np.array(weights[:k], dtype=np.float32)
@@ -158,3 +181,24 @@ def test_threshold_pushdown_keeps_exactly_what_the_dense_path_keeps(seed, k, thr
     got = {(int(i), int(j)): (num(s), *(num(v[n]) for v in sims))
            for n, (i, j, s) in enumerate(zip(ri, cj, sc)) if keep[n]}
     assert got == want
+
+
+def test_pushdown_with_uneven_weights_keeps_a_pair_at_the_threshold():
+    # a light comparison just under the threshold and a heavy one at it: the mean is
+    # exactly the threshold in float32, so the pair is kept, and the bound must not drop
+    # it (the margin scales with the weights)
+    from erblock.engine.tasks.encoded import BlockCodes, pushdown
+    from erblock.engine.tasks.mean import mean_score
+
+    light = np.array([[0.8999989, 0.1, 0.2, 0.0, 0.3]], dtype=np.float32)
+    heavy = np.array([[0.9, 0.9, 0.1, 0.0, 0.2]], dtype=np.float32)
+    w = np.array([1.0, 20.0], dtype=np.float32)
+    blocks = [BlockCodes(light, np.zeros(1, np.intp), np.arange(5)),
+              BlockCodes(heavy, np.zeros(1, np.intp), np.arange(5))]
+    dense = mean_score([light, heavy], w)
+    assert dense[0, 0] >= np.float32(0.9)
+    push = pushdown(blocks, w, 0.9)
+    assert push is not None
+    ri, cj, _, score = push.pairs(0, 1, 0, 5, None)
+    assert (0, 0) in {(int(i), int(j)) for i, j, v in zip(ri, cj, score)
+                      if v >= np.float32(0.9)}

@@ -78,4 +78,5 @@ def test_erblock_blocks_as_the_oracle_says(client, label: str) -> None:
     left, right = _frame(), _frame().set_axis([f"s{i}" for i in range(10)])
     linked = erblock.link(left, right, key=key, compare={"name": "jaro_winkler"},
                           client=client)
-    assert _pairs_of(linked) == brute_link(left, right, [key])
+    expected = brute_link(left, right, [key])
+    assert _pairs_of(linked) == expected and len(linked) == len(expected)

@@ -26,8 +26,8 @@ from ..blocking.keys import NULL_BLOCK
 from .inputs import Source
 from .job import Job
 from .schema import BLOCK, RID
+from .tasks.mean import mean_score
 from .tasks.prepare import probe_rows
-from .tasks.sides import mean_score
 
 TARGET_PAIRS = 4000  #: candidate pairs the sample aims at
 MAX_PAIRS = 200_000  #: compared at most (a random subset beyond)

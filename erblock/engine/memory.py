@@ -83,9 +83,9 @@ def auto_budget(workers: dict[str, dict[str, Any]]) -> int | None:
 def cell_bytes(n_comparisons: int) -> int:
     """Bytes per cell of a compare chunk: a float32 matrix per comparison, the score,
     the kept-pair mask, the structure masks and the temporaries of the weighted mean; plus,
-    per comparison, the distinct-pair similarities of an encoded block (at most twice the
+    per comparison, the distinct-pair similarities of an encoded block (at most the
     chunk's cells of float32, :mod:`erblock.engine.tasks.encoded`)."""
-    return 12 * n_comparisons + 20
+    return 8 * n_comparisons + 20
 
 
 PAIR_COPIES = 4.0  #: chunk pieces + concatenated arrays + result frame + Arrow/parquet copy
@@ -131,8 +131,8 @@ def estimate(plan: Plan, bytes_per_record: float, n_comparisons: int, threshold:
     elif keep is None:
         keep = THRESHOLD_KEEP
     kept = plan.loads * keep
-    if streamed:
-        kept = np.minimum(plan.loads, stream_rows(cell_budget))
+    if streamed:  # a row group gathering and at most one chunk's pairs on top
+        kept = np.minimum(plan.loads, 2 * stream_rows(cell_budget))
     pairs = (kept * pair_bytes(n_comparisons)).astype(np.int64)
     return MemoryEstimate(records, int(cell_budget * cell_bytes(n_comparisons)), pairs)
 

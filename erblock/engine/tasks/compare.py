@@ -41,7 +41,8 @@ from ...balancing.ranges import range_bands
 from ...matchers.comparisons import Comparison
 from ..job import DEFAULT_CELL_BUDGET
 from .encoded import ENCODED_CHUNK_CELLS, block_encoding, pushdown
-from .sides import Collector, Side, TaskCounter, assemble, mean_score, structure_mask
+from .mean import mean_score
+from .sides import Collector, Side, TaskCounter, assemble, structure_mask
 from .write import PartWriter
 
 SMALL_BATCH = 1 << 10  # a batch of block runs may waste this many cells whatever its size
@@ -319,7 +320,8 @@ def compare_task(
                         id_dtypes=id_dtypes, pair_values=pair_values, col_index=col_index,
                         pass_of_pair=pass_of_pair)
 
-    if sink is not None:
+    if sink is not None:  # chunks no larger than a row group: at most two groups held
+        cell_budget = min(cell_budget, sink.rows)
         out.flush_rows = sink.rows
         out.on_full = lambda: sink.write(frame(out.drain()))
     m = plan.match

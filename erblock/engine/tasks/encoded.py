@@ -25,6 +25,7 @@ import pandas as pd
 
 from ...matchers.comparisons import Comparison
 from ...matchers.methods import Prepared
+from .mean import weight_total
 
 ENCODE_SHARE = 0.25  #: encoded when distinct pairs <= this share of the block's cells
 ENCODE_MIN_CELLS = 1 << 14  #: blocks with fewer cells go direct (the set-up would dominate)
@@ -98,11 +99,12 @@ def block_encoding(left: list[Encoded | None], right: list[Encoded | None],
                    always: bool = False, cell_budget: int = ENCODE_MAX_CELLS
                    ) -> list[BlockCodes | None]:
     """Per comparison, the encoded form of block ``[l0, l1) × [r0, r1)`` or None (direct).
-    ``always``: encode whatever the counts. A distinct-pair matrix never exceeds twice
-    ``cell_budget`` cells (nor ``ENCODE_MAX_CELLS``) and an encoded block's chunks are at
-    most a quarter of it, so together they stay within the chunk the memory model budgets
-    (``cell_budget`` × (12·c + 20) bytes, :func:`erblock.engine.memory.cell_bytes`)."""
-    limit = min(2 * cell_budget, ENCODE_MAX_CELLS)
+    ``always``: encode whatever the counts. A distinct-pair matrix never exceeds
+    ``cell_budget`` cells (nor ``ENCODE_MAX_CELLS``), so computing it takes what a direct
+    chunk takes, and an encoded block's chunks are at most a quarter of it: together they
+    stay within what the memory model budgets (``cell_budget`` × (8·c + 20) bytes,
+    :func:`erblock.engine.memory.cell_bytes`)."""
+    limit = min(cell_budget, ENCODE_MAX_CELLS)
     nl, nr = l1 - l0, r1 - r0
     cells = nl * (nl - 1) // 2 if triangle else nl * nr
     out: list[BlockCodes | None] = [None] * len(comparisons)
@@ -137,7 +139,7 @@ class Pushdown:
     threshold if every other comparison scored its maximum; a chunk looks up that bool
     first and the other comparisons only for the pairs that pass it. The score of those
     pairs is computed with the same float32 operations, in the same order, as the dense
-    path (:func:`~erblock.engine.tasks.sides.mean_score`), so the kept pairs and their
+    path (:func:`~erblock.engine.tasks.mean.mean_score`), so the kept pairs and their
     values are identical."""
 
     blocks: list[BlockCodes]
@@ -165,7 +167,7 @@ class Pushdown:
                     num += v
                 else:
                     num += v * wk
-            num /= np.float32(w.sum())
+            num /= weight_total(w)
             return ri, cj, sims, num
         # the mean over the present similarities, as mean_score computes it with missing
         # values (cell by cell the same float32 operations)
@@ -203,8 +205,9 @@ def pushdown(blocks: Sequence[BlockCodes | None], weights: np.ndarray,
     lift = w * np.maximum(np.array(tops) - threshold, 0.0)
     best: tuple[float, int, np.ndarray] | None = None
     for k, b in enumerate(full):
-        # float64 bound with a margin: never rules out a pair float32 would keep
-        need = threshold - (lift.sum() - lift[k]) / w[k] - 1e-6
+        # float64 bound with a margin for float32 rounding (of the score and of the
+        # threshold), scaled to comparison k: never rules out a pair float32 would keep
+        need = threshold - (lift.sum() - lift[k]) / w[k] - 1e-5 * w.sum() / w[k]
         with np.errstate(invalid="ignore"):
             passing = (b.matrix >= need) | np.isnan(b.matrix)
         density = float(passing.mean()) if passing.size else 0.0

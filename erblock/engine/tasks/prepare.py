@@ -132,7 +132,11 @@ def probe_rows(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
     records: what the keep-rate probe (:mod:`erblock.engine.keeprate`) pairs up."""
     if fraction >= 1.0:
         return part
-    h = pd.util.hash_array(part[RID].to_numpy(np.int64) ^ np.int64(seed), categorize=False)
+    # record ids restart in every input: mix the source in, or a link would sample the
+    # same positions on both sides (pairs drawn with probability f instead of f²)
+    key = (part[RID].to_numpy(np.int64) ^ np.int64(seed)) + part[SRC].to_numpy(np.int64) * \
+        np.int64(-7046029254386353131)
+    h = pd.util.hash_array(key, categorize=False)
     return part[h < np.uint64(int(fraction * 2.0**64 - 1))]
 
 

@@ -134,38 +134,6 @@ class Collector:
         return out
 
 
-def mean_score(mats: list[np.ndarray], weights: np.ndarray) -> np.ndarray:
-    if len(mats) == 1:
-        return mats[0]
-    if not any(np.isnan(m.sum()) for m in mats):
-        # no missing value in the chunk: in place, without temporaries where w = 1 (the
-        # same float32 operations in the same order as below, so the same score)
-        num = mats[0].copy() if weights[0] == 1 else mats[0] * weights[0]
-        for m, w in zip(mats[1:], weights[1:]):
-            if w == 1:
-                num += m
-            else:
-                num += m * w
-        num /= np.float32(weights.sum())
-        return num
-    num = np.zeros_like(mats[0])
-    den = np.zeros_like(mats[0])
-    any_nan = False
-    for m, w in zip(mats, weights):
-        nan = np.isnan(m)
-        if nan.any():
-            any_nan = True
-            num += np.where(nan, 0.0, m) * w
-            den += (~nan) * w
-        else:
-            num += m * w
-            den += w
-    if not any_nan:
-        return num / np.float32(weights.sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / den, np.nan).astype(np.float32)
-
-
 def assemble(left: Side, right: Side, out: Collector, comparisons: Sequence[Comparison],
               dedupe: bool, id_dtypes: tuple[object, object],
               pair_values: Sequence[Comparison] = (), col_index: dict[str, int] | None = None,

@@ -70,9 +70,10 @@ class PartWriter:
 
 
 def stream_rows(cell_budget: int) -> int:
-    """Kept pairs a streaming compare gathers before writing them: a quarter of the
-    chunk's cells (at least 2¹⁴), so they take about what the memory model gives a chunk."""
-    return max(1 << 14, cell_budget // 4)
+    """Kept pairs a streaming compare gathers before writing them: an eighth of the
+    chunk's cells (at least 2¹⁴). A streaming task also compares in chunks of at most this
+    many cells, so it never holds more than twice as many kept pairs."""
+    return max(1 << 14, cell_budget // 8)
 
 
 def write_part(pairs: pd.DataFrame, out_dir: str, task: int) -> float:

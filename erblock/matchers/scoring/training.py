@@ -296,7 +296,7 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         if not s.converged:
             warnings.append(f"EM on passes {list(s.passes)} did not converge in {s.n_iter} "
                             "iterations")
-        if s.lam < 1e-4 or s.lam > 0.99:
+        if (s.lam < 1e-4 or s.lam > 0.99) and s.trusted:  # set aside: warned about above
             warnings.append(f"EM on passes {list(s.passes)}: the share of matches ran to "
                             f"{s.lam:.3g}; check the comparisons and the blocking")
     for k in range(K):
