@@ -103,7 +103,7 @@ COMPARE = {"first": "jaro_winkler", "last": "name", "age": {"method": "numeric",
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 def test_encoded_and_direct_runs_are_identical(client, strategy: str) -> None:
-    df = _frame(1, 900)
+    df = _frame(1, 600)
     keys = ["k", "k2"]
     runs = {e: erblock.dedupe(df, key=keys, compare=COMPARE, strategy=strategy, n_tasks=5,
                               client=client, npartitions=3, sort=True, encode=e)
@@ -117,7 +117,7 @@ def test_encoded_and_direct_runs_are_identical(client, strategy: str) -> None:
             for e in ("always", "never")}  # several comparisons: threshold pushdown
     pd.testing.assert_frame_equal(kept["always"].reset_index(drop=True),
                                   kept["never"].reset_index(drop=True))
-    r, s = _frame(2, 500), _frame(2, 400, link_side=1)
+    r, s = _frame(2, 300, link_side=0), _frame(2, 250, link_side=1)
     linked = {e: erblock.link(r, s, key="k", compare=COMPARE, strategy=strategy, n_tasks=4,
                               client=client, sort=True, threshold=0.6, encode=e)
               for e in ("always", "never")}
