@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .report_model import img_tag as _img
 from .report_model import model_section
 
 #: bar colour of the charts (also what the screenshot test looks for)
@@ -313,10 +314,6 @@ def _prediction_table(prediction: Any) -> str:
     rows = [(k.replace("_", " "), v) for k, v in prediction.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return f"<div><b>predicted and measured</b>{_table(rows)}</div>" if rows else ""
-
-
-def _img(b64: str, alt: str) -> str:
-    return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{b64}'>"
 
 
 def render_html(report: Any, *, quality: Mapping[str, Any] | None = None,

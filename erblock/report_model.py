@@ -26,7 +26,8 @@ def _png(draw: Any, data: Any, **kw: Any) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _img(b64: str, alt: str) -> str:
+def img_tag(b64: str, alt: str) -> str:
+    """An inline PNG (base64) as an HTML image tag (shared with the run report page)."""
     return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{b64}'>"
 
 
@@ -78,7 +79,7 @@ def model_section(model: Mapping[str, Any] | None) -> str:
     parts = ["<section id='model'><h2>Scoring model: Fellegi-Sunter</h2>", facts]
     if warn:
         parts.append(f"<ul class='warnings'>{warn}</ul>")
-    parts += [_img(_png(plot_weights, levels), "match weight of each level"),
+    parts += [img_tag(_png(plot_weights, levels), "match weight of each level"),
               _levels_table(levels)]
     if model.get("sessions"):
         parts += ["<h3>Training sessions</h3>", _sessions_table(model["sessions"])]
@@ -88,7 +89,7 @@ def model_section(model: Mapping[str, Any] | None) -> str:
         for e in examples[:4]:
             title = (f"{e.get('left_id')} ~ {e.get('right_id')}: "
                      f"p = {float(e.get('match_probability', 0.0)):.3f}")
-            parts.append("<div class='waterfall'>" + _img(
+            parts.append("<div class='waterfall'>" + img_tag(
                 _png(plot_waterfall, e.get("steps", []), title=title),
                 f"waterfall of {e.get('left_id')} ~ {e.get('right_id')}") + "</div>")
         parts.append("</div>")

@@ -102,7 +102,7 @@ def test_a_registered_comparison_kind_runs_end_to_end(frame, client, monkeypatch
         warnings.simplefilter("ignore", ModelWarning)
         fs = erblock.dedupe(frame, key="k", scoring="em", client=client,
                             compare={"name": "same_length", "k": "exact"})
-    assert fs["match_probability"].between(0, 1).all()
+    assert len(fs) == len(pairs) and fs["match_probability"].between(0, 1).all()
 
 
 # ----------------------------------------------------------------------------- key kind

@@ -88,9 +88,7 @@ class Column(KeySpec):
         return (self.column,)
 
     def __post_init__(self) -> None:
-        if isinstance(self.derived_from, str):
-            object.__setattr__(self, "derived_from", (self.derived_from,))
-        object.__setattr__(self, "derived_from", tuple(self.derived_from))
+        object.__setattr__(self, "derived_from", _names(self.derived_from))
 
     @property
     def selects(self) -> tuple[str, ...]:
@@ -260,17 +258,11 @@ class Composite(KeySpec):
 
     @property
     def columns(self) -> tuple[str, ...]:
-        cols: list[str] = []
-        for p in self.parts:
-            cols.extend(c for c in p.columns if c not in cols)
-        return tuple(cols)
+        return tuple(dict.fromkeys(c for p in self.parts for c in p.columns))
 
     @property
     def selects(self) -> tuple[str, ...]:
-        cols: list[str] = []
-        for p in self.parts:
-            cols.extend(c for c in p.selects if c not in cols)
-        return tuple(cols)
+        return tuple(dict.fromkeys(c for p in self.parts for c in p.selects))
 
     def values(self, df: pd.DataFrame) -> pd.Series:
         pieces = [p.values(df) for p in self.parts]
@@ -308,6 +300,10 @@ class FunctionKey(KeySpec):
     needs: tuple[str, ...] = ()
     derived_from: tuple[str, ...] = ()
     kind: ClassVar[str] = "function"
+
+    def __post_init__(self) -> None:  # a single name is one column, not its letters
+        object.__setattr__(self, "needs", _names(self.needs))
+        object.__setattr__(self, "derived_from", _names(self.derived_from))
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -350,13 +346,17 @@ def _same_labels(a: pd.Index, b: pd.Index) -> bool:
     return a.is_unique and b.is_unique and len(a) == len(b) and len(b.difference(a)) == 0
 
 
+def _names(cols: str | Sequence[str]) -> tuple[str, ...]:  # one string: one column
+    return (cols,) if isinstance(cols, str) else tuple(cols)
+
+
 KeyLike = Union[str, tuple, KeySpec, Callable[[pd.DataFrame], Any]]  # noqa: UP007 (runtime alias, py3.10)
 
 
 def column(col: str, derived_from: str | tuple[str, ...] = ()) -> Column:
     """Block on the raw value of ``col`` (a ready-made key column: name the columns it was
     made from in ``derived_from``)."""
-    return Column(col, derived_from if isinstance(derived_from, tuple) else (derived_from,))
+    return Column(col, _names(derived_from))
 
 
 def lower(col: str) -> Lower:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..engine.output import finish_output, remove_tree, start_output
+from ..engine.output import staged_output
 from ..matchers.comparisons import parse_compare
 from .common import _client, _inputs, _keys, _progress, _say
 from .parser import UsageError
@@ -56,29 +56,21 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
         raise UsageError(f"--cluster must be in [0, 1], got {cluster_at}")
     client = _client(args)
     frames = _inputs(args, paths, client)
-    work = final = None
-    output = args.output
-    if cluster_at is not None and output is not None:  # DIR/pairs and DIR/entities
-        work, final = start_output(output, args.overwrite)
-        output = os.path.join(str(work), "pairs")
+    staged = args.output if cluster_at is not None else None  # DIR/pairs and DIR/entities
     kwargs: dict[str, Any] = dict(
         key=keys if len(keys) > 1 else keys[0], compare=compare, scoring=scoring,
         strategy=args.strategy, n_tasks=args.n_tasks, threshold=args.threshold,
-        client=client, output=output, progress=_progress(args), sort=not args.no_sort,
+        client=client, output=args.output, progress=_progress(args), sort=not args.no_sort,
         overwrite=args.overwrite,
     )
     if args.memory_budget is not None:
         kwargs["memory_budget"] = args.memory_budget
     start = time.perf_counter()
-    try:
+    with staged_output(staged, args.overwrite) as work:
+        if work is not None:
+            kwargs["output"] = os.path.join(work, "pairs")
         result = api.run_frames(frames, **kwargs)
         entities = _entities(args, cluster_at, result, frames[0], work, client)
-        if work is not None and final is not None:
-            finish_output(work, final, args.overwrite)
-    except BaseException:
-        if work is not None:
-            remove_tree(work)
-        raise
     report, pairs = result.report, result.pairs
     if args.report:
         report.to_json(args.report)
@@ -272,11 +264,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _write_dir_atomically(pairs: Any, output: str) -> None:
     """Write ``pairs`` as ``output/part-00000.parquet``, replacing ``output`` only once the
     new directory is complete (an interrupted write leaves the old one, or nothing)."""
-    work, final = start_output(output, overwrite=True)
-    assert work is not None and final is not None
-    try:
+    with staged_output(output, overwrite=True) as work:
+        assert work is not None
         pairs.to_parquet(os.path.join(work, "part-00000.parquet"), index=False)
-        finish_output(work, final, overwrite=True)
-    except BaseException:
-        remove_tree(work)
-        raise

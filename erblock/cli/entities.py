@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..engine.output import finish_output, remove_tree, start_output
+from ..engine.output import staged_output
 from .common import _client, _inputs, _say
 from .parser import UsageError
 
@@ -108,15 +108,10 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         ends = [pairs[["left_id"]].rename(columns={"left_id": "id"}),
                 pairs[["right_id"]].rename(columns={"right_id": "id"})]
         records = dd.concat(ends).drop_duplicates().set_index("id", sort=False)
-    work, final = start_output(args.output, args.overwrite)
-    assert work is not None and final is not None
-    try:
+    with staged_output(args.output, args.overwrite) as work:
+        assert work is not None
         info = write_entities(entity_frame(pairs, records, args.threshold, column, client),
                               work, client)
-        finish_output(work, final, args.overwrite)
-    except BaseException:
-        remove_tree(work)
-        raise
     info["path"] = args.output
     info["score_column"], info["threshold"] = column, args.threshold
     if args.json:

@@ -74,6 +74,17 @@ class Execution:
     def priority(self, t: int) -> int:
         return int(self.plan.loads[t])
 
+    def reduce_tasks(self, func: Any, *extra: Any) -> list[Any]:
+        """``func(t, plan, left, right, spec, *extra)`` as a delayed task per reduce task,
+        the largest loads first."""
+        tasks = []
+        for t in range(self.r):
+            left, right = self.inputs(t)
+            with dask.annotate(priority=self.priority(t)):
+                tasks.append(dask.delayed(func, pure=False)(t, self.plan_future, left, right,
+                                                            self.spec, *extra))
+        return tasks
+
 
 def routed_meta(meta: pd.DataFrame) -> pd.DataFrame:
     """An empty routed frame: the prepared columns and the routing ones."""
@@ -153,29 +164,19 @@ def _gather(client: Client, futures: list[Any], out_dir: str | None) -> Any:
 
 def run_mean(client: Client, job: Job, ex: Execution, out_dir: str | None) -> Results:
     """Mean scoring in one phase: compare (threshold in the kernels), return or write."""
-    compared, tasks = [], []
     if out_dir is not None and not job.options.sort:  # written as they gather
-        for t in range(ex.r):
-            left, right = ex.inputs(t)
-            with dask.annotate(priority=ex.priority(t)):
-                tasks.append(dask.delayed(stream_reduce, pure=False)(
-                    t, ex.plan_future, left, right, ex.spec, out_dir))
-        futures = client.compute(tasks, optimize_graph=False)
+        futures = client.compute(ex.reduce_tasks(stream_reduce, out_dir),
+                                 optimize_graph=False)
         if job.options.progress:
             show_progress(futures, "compare and write")
         return list(_gather(client, futures, out_dir))
-    for t in range(ex.r):
-        left, right = ex.inputs(t)
-        with dask.annotate(priority=ex.priority(t)):
-            c = dask.delayed(compare_reduce, pure=False)(t, ex.plan_future, left, right, ex.spec)
-        compared.append(c)
-        if out_dir is None:
-            tasks.append(c)
-            continue
-        # a finished compare is written before any other compare starts, so a worker holds
-        # at most one unwritten result per thread (bounded memory)
+    compared = ex.reduce_tasks(compare_reduce)
+    tasks = compared
+    if out_dir is not None:
+        # a finished (sorted) compare is written before any other compare starts, so a
+        # worker holds at most one unwritten result per thread
         with dask.annotate(priority=int(ex.plan.loads.max()) + 1):
-            tasks.append(dask.delayed(write_reduce, pure=False)(c, out_dir))
+            tasks = [dask.delayed(write_reduce, pure=False)(c, out_dir) for c in compared]
     both = job.options.progress and out_dir is not None
     futures = client.compute(compared + tasks if both else tasks, optimize_graph=False)
     if job.options.progress:
@@ -191,12 +192,7 @@ def run_fitted(client: Client, job: Job, ex: Execution, model: ScoringModel,
                threshold: float | None, out_dir: str | None) -> Results:
     """A fitted model in one phase: compare, score, threshold, return or write."""
     [model_f] = hold(client, [model])
-    tasks = []
-    for t in range(ex.r):
-        left, right = ex.inputs(t)
-        with dask.annotate(priority=ex.priority(t)):
-            tasks.append(dask.delayed(model_reduce, pure=False)(
-                t, ex.plan_future, left, right, ex.spec, model_f, threshold, out_dir))
+    tasks = ex.reduce_tasks(model_reduce, model_f, threshold, out_dir)
     futures = client.compute(tasks, optimize_graph=False)
     if job.options.progress:
         show_progress(futures, "compare")
@@ -249,13 +245,7 @@ def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
     try:
         t0 = time.perf_counter()
         model_d = dask.delayed(model, name=f"erblock-model-{uuid.uuid4().hex}")
-        tasks = []
-        for t in range(ex.r):
-            left, right = ex.inputs(t)
-            with dask.annotate(priority=ex.priority(t)):
-                tasks.append(dask.delayed(keep_reduce, pure=False)(
-                    t, ex.plan_future, left, right, ex.spec, model_d))
-        kept = client.compute(tasks, optimize_graph=False)
+        kept = client.compute(ex.reduce_tasks(keep_reduce, model_d), optimize_graph=False)
         futures = list(kept)
         [unfitted_f] = hold(client, [model])
         futures.append(unfitted_f)

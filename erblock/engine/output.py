@@ -7,6 +7,8 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -36,6 +38,22 @@ def finish_output(work: str, final: str, overwrite: bool) -> None:
             raise FileExistsError(f"output: {final!r} appeared during the run")
         shutil.rmtree(final)
     os.replace(work, final)
+
+
+@contextmanager
+def staged_output(output: str | None, overwrite: bool) -> Iterator[str | None]:
+    """The directory to write ``output`` into (None without one): moved under its final
+    name when the block succeeds, removed whole when it raises."""
+    work, final = start_output(output, overwrite)
+    if work is None or final is None:
+        yield None
+        return
+    try:
+        yield work
+        finish_output(work, final, overwrite)
+    except BaseException:
+        remove_tree(work)
+        raise
 
 
 def remove_tree(path: str, timeout: float = 15.0) -> None:

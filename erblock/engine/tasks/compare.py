@@ -88,13 +88,7 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
         if push is not None:  # threshold pushdown (encoded.py): identical pairs and values
             ri, cj, sims, score = push.pairs(a - l0, b - l0, c0 - r0, r1 - r0, mask)
             keep = np.flatnonzero(score >= np.float32(threshold))
-            if len(keep):
-                out.left.append(li[ri[keep]])
-                out.right.append(rj[cj[keep]])
-                for k, v in enumerate(sims):
-                    out.sims[k].append(v[keep])
-                out.score.append(score[keep])
-                out.added(len(keep))
+            out.keep(li[ri[keep]], rj[cj[keep]], [v[keep] for v in sims], score[keep])
             continue
         mats = [c.matrix(lp.take(slice(a, b)), rp.take(slice(c0, r1)), cutoff) if e is None
                 else e.gather(a - l0, b - l0, c0 - r0, r1 - r0)
@@ -109,14 +103,7 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
         out.cells += score.size * n_direct // len(comparisons)
         # flatnonzero + divmod: ~15x faster than 2-D np.nonzero on a mostly-False matrix
         ri, cj = np.divmod(np.flatnonzero(sel), sel.shape[1])
-        if len(ri) == 0:
-            continue
-        out.left.append(li[ri])
-        out.right.append(rj[cj])
-        for k, m in enumerate(mats):
-            out.sims[k].append(m[ri, cj])
-        out.score.append(score[ri, cj])
-        out.added(len(ri))
+        out.keep(li[ri], rj[cj], [m[ri, cj] for m in mats], score[ri, cj])
     return done
 
 
@@ -206,21 +193,11 @@ def _run_aligned(left: Side, right: Side, li: np.ndarray, rj: np.ndarray,
     sims = [c.aligned(lv, rv, li, rj, cutoff)
             for c, lv, rv in zip(comparisons, left.values, right.values)]
     score = sims[0] if single else mean_score(sims, weights)
-    keep = np.flatnonzero(score >= np.float32(threshold)) if threshold is not None else None
-    if keep is None:
-        out.left.append(li)
-        out.right.append(rj)
-        for k, v in enumerate(sims):
-            out.sims[k].append(v)
-        out.score.append(score)
-        out.added(len(li))
-    elif len(keep):
-        out.left.append(li[keep])
-        out.right.append(rj[keep])
-        for k, v in enumerate(sims):
-            out.sims[k].append(v[keep])
-        out.score.append(score[keep])
-        out.added(len(keep))
+    if threshold is None:
+        out.keep(li, rj, sims, score)
+    else:
+        keep = np.flatnonzero(score >= np.float32(threshold))
+        out.keep(li[keep], rj[keep], [v[keep] for v in sims], score[keep])
     return len(li)
 
 

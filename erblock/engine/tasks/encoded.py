@@ -25,7 +25,7 @@ import pandas as pd
 
 from ...matchers.comparisons import Comparison
 from ...matchers.methods import Prepared
-from .mean import weight_total
+from .mean import mean_score
 
 ENCODE_SHARE = 0.25  #: encoded when distinct pairs <= this share of the block's cells
 ENCODE_MIN_CELLS = 1 << 14  #: blocks with fewer cells go direct (the set-up would dominate)
@@ -137,10 +137,10 @@ class Pushdown:
     """Threshold pushdown on an encoded block: ``passing`` marks the distinct pairs of
     comparison ``first`` whose similarity could still lift the mean score to the
     threshold if every other comparison scored its maximum; a chunk looks up that bool
-    first and the other comparisons only for the pairs that pass it. The score of those
-    pairs is computed with the same float32 operations, in the same order, as the dense
-    path (:func:`~erblock.engine.tasks.mean.mean_score`), so the kept pairs and their
-    values are identical."""
+    first and the other comparisons only for the pairs that pass it. Their score comes
+    from the same :func:`~erblock.engine.tasks.mean.mean_score`, cell by cell the same
+    float32 operations as the dense path, so the kept pairs and their values are
+    identical."""
 
     blocks: list[BlockCodes]
     weights: np.ndarray
@@ -157,29 +157,8 @@ class Pushdown:
             ok &= mask
         ri, cj = np.divmod(np.flatnonzero(ok), d - c)
         sims = [blk.matrix[blk.rows[a + ri], blk.cols[c + cj]] for blk in self.blocks]
-        if len(sims) == 1:
-            return ri, cj, sims, sims[0]
-        w = self.weights
-        if not any(np.isnan(v).any() for v in sims):
-            num = sims[0].copy() if w[0] == 1 else sims[0] * w[0]
-            for v, wk in zip(sims[1:], w[1:]):
-                if wk == 1:
-                    num += v
-                else:
-                    num += v * wk
-            num /= weight_total(w)
-            return ri, cj, sims, num
-        # the mean over the present similarities, as mean_score computes it with missing
-        # values (cell by cell the same float32 operations)
-        num = np.zeros_like(sims[0])
-        den = np.zeros_like(sims[0])
-        for v, wk in zip(sims, w):
-            nan = np.isnan(v)
-            num += np.where(nan, 0.0, v) * wk
-            den += (~nan) * wk
-        with np.errstate(invalid="ignore", divide="ignore"):
-            score = np.where(den > 0, num / den, np.nan).astype(np.float32)
-        return ri, cj, sims, score
+        # mean_score is elementwise: on these pairs it gives the dense chunk's values
+        return ri, cj, sims, mean_score(sims, self.weights)
 
 
 def pushdown(blocks: Sequence[BlockCodes | None], weights: np.ndarray,

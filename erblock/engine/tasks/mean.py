@@ -17,6 +17,9 @@ def weight_total(weights: np.ndarray) -> np.float32:
 
 
 def mean_score(mats: list[np.ndarray], weights: np.ndarray) -> np.ndarray:
+    """Weighted mean of the similarities present at each cell (NaN where none is), float32.
+
+    Elementwise (any shape): a cell's score is the same whatever else its chunk holds."""
     if len(mats) == 1:
         return mats[0]
     if not any(np.isnan(m.sum()) for m in mats):
@@ -32,17 +35,13 @@ def mean_score(mats: list[np.ndarray], weights: np.ndarray) -> np.ndarray:
         return num
     num = np.zeros_like(mats[0])
     den = np.zeros_like(mats[0])
-    any_nan = False
     for m, w in zip(mats, weights):
         nan = np.isnan(m)
         if nan.any():
-            any_nan = True
             num += np.where(nan, 0.0, m) * w
             den += (~nan) * w
         else:
             num += m * w
             den += w
-    if not any_nan:
-        return num / weight_total(weights)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / den, np.nan).astype(np.float32)

@@ -123,8 +123,13 @@ def sample_records(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFra
     first = part.drop_duplicates(RID)
     if fraction >= 1.0:
         return first
-    h = pd.util.hash_array(first[RID].to_numpy(np.int64) ^ np.int64(seed), categorize=False)
-    return first[h < np.uint64(int(fraction * 2.0**64 - 1))]
+    return first[_sampled(first[RID].to_numpy(np.int64), fraction, seed)]
+
+
+def _sampled(keys: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """Whether each int64 key falls in a deterministic ``fraction`` of the hash space."""
+    h = pd.util.hash_array(keys ^ np.int64(seed), categorize=False)
+    return h < np.uint64(int(fraction * 2.0**64 - 1))
 
 
 def probe_rows(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
@@ -134,19 +139,17 @@ def probe_rows(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
         return part
     # record ids restart in every input: mix the source in, or a link would sample the
     # same positions on both sides (pairs drawn with probability f instead of f²)
-    key = (part[RID].to_numpy(np.int64) ^ np.int64(seed)) + part[SRC].to_numpy(np.int64) * \
-        np.int64(-7046029254386353131)
-    h = pd.util.hash_array(key, categorize=False)
-    return part[h < np.uint64(int(fraction * 2.0**64 - 1))]
+    with np.errstate(over="ignore"):
+        keys = part[RID].to_numpy(np.int64) + part[SRC].to_numpy(np.int64) * PASS_MIX
+    return part[_sampled(keys, fraction, seed)]
 
 
 def value_counts(part: pd.DataFrame, column: str, comparison: Comparison) -> pd.Series:
     """Records per value of a prepared value column (one row per record), the values
     normalised as ``comparison`` compares them (term frequencies)."""
     first = part.drop_duplicates(RID)
-    vals = comparison.kernel.tf_values(first[column]).dropna()
-    vals = vals[vals.astype(str) != ""]
-    return vals.astype(str).value_counts(sort=False)
+    vals = comparison.kernel.tf_values(first[column]).dropna().astype(str)
+    return vals[vals != ""].value_counts(sort=False)
 
 
 def invalid_counts(part: pd.DataFrame, checked: dict[str, tuple[str, Comparison]]

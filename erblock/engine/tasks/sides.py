@@ -117,9 +117,18 @@ class Collector:
         self.flush_rows = 0
         self.on_full: Callable[[], None] | None = None
 
-    def added(self, n: int) -> None:
-        """``n`` kept pairs were appended: flush when ``flush_rows`` have gathered."""
-        self.rows += n
+    def keep(self, li: np.ndarray, rj: np.ndarray, sims: Sequence[np.ndarray],
+             score: np.ndarray) -> None:
+        """Keep pairs (positions in the two sides, a similarity array per comparison, the
+        score); flush when ``flush_rows`` have gathered."""
+        if not len(li):
+            return
+        self.left.append(li)
+        self.right.append(rj)
+        for k, v in enumerate(sims):
+            self.sims[k].append(v)
+        self.score.append(score)
+        self.rows += len(li)
         if self.on_full is not None and self.rows >= self.flush_rows:
             self.on_full()
 

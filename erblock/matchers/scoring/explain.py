@@ -94,7 +94,12 @@ def boundary_examples(model: FellegiSunter, pairs: pd.DataFrame, k: int = 3
     its waterfall, for the run report."""
     if len(pairs) == 0 or "match_weight" not in pairs.columns or not model.fitted:
         return []
-    near = np.argsort(np.abs(pairs["match_weight"].to_numpy(np.float64)), kind="stable")[:k]
+    a = np.abs(pairs["match_weight"].to_numpy(np.float64))
+    cand = np.arange(len(a))
+    if len(a) > k:  # the k smallest in stable order, without sorting every pair
+        small = np.flatnonzero(a <= np.partition(a, k - 1)[k - 1])
+        cand = small if len(small) >= k else cand
+    near = cand[np.argsort(a[cand], kind="stable")[:k]]
     out = []
     for i in near.tolist():
         row = pairs.iloc[i]

@@ -34,10 +34,11 @@ random pairs do. Training follows from that:
    its own keys select on (declared or detected) held fixed (``m_fixed``), restricted to
    the levels the session's candidates reach (a key selects its matches too: on an exact
    date key only the exact level is left): only λ_s and those comparisons' u stay free
-   there. (Not for the columns of earlier passes: the
-   session's pairs are those their keys missed, so its matches do agree less there.) Without this, a pass whose free comparisons are few or correlated with its key
-   (a second pass on area code and house number, where the city always agrees) can
-   explain its candidates as mostly matches that disagree on the phone.
+   there. (Not for the columns of earlier passes: the session's pairs are those their
+   keys missed, so its matches do agree less there.) Without this, a pass whose free
+   comparisons are few or correlated with its key (a second pass on area code and house
+   number, where the city always agrees) can explain its candidates as mostly matches
+   that disagree on the phone.
 5. **λ** is the fixed point of λ = Σ_candidates P(match | γ; λ) / (pairs in all), i.e. EM
    over all record pairs assuming the pairs blocking did not find are non-matches
    (divided by the assumed ``recall`` of the blocking, 1 by default).
@@ -255,7 +256,7 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     # Not for what earlier passes select on: this session's pairs are the ones those keys
     # missed, so its matches do agree less there.
     _distrust(sessions)
-    pooled = _pooled_active_m(sessions, K)
+    pooled = _pooled_m(sessions, K)
     for i, s in enumerate(sessions):
         own = set(s.detected).union(*(blocked.get(p, set()) for p in s.passes))
         known = _session_m(merged[i], {k: pooled[k] for k in own if k in pooled})
@@ -271,19 +272,12 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                         "random-pair prior")
     m: list[np.ndarray] = []
     source: list[str] = []
-    active = _pooled_active_m(sessions, K)
+    active = _pooled_m(sessions, K)
+    among = _pooled_m(sessions, K, selected=True)
     for k in range(K):
-        if k in active:
-            m.append(active[k])
-            source.append("em")
-            continue
-        pool = [(s.m_blocked[k], s.matches) for s in sessions
-                if k in s.m_blocked and s.matches > 0]
-        src = "em among candidates"
-        if pool:
-            wts = np.array([w for _, w in pool])
-            m.append(np.average(np.stack([x for x, _ in pool]), axis=0, weights=wts))
-            source.append(src)
+        if k in active or k in among:
+            m.append(active[k] if k in active else among[k])
+            source.append("em" if k in active else "em among candidates")
         else:
             m.append(default_m(n_levels[k]))
             source.append("default")
@@ -335,12 +329,15 @@ def _distrust(sessions: Sequence[Session]) -> list[Session]:
     return out
 
 
-def _pooled_active_m(sessions: Sequence[Session], K: int) -> dict[int, np.ndarray]:
-    """m of each comparison averaged over the sessions that did not select on it, weighted
-    by their expected matches (comparisons no such session trained are left out)."""
+def _pooled_m(sessions: Sequence[Session], K: int, selected: bool = False
+              ) -> dict[int, np.ndarray]:
+    """m of each comparison averaged over the sessions that did not select on it (with
+    ``selected``: over those that did, estimated among their candidates), weighted by
+    their expected matches; comparisons no such session trained are left out."""
     out: dict[int, np.ndarray] = {}
     for k in range(K):
-        pool = [(s.m[k], s.matches) for s in sessions if k in s.m and s.matches > 0]
+        pool = [((s.m_blocked if selected else s.m)[k], s.matches) for s in sessions
+                if k in (s.m_blocked if selected else s.m) and s.matches > 0]
         if pool:
             out[k] = np.average(np.stack([x for x, _ in pool]), axis=0,
                                 weights=[w for _, w in pool])
@@ -373,11 +370,7 @@ def train_candidates(hist: PatternHistogram, n_levels: Sequence[int], max_iter: 
     """λ, m and u all by EM among the candidates (no random pairs): a model of the
     candidate pairs, whose λ is their match share, not that of a random pair."""
     gamma, counts = hist.gamma(), hist.counts
-    u0 = []
-    for k, nk in enumerate(n_levels):
-        sel = gamma[:, k] >= 0
-        c = np.bincount(gamma[sel, k], weights=counts[sel], minlength=nk)[:nk]
-        u0.append((c + 1.0) / (c.sum() + nk))
+    u0 = [_candidate_u(gamma, counts, k, nk) for k, nk in enumerate(n_levels)]
     res = fit_em(gamma, counts, n_levels, u0, fix_u=False, max_iter=max_iter, tol=tol)
     lam = float(res["lambda"])
     s = Session(passes=(0,), blocked=(), pairs=hist.total, lam=lam, n_iter=res["n_iter"],
