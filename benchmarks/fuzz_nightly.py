@@ -39,6 +39,8 @@ def run(examples: int, timeout: float, extra: list[str]) -> dict:
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf",
            str(ROOT / "tests" / "test_fuzz.py"),
            str(ROOT / "tests" / "test_memory.py") + "::test_giant_block_stays_within_the_worker_budget",
+           str(ROOT / "tests" / "test_memory.py")
+           + "::test_high_keep_rate_giant_block_written_by_workers_stays_within_budget",
            *extra]
     start = time.perf_counter()
     load_before = os.getloadavg()
