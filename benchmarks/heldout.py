@@ -155,7 +155,8 @@ import numpy as np
 import pandas as pd
 
 from erblock.blocking import composite, prefix, soundex, token
-from erblock.blocking.keys import KeySpec, as_key_spec
+from erblock.blocking.keys import KeySpec
+from erblock.blocking.make import as_key_spec
 from erblock.datasets import generate, pairs_from_clusters
 
 __all__ = [

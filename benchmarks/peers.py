@@ -69,7 +69,7 @@ if str(HERE) not in sys.path:
 
 from quality_cases import Case, metrics, prob_from_weight  # noqa: E402
 
-from erblock.blocking.keys import as_key_spec  # noqa: E402
+from erblock.blocking.make import as_key_spec  # noqa: E402
 
 __all__ = ["add_key_columns", "identifying_columns", "run_recordlinkage", "run_splink",
            "splink_comparisons", "rl_features", "SPLINK_NOTE", "RL_NOTE"]

@@ -49,7 +49,7 @@ if str(HERE) not in sys.path:  # heldout.py sits next to this file
 import heldout  # noqa: E402
 
 from erblock import composite, prefix, token  # noqa: E402
-from erblock.blocking.keys import as_key_spec  # noqa: E402
+from erblock.blocking.make import as_key_spec  # noqa: E402
 
 __all__ = ["Case", "NAMES", "SHARED", "HELDOUT", "describe_key", "load_case",
            "n_possible", "metrics"]

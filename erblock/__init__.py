@@ -39,6 +39,10 @@ _EXPORTS = {
     "prefix": "erblock.blocking",
     "soundex": "erblock.blocking",
     "token": "erblock.blocking",
+    "tokens": "erblock.blocking",
+    "qgrams": "erblock.blocking",
+    "items": "erblock.blocking",
+    "minhash": "erblock.blocking",
 }
 
 __all__ = [
@@ -56,15 +60,19 @@ __all__ = [
     "explain_pair",
     "link",
     "load_model",
+    "items",
     "lower",
     "metaphone",
+    "minhash",
     "nysiis",
     "plan",
     "plot_weights",
     "prefix",
+    "qgrams",
     "read_report",
     "soundex",
     "token",
+    "tokens",
 ]
 
 
@@ -83,7 +91,19 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .api import dedupe, link, plan, read_report
-    from .blocking import composite, lower, metaphone, nysiis, prefix, soundex, token
+    from .blocking import (
+        composite,
+        items,
+        lower,
+        metaphone,
+        minhash,
+        nysiis,
+        prefix,
+        qgrams,
+        soundex,
+        token,
+        tokens,
+    )
     from .matchers.clustering import cluster
     from .matchers.comparisons import Comparison, comparison
     from .matchers.evaluate import evaluate

@@ -22,8 +22,9 @@ from .balancing.bdm import SRC_S
 from .balancing.plan import Plan
 from .balancing.progressive import SampleGoal
 from .balancing.strategies import AUTO, STRATEGIES, get_strategy, strategy_names
-from .blocking.ids import block_ids
-from .blocking.keys import FunctionKey, KeySpec, as_key_spec
+from .blocking.ids import block_id_items
+from .blocking.keys import FunctionKey, KeySpec
+from .blocking.make import as_key_spec
 from .engine.calibrate import as_cost_model, resolve_cost_model, worth_calibrating
 from .engine.cluster import check_workers, get_client, scheduler_guard, total_threads
 from .engine.inputs import prepare_source
@@ -97,7 +98,7 @@ def _check_keys(keys: Sequence[KeySpec], frames: Sequence[tuple[str, Any]]) -> N
             if isinstance(k, FunctionKey) and isinstance(df, pd.DataFrame) and len(df):
                 # A key function that raises or returns the wrong shape fails here, on the
                 # first records, with the same message it would give inside a worker.
-                block_ids(df.head(20), k)
+                block_id_items(df.head(20), k)
 
 
 def _check_comparisons(comparisons: Sequence[Comparison],

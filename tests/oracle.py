@@ -13,11 +13,20 @@ first n characters (of the normalised text unless ``normalize=False``); ``token`
 i-th word of the normalised text (none when there are fewer words); ``phonetic`` the
 jellyfish code of the normalised text; ``composite`` all parts at once (none when a part
 is missing or empty). A missing or empty key blocks nothing.
+
+Multi-valued kinds give a record a *set* of keys, and a pair is a candidate when the sets
+meet: ``tokens`` the runs of letters and digits of the normalised text (at least
+``min_length`` long), ``qgrams`` its q-character substrings (a text of at most q characters
+is its own gram), ``items`` the elements of a list (a scalar is a list of one),
+``minhash`` one key per band: the band's minima over the shingles of
+``splitmix64(hash(shingle) XOR seed_i)``, written here in plain Python integers.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 import unicodedata
 from collections.abc import Callable
 from typing import Any
@@ -89,12 +98,77 @@ def _one(d: dict[str, Any]) -> Callable[[Any], Value]:
     raise ValueError(f"the oracle has no key computation for kind {kind!r}")
 
 
+MULTI = ("tokens", "qgrams", "items", "minhash")
+_MASK = (1 << 64) - 1
+
+
+def _mix(z: int) -> int:
+    """splitmix64's finaliser in Python integers."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def _grams(text: str, q: int) -> set[str]:
+    if len(text) <= q:
+        return {text} if text.strip() else set()
+    return {text[i:i + q] for i in range(len(text) - q + 1)}
+
+
+def _words(text: str, min_length: int = 1) -> set[str]:
+    return {w for w in re.findall(r"[^\W_]+", text) if len(w) >= min_length}
+
+
+def _many(d: dict[str, Any]) -> Callable[[Any], frozenset]:
+    """The key set of one raw value of a multi-valued kind."""
+    kind = d["kind"]
+    if kind == "tokens":
+        return lambda v: frozenset(_words(normalised(canonical(v)) or "", d.get("min_length", 1)))
+    if kind == "qgrams":
+        return lambda v: frozenset(_grams(normalised(canonical(v)) or "", d.get("q", 3)))
+    if kind == "items":
+        def elements(v: Any) -> frozenset:
+            vals = list(v) if isinstance(v, (list, tuple, set, np.ndarray)) else [v]
+            return frozenset(c for c in map(canonical, vals) if c)
+        return elements
+    if kind == "minhash":
+        from erblock.blocking.minhash import MinHash
+        spec = MinHash(**{k: v for k, v in d.items() if k != "kind"})
+        b, r = spec.shape  # bands and rows for the threshold: the key's declared shape
+        seeds = [int(x) for x in np.random.default_rng(d["seed"]).integers(
+            0, 2**64, size=b * r, dtype=np.uint64)]
+
+        def bands(v: Any) -> frozenset:
+            text = normalised(canonical(v)) or ""
+            sh = _words(text) if d.get("q") is None else _grams(text, d["q"])
+            if not sh:
+                return frozenset()
+            hashes = [int(pd.util.hash_array(np.array([x], dtype=object))[0]) for x in sh]
+            mins = [min(_mix(x ^ s) for x in hashes) for s in seeds]
+            return frozenset((j, tuple(mins[j * r:(j + 1) * r])) for j in range(b))
+        return bands
+    raise ValueError(f"the oracle has no key computation for kind {kind!r}")
+
+
+def _is_multi(d: dict[str, Any]) -> bool:
+    return d["kind"] in MULTI or any(_is_multi(p) for p in d.get("parts", []))
+
+
 def _values(df: pd.DataFrame, d: dict[str, Any]) -> list[Value]:
-    """The key of every record, in order, from the spec's dict form."""
+    """The key of every record, in order, from the spec's dict form (a frozenset of keys
+    for multi-valued kinds and composites with a multi-valued part)."""
     if d["kind"] == "composite":
         parts = [_values(df, p) for p in d["parts"]]
+        if _is_multi(d):
+            sets = [[v if isinstance(v, frozenset) else
+                     (frozenset() if v is None or v == "" else frozenset([v])) for v in vals]
+                    for vals in parts]
+            return [frozenset(itertools.product(*rec)) for rec in zip(*sets)]
         return [None if any(v is None or v == "" for v in vals) else vals
                 for vals in zip(*parts)]
+    if d["kind"] in MULTI:
+        f = _many(d)
+        return [f(v) for v in df[d["column"]].tolist()]
     f = _one(d)
     return [f(v) for v in df[d["column"]].tolist()]
 
@@ -117,6 +191,10 @@ def key_values(df: pd.DataFrame, key: Any) -> pd.Series:
     elif isinstance(key, KeySpec):
         if key.kind == "function":  # a user function: its values as given
             func: Any = key.func  # type: ignore[attr-defined]
+            if key.multi:  # lists as given: each element a key
+                each = _many({"kind": "items"})
+                return pd.Series([each(v) for v in np.asarray(func(df), dtype=object)],
+                                 index=df.index, dtype=object)
             return key_values(df, func)
         key = key.to_dict()
     vals = _values(df, key)
@@ -124,32 +202,38 @@ def key_values(df: pd.DataFrame, key: Any) -> pd.Series:
                      dtype=object)
 
 
-def _keys(df: pd.DataFrame, key: Any) -> np.ndarray:
-    """Key values as hashable text (object array; None = not blocked), any frame size."""
-    return np.array([None if v is None else repr(v) for v in key_values(df, key)],
-                    dtype=object)
+def _keys(df: pd.DataFrame, key: Any) -> pd.DataFrame:
+    """Every (record position, key as hashable text) of ``df``; records without keys have
+    no row. A single-valued key gives a record one row, a multi-valued one a row per key."""
+    rows = []
+    for pos, v in enumerate(key_values(df, key)):
+        for k in (v if isinstance(v, frozenset) else [v]):
+            if k is not None:
+                rows.append((pos, repr(k)))
+    return pd.DataFrame(rows, columns=["pos", "k"]).astype({"pos": np.int64, "k": object})
+
+
+key_rows = _keys  # public: the (position, key) rows of one key
 
 
 def brute_dedupe(df: pd.DataFrame, keys: list) -> set[tuple]:
     """Unordered pairs (earlier id, later id in input order) agreeing on any key."""
-    pos = pd.Series(range(len(df)), index=df.index)
     out: set[tuple] = set()
+    ids = np.asarray(df.index, dtype=object)
     for key in keys:
-        k = pd.DataFrame({"id": df.index, "pos": pos.to_numpy(), "k": _keys(df, key)})
-        k = k.dropna(subset=["k"])
+        k = _keys(df, key)
         m = k.merge(k, on="k")
         m = m[m["pos_x"] < m["pos_y"]]
-        out |= set(zip(m["id_x"], m["id_y"]))
+        out |= set(zip(ids[m["pos_x"].to_numpy()], ids[m["pos_y"].to_numpy()]))
     return out
 
 
 def brute_link(df_r: pd.DataFrame, df_s: pd.DataFrame, keys: list) -> set[tuple]:
     out: set[tuple] = set()
+    rid, sid = np.asarray(df_r.index, dtype=object), np.asarray(df_s.index, dtype=object)
     for key in keys:
-        a = pd.DataFrame({"id": df_r.index, "k": _keys(df_r, key)}).dropna(subset=["k"])
-        b = pd.DataFrame({"id": df_s.index, "k": _keys(df_s, key)}).dropna(subset=["k"])
-        m = a.merge(b, on="k")
-        out |= set(zip(m["id_x"], m["id_y"]))
+        m = _keys(df_r, key).merge(_keys(df_s, key), on="k")
+        out |= set(zip(rid[m["pos_x"].to_numpy()], sid[m["pos_y"].to_numpy()]))
     return out
 
 

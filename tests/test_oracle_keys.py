@@ -14,7 +14,7 @@ import pytest
 from oracle import brute_dedupe, brute_link, key_values, pair_list
 
 import erblock
-from erblock import composite, prefix, soundex, token
+from erblock import composite, items, minhash, prefix, qgrams, soundex, token, tokens
 from erblock.blocking.keys import Lower, Phonetic
 
 
@@ -24,6 +24,8 @@ def _frame() -> pd.DataFrame:
         "year": [1987.0, np.nan, 1987.0, 2001.0, 1987.5, 2001.0, np.nan, 1987.0, 3.0, 3.0],
         "name": ["José  García", "jose garcia", "JOSE GARCIA", "", None, "Zoë Smith",
                  "zoe smith-jones", "  ", "Ann", "ann"],
+        "tags": [["a", 1], ("b",), None, [], {"a"}, 1.0, "b", np.array(["c", "a"]), ["d"],
+                 []],
     }, index=pd.Index([f"r{i}" for i in range(10)], name="rid"))
 
 
@@ -43,6 +45,13 @@ def test_values_by_hand() -> None:
     assert key_values(df, token("name", 1)).tolist() == [
         "garcia", "garcia", "garcia", None, None, "smith", "smith-jones", None, None, None]
     assert key_values(df, soundex("name"))[["r0", "r8"]].tolist() == ["J226", "A500"]
+    assert key_values(df, tokens("name"))[["r0", "r6", "r7"]].tolist() == [
+        {"jose", "garcia"}, {"zoe", "smith", "jones"}, set()]
+    assert key_values(df, tokens("name", min_length=4))["r6"] == {"smith", "jones"}
+    assert key_values(df, qgrams("name", 4))[["r8", "r5"]].tolist() == [
+        {"ann"}, {"zoe ", "oe s", "e sm", " smi", "smit", "mith"}]
+    assert key_values(df, items("tags")).tolist() == [
+        {"a", "1"}, {"b"}, set(), set(), {"a"}, {"1"}, {"b"}, {"c", "a"}, {"d"}, set()]
     both = key_values(df, ("code", "year")).tolist()
     assert both[0] == both[2] == ("1", "1987") and both[1] is None and both[3] is None
 
@@ -64,6 +73,13 @@ KEYS = {
     "composite": composite("code", token("name", 0)),
     "tuple": ("year", "code"),
     "function": lambda d: d["name"].str.len() % 3,
+    "tokens": tokens("name"),
+    "qgrams": qgrams("name", 2),
+    "items": items("tags"),
+    "items of a function": items(lambda d: d["name"].str.lower().str.split(), needs="name"),
+    "minhash": minhash("name", bands=6, rows=2),
+    "minhash on q-grams": minhash("name", 0.5, q=2),
+    "composite with tokens": composite(tokens("name"), "year"),
 }
 
 

@@ -25,7 +25,7 @@ from erblock.balancing.sketch import (
     merge,
     size_for,
 )
-from erblock.blocking.keys import as_key_spec
+from erblock.blocking.make import as_key_spec
 
 
 def zipf_keys(n: int, n_keys: int, alpha: float, seed: int) -> np.ndarray:

@@ -1,7 +1,8 @@
-"""Blocking keys: specs that map records to int64 block ids (see :mod:`.keys`); the
-registry of key kinds is :mod:`.registry`."""
+"""Blocking keys: specs that map records to int64 block ids (see :mod:`.keys`; multi-valued
+keys in :mod:`.multi` and :mod:`.minhash`); the registry of key kinds is :mod:`.registry`,
+the constructors users call are in :mod:`.make`."""
 
-from .ids import block_ids, hash_keys
+from .ids import block_id_items, block_ids, hash_keys
 from .keys import (
     NULL_BLOCK,
     Column,
@@ -12,16 +13,24 @@ from .keys import (
     Phonetic,
     Prefix,
     Token,
+)
+from .make import (
     as_key_spec,
     column,
     composite,
+    items,
     lower,
     metaphone,
+    minhash,
     nysiis,
     prefix,
+    qgrams,
     soundex,
     token,
+    tokens,
 )
+from .minhash import MinHash
+from .multi import Items, QGrams, Tokens
 from .registry import KEY_KINDS, key_from_dict, parse_key
 
 __all__ = [
@@ -29,23 +38,32 @@ __all__ = [
     "Column",
     "Composite",
     "FunctionKey",
+    "Items",
     "KEY_KINDS",
     "KeySpec",
     "Lower",
+    "MinHash",
     "Phonetic",
     "Prefix",
+    "QGrams",
     "Token",
+    "Tokens",
     "as_key_spec",
+    "block_id_items",
     "block_ids",
     "hash_keys",
     "column",
     "composite",
+    "items",
     "key_from_dict",
     "lower",
     "metaphone",
+    "minhash",
     "nysiis",
     "parse_key",
     "prefix",
+    "qgrams",
     "soundex",
     "token",
+    "tokens",
 ]

@@ -25,6 +25,33 @@ def hash_keys(values: pd.Series) -> np.ndarray:
 
 def block_ids(df: pd.DataFrame, key: KeySpec) -> np.ndarray:
     """Block id per record of ``df`` for one key pass."""
+    if key.multi:
+        raise TypeError(f"{key!r} gives several blocks per record: use block_id_items")
     if len(df) == 0:
         return np.empty(0, dtype=np.int64)
     return hash_keys(key.values(df))
+
+
+def block_id_items(df: pd.DataFrame, key: KeySpec) -> tuple[np.ndarray, np.ndarray]:
+    """Every block of every record of ``df`` for one key pass: (row position, block id),
+    sorted by position then id, each (record, block) once, missing keys left out.
+
+    Keys given as int64 (MinHash bands) are block ids already; text keys are hashed.
+    """
+    if len(df) == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    pos, vals = key.items(df)
+    if key.multi and pd.api.types.is_integer_dtype(vals.dtype):
+        ids = vals.to_numpy(np.int64).copy()
+        ids[ids == NULL_BLOCK] = NULL_BLOCK + 1
+    else:
+        ids = hash_keys(vals)
+    pos = np.asarray(pos, dtype=np.int64)
+    keep = ids != NULL_BLOCK
+    pos, ids = pos[keep], ids[keep]
+    if not key.multi or len(pos) == 0:
+        return pos, ids
+    order = np.lexsort((ids, pos))
+    pos, ids = pos[order], ids[order]
+    first = np.r_[True, (pos[1:] != pos[:-1]) | (ids[1:] != ids[:-1])]
+    return pos[first], ids[first]

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from .cli_args import cli_args, cli_int
-from .text import as_key_strings, factorize_text, normalise_text, rebuild
+from .text import as_key_strings, explode_values, factorize_text, normalise_text, rebuild
 
 #: Block id given to records whose key is missing or empty: they are never compared.
 NULL_BLOCK = np.iinfo(np.int64).min
@@ -54,6 +54,20 @@ class KeySpec:
     def values(self, df: pd.DataFrame) -> pd.Series:  # pragma: no cover - overridden
         """Key value per record as a string Series; missing means not blocked."""
         raise NotImplementedError
+
+    @property
+    def multi(self) -> bool:
+        """True when a record can have several keys in this pass (a block per key)."""
+        return False
+
+    def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
+        """Every key of every record: (row position of the record, key string).
+
+        A single-valued key gives each record one item (missing ones too, which block
+        nothing); a multi-valued key (:mod:`erblock.blocking.multi`) gives a record one
+        item per key, in any order, possibly repeated.
+        """
+        return np.arange(len(df), dtype=np.int64), self.values(df)
 
     @property
     def selects(self) -> tuple[str, ...]:
@@ -264,7 +278,29 @@ class Composite(KeySpec):
     def selects(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c for p in self.parts for c in p.selects))
 
+    @property
+    def multi(self) -> bool:
+        return any(p.multi for p in self.parts)
+
+    def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
+        """With a multi-valued part: one item per combination of the parts' keys."""
+        if not self.multi:
+            return super().items(df)
+        joined: pd.DataFrame | None = None
+        for k, part in enumerate(self.parts):
+            pos, vals = part.items(df)
+            piece = pd.DataFrame({"pos": pos, k: vals.to_numpy(dtype=object)})
+            piece = piece[piece[k].notna() & (piece[k] != "")]
+            joined = piece if joined is None else joined.merge(piece, on="pos")
+        assert joined is not None
+        text = joined[0].astype(str)
+        for k in range(1, len(self.parts)):
+            text = text + "\x1f" + joined[k].astype(str)
+        return joined["pos"].to_numpy(np.int64), text.astype("string").reset_index(drop=True)
+
     def values(self, df: pd.DataFrame) -> pd.Series:
+        if self.multi:
+            raise TypeError(f"{self!r} has a multi-valued part: read its keys with items()")
         pieces = [p.values(df) for p in self.parts]
         missing = np.zeros(len(df), dtype=bool)
         for piece in pieces:
@@ -299,6 +335,7 @@ class FunctionKey(KeySpec):
     func: Callable[[pd.DataFrame], Any]
     needs: tuple[str, ...] = ()
     derived_from: tuple[str, ...] = ()
+    multi_valued: bool = False  #: the function gives a list of keys per record
     kind: ClassVar[str] = "function"
 
     def __post_init__(self) -> None:  # a single name is one column, not its letters
@@ -313,8 +350,33 @@ class FunctionKey(KeySpec):
     def selects(self) -> tuple[str, ...]:
         return (*self.needs, *self.derived_from)
 
+    @property
+    def multi(self) -> bool:
+        return self.multi_valued
+
+    def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
+        if not self.multi_valued:
+            return super().items(df)
+        return explode_values(self._call(df), self._name)
+
+    @property
+    def _name(self) -> str:
+        return str(getattr(self.func, "__name__", repr(self.func)))
+
     def values(self, df: pd.DataFrame) -> pd.Series:
-        name = getattr(self.func, "__name__", repr(self.func))
+        if self.multi_valued:
+            raise TypeError(f"key function {self._name!r} is multi-valued: use items()")
+        series = self._call(df)
+        head = series.head(1000).tolist() if series.dtype == object else []
+        if any(isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in head):
+            raise TypeError(
+                f"key function {self._name!r} returned lists; a function that gives several "
+                "keys per record is a multi-valued key: erblock.blocking.items(func)")
+        return as_key_strings(series)
+
+    def _call(self, df: pd.DataFrame) -> pd.Series:
+        """The function's values, one per record, aligned with ``df``'s index."""
+        name = self._name
         try:
             out = self.func(df)
         except Exception as exc:
@@ -334,8 +396,7 @@ class FunctionKey(KeySpec):
             out = out.reindex(df.index)  # same records in another order: align by label
         series = out if isinstance(out, pd.Series) else pd.Series(out)
         # otherwise one value per record by position (e.g. a Series after reset_index)
-        series = pd.Series(series.to_numpy(), index=df.index)
-        return as_key_strings(series)
+        return pd.Series(series.to_numpy(), index=df.index)
 
     def to_dict(self) -> dict[str, Any]:
         raise TypeError("a function key cannot be written to a dict; use a named key spec")
@@ -348,73 +409,3 @@ def _same_labels(a: pd.Index, b: pd.Index) -> bool:
 
 def _names(cols: str | Sequence[str]) -> tuple[str, ...]:  # one string: one column
     return (cols,) if isinstance(cols, str) else tuple(cols)
-
-
-KeyLike = Union[str, tuple, KeySpec, Callable[[pd.DataFrame], Any]]  # noqa: UP007 (runtime alias, py3.10)
-
-
-def column(col: str, derived_from: str | tuple[str, ...] = ()) -> Column:
-    """Block on the raw value of ``col`` (a ready-made key column: name the columns it was
-    made from in ``derived_from``)."""
-    return Column(col, _names(derived_from))
-
-
-def lower(col: str) -> Lower:
-    """Block on the normalised text of ``col`` (lower case, no accents, single spaces)."""
-    return Lower(col)
-
-
-def prefix(col: str, n: int, normalize: bool = True) -> Prefix:
-    """Block on the first ``n`` characters of ``col`` (normalised text unless told not to)."""
-    return Prefix(col, n, normalize)
-
-
-def token(col: str, i: int = 0) -> Token:
-    """Block on the ``i``-th word of the normalised text of ``col``."""
-    return Token(col, i)
-
-
-def soundex(col: str) -> Phonetic:
-    """Block on the Soundex code of ``col``."""
-    return Phonetic(col, "soundex")
-
-
-def metaphone(col: str) -> Phonetic:
-    """Block on the Metaphone code of ``col``."""
-    return Phonetic(col, "metaphone")
-
-
-def nysiis(col: str) -> Phonetic:
-    """Block on the NYSIIS code of ``col``."""
-    return Phonetic(col, "nysiis")
-
-
-def composite(*parts: KeyLike) -> Composite:
-    """Block on several keys at once (records must agree on all of them)."""
-    return Composite(tuple(as_key_spec(p) for p in parts))
-
-
-def as_key_spec(key: KeyLike) -> KeySpec:
-    """Normalise what users pass as ``key`` (one pass) into a :class:`KeySpec`."""
-    if isinstance(key, KeySpec):
-        return key
-    if isinstance(key, str):
-        return Column(key)
-    if isinstance(key, tuple):
-        if len(key) == 0:
-            raise ValueError("key: a composite key (tuple) needs at least one column")
-        if len(key) == 1:
-            return as_key_spec(key[0])
-        return Composite(tuple(as_key_spec(p) for p in key))
-    if callable(key):
-        return FunctionKey(key)
-    if isinstance(key, (int, float, np.integer, np.floating)) and not isinstance(key, bool):
-        raise TypeError(
-            f"key: column labels must be strings, got {key!r} ({type(key).__name__}); name "
-            "the columns with text, e.g. df.columns = df.columns.astype(str), and pass "
-            f"key={str(key)!r}"
-        )
-    raise TypeError(
-        "key must be a column name, a tuple of columns, a callable DataFrame -> Series, "
-        f"or a spec such as erblock.blocking.prefix('title', 3); got {type(key).__name__}"
-    )

@@ -12,10 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from .keys import Column, Composite, KeySpec, Lower, Phonetic, Prefix, Token
+from .minhash import MinHash
+from .multi import Items, QGrams, Tokens
 
 #: every key kind by name: ``to_dict``/``key_from_dict`` and the command line use it
 KEY_KINDS: dict[str, type[KeySpec]] = {
-    k.kind: k for k in (Column, Lower, Prefix, Token, Phonetic, Composite)
+    k.kind: k for k in (Column, Lower, Prefix, Token, Phonetic, Composite, Tokens, QGrams,
+                        Items, MinHash)
 }
 
 

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["as_key_strings", "factorize_text", "normalise_text", "rebuild"]
+__all__ = ["as_key_strings", "explode_uniques", "explode_values", "factorize_text",
+           "normalise_text", "rebuild"]
 
 
 def normalise_text(values: pd.Series) -> pd.Series:
@@ -88,3 +89,40 @@ def _scalar_key_string(v: Any) -> str | None:
     if isinstance(v, (float, np.floating)) and float(v).is_integer() and abs(v) < _EXACT_INT:
         return str(int(v))
     return str(v)
+
+
+def explode_values(values: pd.Series, name: str) -> tuple[np.ndarray, pd.Series]:
+    """(record position, key string) for every element of a column of lists.
+
+    Elements may be lists, tuples, sets or arrays; a scalar is a one-element list and a
+    missing value or an empty list gives no key. Elements are written as
+    :func:`as_key_strings` writes values, so ``1`` and ``1.0`` meet.
+    """
+    s = pd.Series(values.to_numpy(dtype=object), index=np.arange(len(values)))
+    ex = s.explode()
+    if ex.dtype == object and ex.head(1000).map(_nested).any():
+        raise TypeError(f"{name}: expected a list of keys per record, got nested lists or "
+                        "dicts")
+    keys = as_key_strings(ex.astype(object) if ex.dtype != object else ex)
+    keep = keys.notna().to_numpy() & (keys.fillna("").str.len() > 0).to_numpy()
+    return ex.index.to_numpy(np.int64)[keep], keys[keep].reset_index(drop=True)
+
+
+def _nested(v: Any) -> bool:
+    return isinstance(v, (list, tuple, set, frozenset, np.ndarray, dict))
+
+
+def explode_uniques(lists: Sequence[Sequence[Any]], codes: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Map per-unique key lists back to records: (record position, key) for every key of
+    every record, records in order (code −1: no keys). Vectorised over records."""
+    lens = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
+    flat = np.array([k for x in lists for k in x], dtype=object)
+    starts = np.r_[0, np.cumsum(lens)[:-1]] if len(lens) else np.zeros(0, np.int64)
+    have = codes >= 0
+    rec_len = np.where(have, lens[np.where(have, codes, 0)] if len(lens) else 0, 0)
+    pos = np.repeat(np.arange(len(codes), dtype=np.int64), rec_len)
+    first = np.repeat(np.where(have, starts[np.where(have, codes, 0)] if len(lens) else 0, 0),
+                      rec_len)
+    within = np.arange(len(pos)) - np.repeat(np.cumsum(rec_len) - rec_len, rec_len)
+    return pos, flat[first + within] if len(pos) else np.zeros(0, dtype=object)

@@ -177,12 +177,8 @@ def _run_aligned(left: Side, right: Side, li: np.ndarray, rj: np.ndarray,
     if len(li) == 0:
         return 0
     mask = left.block[li] == right.block[rj]  # records of one cell may hold several blocks
-    if left.keys is not None:  # several passes: a pair belongs to the first pass it agrees on
-        assert right.keys is not None
-        lp = left.passes[li]
-        for q in range(int(lp.max())):
-            lk, rk = left.keys[q][li], right.keys[q][rj]
-            mask &= ~((lk == rk) & (lk != np.iinfo(np.int64).min) & (lp > q))
+    if left.pair_keys is not None:  # compared once: first pass, smallest shared key
+        mask &= left.pair_keys.aligned_mask(li, rj, left.passes[li])
     li, rj = li[mask], rj[mask]
     if len(li) == 0:
         return 0
@@ -288,6 +284,7 @@ def compare_task(
     left = Side(left_records, comparisons, col_index, n_passes, encode)
     right = left if right_records is None else Side(right_records, comparisons, col_index,
                                                     n_passes, encode)
+    left.rules_against(right)
     stats.records = len(left_records) + (0 if right_records is None else len(right_records))
     weights = np.array([c.weight for c in comparisons], dtype=np.float32)
     out = Collector(len(comparisons))

@@ -7,12 +7,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ...balancing.bdm import count_partition
 from ...balancing.sketch import SketchSpec
 from ...balancing.sketch import build as build_sketch
 from ...balancing.sketch import merge as merge_sketches
-from ...blocking.ids import block_ids
+from ...blocking.ids import block_id_items
 from ...blocking.keys import NULL_BLOCK, KeySpec
 from ...matchers.comparisons import Comparison
 from ..schema import BLOCK, ID, PART, PASS, RID, RID_SHIFT, SRC, key_column, value_column
@@ -40,29 +41,30 @@ def prepare_partition(
     value_columns: Sequence[str],
     id_column: str | None = None,
 ) -> pd.DataFrame:
-    """Records of one input partition, one row per key pass with a key.
+    """Records of one input partition, one row per (key pass, block of the record).
 
-    Columns: see :mod:`erblock.engine.schema`. Records without any key get one row with
-    ``BLOCK == NULL_BLOCK``. The compared columns keep their dtype.
+    Columns: see :mod:`erblock.engine.schema`. A single-valued key gives a record at most
+    one row per pass, a multi-valued key one per key. Records without any key get one row
+    with ``BLOCK == NULL_BLOCK``. The compared columns keep their dtype.
     """
     n = len(df)
     ids = df[id_column].to_numpy() if id_column else df.index.to_numpy()
     rid = (np.int64(part) << np.int64(RID_SHIFT)) + np.arange(n, dtype=np.int64)
-    per_pass = [block_ids(df, k) for k in keys]
+    per_pass = [block_id_items(df, k) for k in keys]
     base: dict[str, Any] = {ID: ids, RID: rid, PART: np.full(n, part, dtype=np.int64),
                             SRC: np.full(n, src, dtype=np.int8)}
-    if len(keys) > 1:
-        for p, b in enumerate(per_pass):
-            base[key_column(p)] = b
+    if len(keys) > 1 or any(k.multi for k in keys):
+        for p, (pos, b) in enumerate(per_pass):
+            base[key_column(p)] = (key_lists(pos, mix_pass(b, p), n) if keys[p].multi
+                                   else single_keys(pos, b, n))
     for i, col in enumerate(value_columns):
         base[value_column(i)] = df[col].to_numpy()
     frame = pd.DataFrame(base)
     pieces = []
     no_key = np.ones(n, dtype=bool)
-    for p, b in enumerate(per_pass):
-        has = b != NULL_BLOCK
-        no_key &= ~has
-        pieces.append(frame[has].assign(**{BLOCK: mix_pass(b[has], p), PASS: np.int8(p)}))
+    for p, (pos, b) in enumerate(per_pass):
+        no_key[pos] = False
+        pieces.append(frame.iloc[pos].assign(**{BLOCK: mix_pass(b, p), PASS: np.int8(p)}))
     if no_key.any() or n == 0:
         pieces.append(frame[no_key].assign(**{BLOCK: NULL_BLOCK, PASS: np.int8(-1)}))
     out = pd.concat(pieces, ignore_index=True) if len(pieces) > 1 else pieces[0]
@@ -71,6 +73,25 @@ def prepare_partition(
         if out[value_column(i)].dtype != df[col].dtype:
             out[value_column(i)] = out[value_column(i)].astype(df[col].dtype)
     return out.reset_index(drop=True)
+
+
+def single_keys(pos: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """The raw block id of every record of a single-valued pass (``NULL_BLOCK``: none)."""
+    out = np.full(n, NULL_BLOCK, dtype=np.int64)
+    out[pos] = ids
+    return out
+
+
+def key_lists(pos: np.ndarray, ids: np.ndarray, n: int) -> pd.arrays.ArrowExtensionArray:
+    """Every record's block ids of a multi-valued pass, sorted, packed as int64 bytes in an
+    arrow binary column (which every shuffle moves; the comparer decides from two
+    records' lists where their pair is compared, :mod:`.keysets`)."""
+    order = np.lexsort((ids, pos))
+    pos, ids = pos[order], ids[order].astype("<i8")
+    offsets = (np.searchsorted(pos, np.arange(n + 1)) * 8).astype(np.int32)
+    packed = pa.BinaryArray.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets),
+                                                           pa.py_buffer(ids.tobytes())])
+    return pd.arrays.ArrowExtensionArray(packed)
 
 
 def _id_hashes(part: pd.DataFrame) -> np.ndarray:

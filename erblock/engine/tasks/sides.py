@@ -21,9 +21,10 @@ from ...matchers.comparisons import Comparison
 from ...matchers.methods import Prepared
 from ...matchers.scoring.base import PASS_COLUMN
 from ...matchers.scoring.base import value_column as pair_value_column
-from ..schema import BLOCK, ID, PASS, RANK, RID, UNIT, key_column, value_column
+from ..schema import BLOCK, ID, PASS, RANK, RID, UNIT, value_column
 from .encoded import Encoded
 from .encoded import encode as encode_column
+from .keysets import PassKeys
 
 
 @dataclass
@@ -55,10 +56,8 @@ class Side:
         self.rank = (records[RANK].to_numpy() if RANK in records.columns
                      else np.full(len(records), -1, dtype=np.int64))
         self.passes = records[PASS].to_numpy()
-        self.keys = (
-            np.stack([records[key_column(p)].to_numpy() for p in range(n_passes)])
-            if n_passes > 1 else None
-        )
+        self.n_passes = n_passes
+        self.pair_keys: PassKeys | None = None  #: set by :meth:`rules_against`
         # comparisons whose methods prepare a column alike share the prepared values
         cache: dict[tuple[int, Any], Prepared] = {}
         codes: dict[tuple[int, Any], Encoded | None] = {}
@@ -74,6 +73,13 @@ class Side:
             self.values.append(cache[key])
             self.encoded.append(codes[key])
 
+    def rules_against(self, right: Side) -> None:
+        """Learn the keys that decide where this side's pairs with ``right`` are compared
+        (:mod:`.keysets`); needed before any pair is compared."""
+        keys = PassKeys(self.records, None if right is self else right.records,
+                        self.n_passes, self.block, self.passes)
+        self.pair_keys = keys if keys.active else None
+
     def slice_of(self, unit: int) -> tuple[int, int]:
         lo = int(np.searchsorted(self.unit, unit, side="left"))
         hi = int(np.searchsorted(self.unit, unit, side="right"))
@@ -81,21 +87,18 @@ class Side:
 
 
 def structure_mask(left: Side, right: Side, li: np.ndarray, rj: np.ndarray) -> np.ndarray | None:
-    """Pairs allowed by block equality and first-agreeing-pass rules (None = all)."""
+    """Pairs of rows ``li`` × columns ``rj`` (contiguous ranges) allowed by block equality
+    and the compared-once rules (None = all)."""
     mask = None
     lb, rb = left.block[li], right.block[rj]
     if lb.min() != lb.max() or rb.min() != rb.max() or lb[0] != rb[0]:
         mask = lb[:, None] == rb[None, :]
-    if left.keys is not None:
-        # Pass of each left row: where blocks are equal both rows are of the same pass (block
-        # ids are mixed with the pass), so this also holds in units that mix blocks/passes.
-        lp = left.passes[li]
-        for q in range(int(lp.max())):
-            assert right.keys is not None  # both sides have the same passes
-            lk, rk = left.keys[q][li], right.keys[q][rj]
-            earlier = (lk[:, None] == rk[None, :]) & (
-                (lk != np.iinfo(np.int64).min) & (lp > q))[:, None]
-            mask = ~earlier if mask is None else mask & ~earlier
+    if left.pair_keys is not None:
+        # where blocks are equal both rows are of the same pass (block ids are mixed with
+        # the pass), so the left row's pass is the pair's, in units that mix passes too
+        once = left.pair_keys.dense_mask(li, rj, left.passes[li])
+        if once is not None:
+            mask = once if mask is None else mask & once
     return mask
 
 

@@ -1,0 +1,160 @@
+"""Multi-valued keys: a record in several blocks of one pass.
+
+Token, q-gram and list blocking put a record in one block per key it has. A pair that
+shares several keys (or agrees in several passes) is still compared once: in the first
+pass it agrees on and, inside a pass, only in the block of the smallest key the two
+records share (Kolb, Thor, Rahm, "Don't match twice"), decided by the comparer from the
+two records' key lists (:mod:`erblock.engine.tasks.sides`). Texts are normalised as
+:func:`~erblock.blocking.text.normalise_text` does, once per distinct value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .cli_args import cli_args, cli_int
+from .keys import KeySpec
+from .text import as_key_strings, explode_uniques, explode_values, factorize_text, normalise_text
+
+#: a token is a run of letters and digits (punctuation and ``_`` separate tokens)
+TOKEN = re.compile(r"[^\W_]+")
+
+
+def text_tokens(text: str, min_length: int = 1) -> list[str]:
+    """Distinct tokens of a normalised text, in order of first appearance."""
+    return list(dict.fromkeys(t for t in TOKEN.findall(text) if len(t) >= min_length))
+
+
+def text_qgrams(text: str, q: int) -> list[str]:
+    """Distinct q-grams of a normalised text; a shorter non-empty text is its own gram."""
+    if len(text) <= q:
+        return [text] if text.strip() else []
+    return list(dict.fromkeys(text[i:i + q] for i in range(len(text) - q + 1)))
+
+
+class _TextKeys(KeySpec):
+    """A multi-valued key made per distinct normalised text of one column."""
+
+    column: str
+
+    @property
+    def multi(self) -> bool:
+        return True
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def split(self, text: str) -> list[str]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def values(self, df: pd.DataFrame) -> pd.Series:
+        raise TypeError(f"{self!r} gives several keys per record: read them with items()")
+
+    def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
+        s = normalise_text(as_key_strings(df[self.column]))
+        uniques, codes = factorize_text(s)
+        pos, keys = explode_uniques([self.split(u) for u in uniques], codes)
+        return pos, pd.Series(keys, dtype="string")
+
+
+@dataclass(frozen=True)
+class Tokens(_TextKeys):
+    """Every distinct word of the normalised text of a column (token blocking).
+
+    A word is a run of letters and digits; words shorter than ``min_length`` are not
+    keys. A pair sharing several words is compared once.
+    """
+
+    column: str
+    min_length: int = 1
+    kind: ClassVar[str] = "tokens"
+    cli_names: ClassVar[tuple[str, ...]] = ("tokens",)
+    cli_usage: ClassVar[str] = "tokens:COLUMN[:MIN_LENGTH]"
+
+    @classmethod
+    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+        got = cli_args(name, args, 1, 2, cls.cli_usage)
+        return cls(got[0], cli_int(got[1], cls.cli_usage) if len(got) == 2 else 1)
+
+    def __post_init__(self) -> None:
+        _check_int("min_length", self.min_length, 1)
+
+    def split(self, text: str) -> list[str]:
+        return text_tokens(text, self.min_length)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "column": self.column, "min_length": self.min_length}
+
+
+@dataclass(frozen=True)
+class QGrams(_TextKeys):
+    """Every distinct ``q``-gram (``q`` consecutive characters) of the normalised text of a
+    column, spaces included; a text of at most ``q`` characters is its own key."""
+
+    column: str
+    q: int = 3
+    kind: ClassVar[str] = "qgrams"
+    cli_names: ClassVar[tuple[str, ...]] = ("qgrams",)
+    cli_usage: ClassVar[str] = "qgrams:COLUMN[:Q]"
+
+    @classmethod
+    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+        got = cli_args(name, args, 1, 2, cls.cli_usage)
+        return cls(got[0], cli_int(got[1], cls.cli_usage) if len(got) == 2 else 3)
+
+    def __post_init__(self) -> None:
+        _check_int("q", self.q, 1)
+
+    def split(self, text: str) -> list[str]:
+        return text_qgrams(text, self.q)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "column": self.column, "q": self.q}
+
+
+@dataclass(frozen=True)
+class Items(KeySpec):
+    """Every element of a column that holds a list (tuple, set, array) per record.
+
+    Elements are written as the ``column`` key writes values (``1`` and ``1.0`` meet); a
+    scalar is a list of one, a missing value or an empty list blocks nothing.
+    """
+
+    column: str
+    kind: ClassVar[str] = "items"
+    cli_names: ClassVar[tuple[str, ...]] = ("items",)
+    cli_usage: ClassVar[str] = "items:COLUMN"
+
+    @classmethod
+    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+        (col,) = cli_args(name, args, 1, 1, cls.cli_usage)
+        return cls(col)
+
+    @property
+    def multi(self) -> bool:
+        return True
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def values(self, df: pd.DataFrame) -> pd.Series:
+        raise TypeError(f"{self!r} gives several keys per record: read them with items()")
+
+    def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
+        return explode_values(df[self.column], f"items({self.column!r})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "column": self.column}
+
+
+def _check_int(name: str, v: Any, lo: int) -> None:
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")

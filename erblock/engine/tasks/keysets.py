@@ -1,0 +1,124 @@
+"""Where a pair is compared when its records share several blocks (worker side).
+
+A pair is compared once: in the first key pass it agrees on, and, in a pass whose key is
+multi-valued (tokens, q-grams, MinHash bands), only in the block of the smallest key id
+the two records share ("Don't match twice", Kolb, Thor and Rahm). Both rules are decided
+from the two records' own keys, which every prepared row carries
+(:func:`erblock.engine.tasks.prepare.key_lists`), so no task needs another's data.
+
+:class:`PassKeys` holds the keys of one reduce task's two sides for every pass: a
+single-valued pass as one int64 id per row, a multi-valued pass as sparse row × key
+incidence matrices over one vocabulary shared by both sides (scipy CSR, columns in id
+order). For a multi-valued pass ``q`` the left matrix keeps, per row, what rules the pair
+out: all its keys of pass ``q`` when the row belongs to a later pass, its keys smaller
+than its own block when it belongs to pass ``q``, nothing when to an earlier pass. A
+pair is redundant when that row shares a key with the right record's pass-``q`` keys,
+i.e. when the product of the two matrices is non-zero there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from scipy import sparse
+
+from ...blocking.keys import NULL_BLOCK
+from ..schema import key_column
+
+_NULL = np.int64(NULL_BLOCK)
+
+
+def _lists(records: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """(row of every key, key id) of a packed key column (int64 bytes per row)."""
+    arr = pa.array(records[column].array)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    offs = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + n + 1]
+    data = arr.buffers()[2]
+    raw = (np.frombuffer(data, dtype=np.uint8)[offs[0]:offs[-1]] if data is not None
+           else np.zeros(0, np.uint8))
+    ids = np.frombuffer(raw.tobytes(), dtype="<i8").astype(np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(offs) // 8)
+    return rows, ids
+
+
+class PassKeys:
+    """Every pass's keys of a reduce task's left and right rows (right may be left)."""
+
+    def __init__(self, left: pd.DataFrame, right: pd.DataFrame | None, n_passes: int,
+                 left_block: np.ndarray, left_pass: np.ndarray) -> None:
+        self.n_passes = n_passes
+        self.single: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.multi: dict[int, tuple[sparse.csr_matrix, sparse.csr_matrix]] = {}
+        cols = [key_column(p) for p in range(n_passes)]
+        if not all(c in left.columns for c in cols):
+            return  # one single-valued pass: nothing to rule out
+        other = left if right is None else right
+        for q, col in enumerate(cols):
+            if left[col].dtype != np.int64:  # packed key lists (prepare.key_lists)
+                self.multi[q] = self._sets(left, other, col, q, left_block, left_pass)
+            else:
+                lk = left[col].to_numpy(np.int64)
+                self.single[q] = (lk, lk if right is None else other[col].to_numpy(np.int64))
+
+    @property
+    def active(self) -> bool:
+        """Whether any pair can be redundant (several passes, or a multi-valued pass)."""
+        return bool(self.multi) or len(self.single) > 1
+
+    @staticmethod
+    def _sets(left: pd.DataFrame, right: pd.DataFrame, col: str, q: int,
+              block: np.ndarray, passes: np.ndarray
+              ) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+        lr, lid = _lists(left, col)
+        rr, rid = (lr, lid) if right is left else _lists(right, col)
+        vocab, inv = np.unique(np.concatenate([lid, rid]), return_inverse=True)
+        lc, rc = inv[:len(lid)], inv[len(lid):]
+        # which of a left row's keys rule a pair out (module docstring)
+        row_pass = passes[lr]
+        own = np.searchsorted(vocab, block[lr])
+        rules = (row_pass > q) | ((row_pass == q) & (lc < own))
+        shape_l, shape_r = (len(left), len(vocab)), (len(right), len(vocab))
+        lmat = sparse.csr_matrix((np.ones(int(rules.sum()), np.int32), (lr[rules], lc[rules])),
+                                 shape=shape_l)
+        rmat = sparse.csr_matrix((np.ones(len(rc), np.int32), (rr, rc)), shape=shape_r)
+        return lmat, rmat
+
+    def dense_mask(self, li: np.ndarray, rj: np.ndarray, lp: np.ndarray) -> np.ndarray | None:
+        """False where the pair (li[a], rj[b]) is compared in another pass or block
+        (None: every pair stays). ``li``/``rj`` are contiguous ranges of row positions;
+        ``lp`` is the pass of the left rows."""
+        mask: np.ndarray | None = None
+        top = int(lp.max()) if len(lp) else -1
+        for q, (lk, rk) in self.single.items():
+            if q >= top:
+                continue
+            a, b = lk[li], rk[rj]
+            earlier = (a[:, None] == b[None, :]) & ((a != _NULL) & (lp > q))[:, None]
+            mask = ~earlier if mask is None else mask & ~earlier
+        for lmat, rmat in self.multi.values():
+            sub = lmat[li[0]:li[-1] + 1]
+            if sub.nnz == 0:
+                continue
+            shared = (sub @ rmat[rj[0]:rj[-1] + 1].T).tocoo()
+            if shared.nnz:
+                if mask is None:
+                    mask = np.ones((len(li), len(rj)), dtype=bool)
+                mask[shared.row, shared.col] = False
+        return mask
+
+    def aligned_mask(self, li: np.ndarray, rj: np.ndarray, lp: np.ndarray) -> np.ndarray:
+        """True where the aligned pair (li[k], rj[k]) is compared here."""
+        keep = np.ones(len(li), dtype=bool)
+        for q, (lk, rk) in self.single.items():
+            a, b = lk[li], rk[rj]
+            keep &= ~((a == b) & (a != _NULL) & (lp > q))
+        for lmat, rmat in self.multi.values():
+            shared = lmat[li].multiply(rmat[rj]).getnnz(axis=1)
+            keep &= shared == 0
+        return keep
+
