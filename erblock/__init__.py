@@ -43,6 +43,7 @@ _EXPORTS = {
     "qgrams": "erblock.blocking",
     "items": "erblock.blocking",
     "minhash": "erblock.blocking",
+    "sorted_neighbourhood": "erblock.blocking",
 }
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "prefix",
     "qgrams",
     "read_report",
+    "sorted_neighbourhood",
     "soundex",
     "token",
     "tokens",
@@ -100,6 +102,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         nysiis,
         prefix,
         qgrams,
+        sorted_neighbourhood,
         soundex,
         token,
         tokens,

@@ -27,7 +27,7 @@ from .blocking.keys import FunctionKey, KeySpec
 from .blocking.make import as_key_spec
 from .engine.calibrate import as_cost_model, resolve_cost_model, worth_calibrating
 from .engine.cluster import check_workers, get_client, scheduler_guard, total_threads
-from .engine.inputs import prepare_source
+from .engine.inputs import prepare_sources
 from .engine.job import SHUFFLE_METHODS, Job, RunOptions
 from .engine.memory import parse_budget
 from .engine.planning import plan_from, profile_for
@@ -402,8 +402,7 @@ def plan(
               threshold=None if threshold is None else float(threshold), options=options)
     r = n_tasks or max(1, 4 * threads)
     persist = job.options.sample is None
-    sources = [prepare_source(c, df, job, src, threads, persist)
-               for src, (_, df) in enumerate(frames)]
+    sources = prepare_sources(c, [df for _, df in frames], job, threads, persist)
     profile = profile_for(c, job, sources, check, r)
     need = (strategy == AUTO and profile.kind == "bdm"
             and worth_calibrating(profile.total_comparisons, threads))

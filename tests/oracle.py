@@ -20,6 +20,9 @@ meet: ``tokens`` the runs of letters and digits of the normalised text (at least
 is its own gram), ``items`` the elements of a list (a scalar is a list of one),
 ``minhash`` one key per band: the band's minima over the shingles of
 ``splitmix64(hash(shingle) XOR seed_i)``, written here in plain Python integers.
+``sorted_neighbourhood`` is the sequential method: records sorted by the key's text
+(then source, then input order), every pair less than ``window`` apart (link: across
+the sources only).
 """
 
 from __future__ import annotations
@@ -216,11 +219,47 @@ def _keys(df: pd.DataFrame, key: Any) -> pd.DataFrame:
 key_rows = _keys  # public: the (position, key) rows of one key
 
 
+def _sort_text(v: Any) -> str | None:
+    if v is None:
+        return None
+    return "\x1f".join(v) if isinstance(v, tuple) else str(v)
+
+
+def _window(frames: list[pd.DataFrame], key: KeySpec) -> set[tuple]:
+    """The sequential sorted neighbourhood: records of every frame ordered by the key's
+    text, then frame, then input order; every pair less than ``window`` apart, as
+    (frame, position) pairs, earlier first (for several frames, only pairs across them)."""
+    d = key.to_dict()
+    rows = []
+    for src, df in enumerate(frames):
+        for pos, v in enumerate(key_values(df, _from_dict(d["key"]))):
+            t = _sort_text(v)
+            if t:
+                rows.append((t, src, pos))
+    rows.sort()
+    w = d["window"]
+    out = set()
+    for i in range(len(rows)):
+        for j in range(i + 1, min(i + w, len(rows))):
+            a, b = rows[i][1:], rows[j][1:]
+            if len(frames) == 1 or a[0] != b[0]:
+                out.add((a, b) if a < b else (b, a))
+    return out
+
+
+def _from_dict(d: dict[str, Any]) -> Any:
+    from erblock.blocking import key_from_dict
+    return key_from_dict(d)
+
+
 def brute_dedupe(df: pd.DataFrame, keys: list) -> set[tuple]:
     """Unordered pairs (earlier id, later id in input order) agreeing on any key."""
     out: set[tuple] = set()
     ids = np.asarray(df.index, dtype=object)
     for key in keys:
+        if isinstance(key, KeySpec) and key.kind == "sorted_neighbourhood":
+            out |= {(ids[a[1]], ids[b[1]]) for a, b in _window([df], key)}
+            continue
         k = _keys(df, key)
         m = k.merge(k, on="k")
         m = m[m["pos_x"] < m["pos_y"]]
@@ -232,6 +271,9 @@ def brute_link(df_r: pd.DataFrame, df_s: pd.DataFrame, keys: list) -> set[tuple]
     out: set[tuple] = set()
     rid, sid = np.asarray(df_r.index, dtype=object), np.asarray(df_s.index, dtype=object)
     for key in keys:
+        if isinstance(key, KeySpec) and key.kind == "sorted_neighbourhood":
+            out |= {(rid[a[1]], sid[b[1]]) for a, b in _window([df_r, df_s], key)}
+            continue
         m = _keys(df_r, key).merge(_keys(df_s, key), on="k")
         out |= set(zip(rid[m["pos_x"].to_numpy()], sid[m["pos_y"].to_numpy()]))
     return out

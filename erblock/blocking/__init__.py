@@ -25,12 +25,14 @@ from .make import (
     nysiis,
     prefix,
     qgrams,
+    sorted_neighbourhood,
     soundex,
     token,
     tokens,
 )
 from .minhash import MinHash
 from .multi import Items, QGrams, Tokens
+from .neighbourhood import SortedNeighbourhood
 from .registry import KEY_KINDS, key_from_dict, parse_key
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "Phonetic",
     "Prefix",
     "QGrams",
+    "SortedNeighbourhood",
     "Token",
     "Tokens",
     "as_key_spec",
@@ -64,6 +67,7 @@ __all__ = [
     "prefix",
     "qgrams",
     "soundex",
+    "sorted_neighbourhood",
     "token",
     "tokens",
 ]

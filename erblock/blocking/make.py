@@ -12,6 +12,7 @@ import pandas as pd
 from .keys import Column, Composite, FunctionKey, KeySpec, Lower, Phonetic, Prefix, Token, _names
 from .minhash import DEFAULT_PERMUTATIONS, MinHash
 from .multi import Items, QGrams, Tokens
+from .neighbourhood import SortedNeighbourhood
 
 KeyLike = Union[str, tuple, KeySpec, Callable[[pd.DataFrame], Any]]  # noqa: UP007 (runtime alias, py3.10)
 
@@ -113,3 +114,10 @@ def minhash(col: str, threshold: float = 0.8, *, bands: int | None = None,
     if bands is not None or rows is not None:
         return MinHash(col, None, bands, rows, q, num_perm, seed)
     return MinHash(col, threshold, None, None, q, num_perm, seed)
+
+
+def sorted_neighbourhood(key: KeyLike, window: int) -> SortedNeighbourhood:
+    """Sorted-neighbourhood blocking: records ordered by ``key`` (a column name, a tuple, or
+    a single-valued key spec), every pair at most ``window − 1`` positions apart compared;
+    see :mod:`erblock.blocking.neighbourhood`."""
+    return SortedNeighbourhood(as_key_spec(key), window)

@@ -129,7 +129,8 @@ def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[So
                     n_passes=len(job.keys), threshold=job.threshold, id_dtypes=id_dtypes,
                     cell_budget=job.options.cell_budget, sort=job.options.sort, link=job.link,
                     meta=(meta[0], meta[1] if len(meta) > 1 else None),
-                    encode=job.options.encode)
+                    encode=job.options.encode,
+                    windows=tuple(int(getattr(k, "window", 0)) for k in job.keys))
     return Execution(plan, plan_f, route(job, plan_f, sources, r), spec)
 
 

@@ -10,6 +10,7 @@ memory so profile and route do not compute keys twice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ import dask.dataframe as dd
 import pandas as pd
 from distributed import Client
 
+from ..blocking.neighbourhood import order_starts, value_counts
 from .job import Job
 from .tasks.prepare import prepare_partition
 
@@ -80,26 +82,75 @@ def _id_dtype(meta: pd.DataFrame, id_column: str | None) -> object:
     return meta[id_column].dtype if id_column else meta.index.dtype
 
 
+@dataclass
+class Raw:
+    """One input frame as partitions the cluster can compute (before preparation)."""
+
+    parts: list[Any]
+    meta: pd.DataFrame
+    held: tuple[Any, ...] = ()
+
+
+def split_source(client: Client, df: Any, job: Job, threads: int) -> Raw:
+    """The partitions of one input: a Dask frame's own, a pandas frame's contiguous pieces."""
+    if isinstance(df, dd.DataFrame):
+        return Raw(list(df.to_delayed()), df._meta)
+    n_parts = job.options.npartitions or default_npartitions(
+        len(df), threads, job.options.sample is not None)
+    held = hold(client, split_frame(df, n_parts))
+    return Raw(list(held), df.iloc[:0], tuple(held))
+
+
+def sort_orders(client: Client, job: Job, raws: Sequence[Raw]) -> list[dict[int, Any]]:
+    """For every input partition, the order tables of the job's sorted-neighbourhood
+    passes: ``[source][partition] -> {pass: starts}`` (empty dicts when there are none).
+    Every partition counts its sort values on the cluster; only the counts travel."""
+    ordered = [p for p, k in enumerate(job.keys) if getattr(k, "ordered", False)]
+    out: list[dict[int, Any]] = [dict() for _ in raws]
+    if not ordered:
+        return out
+    todo = [dask.delayed(value_counts, pure=False)(part, job.keys[p])
+            for raw in raws for part in raw.parts for p in ordered]
+    counts = iter(client.compute(todo, sync=True))
+    per_pass: dict[int, dict[tuple[int, int], Any]] = {p: {} for p in ordered}
+    for src, raw in enumerate(raws):
+        for i in range(len(raw.parts)):
+            for p in ordered:
+                per_pass[p][(src, i)] = next(counts)
+    starts = {p: order_starts(c) for p, c in per_pass.items()}
+    for src, raw in enumerate(raws):
+        out[src] = {i: {p: starts[p][(src, i)] for p in ordered} for i in range(len(raw.parts))}
+    return out
+
+
+def prepare_sources(client: Client, frames: Sequence[Any], job: Job, threads: int,
+                    persist: bool) -> list[Source]:
+    """Every input of ``job`` prepared (sorted-neighbourhood passes ordered first)."""
+    raws = [split_source(client, f, job, threads) for f in frames]
+    orders = sort_orders(client, job, raws)
+    return [prepare_source(client, raw, job, src, threads, persist, orders[src])
+            for src, raw in enumerate(raws)]
+
+
 def prepare_source(client: Client, df: Any, job: Job, src: int, threads: int,
-                   persist: bool) -> Source:
-    """Partitions of input ``src`` prepared for ``job`` (see the module doc)."""
+                   persist: bool, orders: dict[int, Any] | None = None) -> Source:
+    """Partitions of input ``src`` prepared for ``job`` (see the module doc); ``df`` is a
+    frame or its :class:`Raw` partitions, ``orders`` the partitions' order tables."""
     keys, id_column = job.keys, job.id_columns[src]
     value_columns = job.value_columns_for(src)
-    held: tuple[Any, ...] = ()
-    if isinstance(df, dd.DataFrame):
-        raw: list[Any] = list(df.to_delayed())
-        meta_in = df._meta
-    else:
-        n_parts = job.options.npartitions or default_npartitions(
-            len(df), threads, job.options.sample is not None)
-        raw = hold(client, split_frame(df, n_parts))
-        held = tuple(raw)
-        meta_in = df.iloc[:0]
-    meta = prepare_partition(meta_in, part=0, src=src, keys=keys, value_columns=value_columns,
-                             id_column=id_column)
+    raw = df if isinstance(df, Raw) else split_source(client, df, job, threads)
+    orders = orders or {}
+    meta = prepare_partition(raw.meta, part=0, src=src, keys=keys,
+                             value_columns=value_columns, id_column=id_column,
+                             orders=_empty_orders(job))
     parts = [dask.delayed(prepare_partition, pure=False)(
-        p, part=i, src=src, keys=keys, value_columns=value_columns, id_column=id_column)
-        for i, p in enumerate(raw)]
+        p, part=i, src=src, keys=keys, value_columns=value_columns, id_column=id_column,
+        orders=orders.get(i)) for i, p in enumerate(raw.parts)]
     if persist:
         parts = client.compute(parts, optimize_graph=False)
-    return Source(src, parts, _id_dtype(meta_in, id_column), meta, held)
+    return Source(src, parts, _id_dtype(raw.meta, id_column), meta, raw.held)
+
+
+def _empty_orders(job: Job) -> dict[int, Any]:
+    return {p: pd.Series([], dtype="int64") for p, k in enumerate(job.keys)
+            if getattr(k, "ordered", False)}

@@ -39,7 +39,7 @@ from .execute import (
     run_mean,
     run_two_phase,
 )
-from .inputs import prepare_source
+from .inputs import prepare_sources
 from .job import Job
 from .memory import fit_plan
 from .output import finish_output, start_output
@@ -99,8 +99,7 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     t0 = time.perf_counter()
     threads = total_threads(client)
     persist = job.options.persist and job.options.sample is None  # a sample profiles less
-    sources = [prepare_source(client, f, job, src, threads, persist)
-               for src, f in enumerate(frames)]
+    sources = prepare_sources(client, frames, job, threads, persist)
     id_dtypes = (sources[0].id_dtype, sources[-1].id_dtype)
     r = job.n_tasks or max(1, 4 * threads)
     profile = profile_for(client, job, sources, check_ids, r)

@@ -13,6 +13,9 @@ per key pass with a key:
 ``PASS``           the pass of this row (−1 for the no-key row)
 ``key_column(p)``  with several passes: the raw block id of pass ``p`` (to skip pairs an
                    earlier pass already compares)
+``WINDOW``         with a sorted-neighbourhood pass: the chunk of the row's block in
+                   that pass (−1 in rows of other passes); ``key_column(p)`` of such a
+                   pass is the record's position in its order (−1: none)
 ``value_column(i)`` the values of the ``i``-th compared column
 =================  =====================================================================
 
@@ -33,6 +36,7 @@ PASS = "_erb_pass"
 UNIT = "_erb_unit"
 TASK = "_erb_task"
 RANK = "_erb_rank"
+WINDOW = "_erb_window"
 
 RID_SHIFT = 40  #: a record id is (input partition << RID_SHIFT) | row within the partition
 

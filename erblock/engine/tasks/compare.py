@@ -268,6 +268,7 @@ def compare_task(
     small_task: int = SMALL_TASK,
     encode: str = "auto",
     sink: PartWriter | None = None,
+    windows: Sequence[int] = (),
 ) -> tuple[pd.DataFrame, TaskCounter]:
     """All pairs of reduce task ``task``: a pairs frame and what it took.
 
@@ -277,13 +278,14 @@ def compare_task(
     batched as aligned pairs (−1: every task through the matrix kernel); ``encode``:
     compare distinct values once per block (:mod:`.encoded`): ``"auto"``, ``"always"``,
     ``"never"``; ``sink``: write the kept pairs there in row groups of ``sink.rows`` as
-    they gather (bounded memory at any keep rate) and return an empty frame.
+    they gather (bounded memory at any keep rate) and return an empty frame;
+    ``windows``: the window of every sorted-neighbourhood pass (0 for other passes).
     """
     start = time.perf_counter()
     stats = TaskCounter(task=task)
-    left = Side(left_records, comparisons, col_index, n_passes, encode)
+    left = Side(left_records, comparisons, col_index, n_passes, encode, windows)
     right = left if right_records is None else Side(right_records, comparisons, col_index,
-                                                    n_passes, encode)
+                                                    n_passes, encode, windows)
     left.rules_against(right)
     stats.records = len(left_records) + (0 if right_records is None else len(right_records))
     weights = np.array([c.weight for c in comparisons], dtype=np.float32)

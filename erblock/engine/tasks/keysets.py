@@ -18,13 +18,15 @@ i.e. when the product of the two matrices is non-zero there.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 from scipy import sparse
 
 from ...blocking.keys import NULL_BLOCK
-from ..schema import key_column
+from ..schema import WINDOW, key_column
 
 _NULL = np.int64(NULL_BLOCK)
 
@@ -50,25 +52,47 @@ class PassKeys:
     """Every pass's keys of a reduce task's left and right rows (right may be left)."""
 
     def __init__(self, left: pd.DataFrame, right: pd.DataFrame | None, n_passes: int,
-                 left_block: np.ndarray, left_pass: np.ndarray) -> None:
+                 left_block: np.ndarray, left_pass: np.ndarray,
+                 windows: Sequence[int] = ()) -> None:
         self.n_passes = n_passes
         self.single: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.multi: dict[int, tuple[sparse.csr_matrix, sparse.csr_matrix]] = {}
+        #: sorted-neighbourhood passes: positions of both sides and the window
+        self.window: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+        self.chunk = (left[WINDOW].to_numpy(np.int64) if WINDOW in left.columns
+                      else np.zeros(0, np.int64))
         cols = [key_column(p) for p in range(n_passes)]
         if not all(c in left.columns for c in cols):
             return  # one single-valued pass: nothing to rule out
         other = left if right is None else right
         for q, col in enumerate(cols):
+            w = int(windows[q]) if q < len(windows) else 0
             if left[col].dtype != np.int64:  # packed key lists (prepare.key_lists)
                 self.multi[q] = self._sets(left, other, col, q, left_block, left_pass)
+                continue
+            lk = left[col].to_numpy(np.int64)
+            rk = lk if right is None else other[col].to_numpy(np.int64)
+            if w:
+                self.window[q] = (lk, rk, w)
             else:
-                lk = left[col].to_numpy(np.int64)
-                self.single[q] = (lk, lk if right is None else other[col].to_numpy(np.int64))
+                self.single[q] = (lk, rk)
 
     @property
     def active(self) -> bool:
         """Whether any pair can be redundant (several passes, or a multi-valued pass)."""
-        return bool(self.multi) or len(self.single) > 1
+        return bool(self.multi) or bool(self.window) or len(self.single) > 1
+
+    def _windows(self, a: np.ndarray, b: np.ndarray, lp: np.ndarray, chunk: np.ndarray,
+                 lpos: np.ndarray, rpos: np.ndarray, q: int, w: int) -> np.ndarray:
+        """Whether pairs (broadcast ``a`` × ``b`` index arrays) are ruled out by the
+        sorted-neighbourhood pass ``q``: in its own blocks, pairs ``window`` or more apart
+        and pairs whose earlier record is not in the block's first chunk; in later passes,
+        pairs it compares."""
+        pa_, pb = lpos[a], rpos[b]
+        near = (np.abs(pa_ - pb) < w) & (pa_ >= 0) & (pb >= 0)
+        own = lp == q
+        first = np.minimum(pa_, pb) // w == chunk
+        return np.where(own, ~(near & first), (lp > q) & near)
 
     @staticmethod
     def _sets(left: pd.DataFrame, right: pd.DataFrame, col: str, q: int,
@@ -100,6 +124,12 @@ class PassKeys:
             a, b = lk[li], rk[rj]
             earlier = (a[:, None] == b[None, :]) & ((a != _NULL) & (lp > q))[:, None]
             mask = ~earlier if mask is None else mask & ~earlier
+        for q, (lpos, rpos, w) in self.window.items():
+            if q > top:
+                continue
+            out = self._windows(li[:, None], rj[None, :], lp[:, None],
+                                self.chunk[li][:, None], lpos, rpos, q, w)
+            mask = ~out if mask is None else mask & ~out
         for lmat, rmat in self.multi.values():
             sub = lmat[li[0]:li[-1] + 1]
             if sub.nnz == 0:
@@ -117,6 +147,8 @@ class PassKeys:
         for q, (lk, rk) in self.single.items():
             a, b = lk[li], rk[rj]
             keep &= ~((a == b) & (a != _NULL) & (lp > q))
+        for q, (lpos, rpos, w) in self.window.items():
+            keep &= ~self._windows(li, rj, lp, self.chunk[li], lpos, rpos, q, w)
         for lmat, rmat in self.multi.values():
             shared = lmat[li].multiply(rmat[rj]).getnnz(axis=1)
             keep &= shared == 0

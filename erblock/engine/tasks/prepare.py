@@ -15,8 +15,20 @@ from ...balancing.sketch import build as build_sketch
 from ...balancing.sketch import merge as merge_sketches
 from ...blocking.ids import block_id_items
 from ...blocking.keys import NULL_BLOCK, KeySpec
+from ...blocking.neighbourhood import SortedNeighbourhood, positions
 from ...matchers.comparisons import Comparison
-from ..schema import BLOCK, ID, PART, PASS, RID, RID_SHIFT, SRC, key_column, value_column
+from ..schema import (
+    BLOCK,
+    ID,
+    PART,
+    PASS,
+    RID,
+    RID_SHIFT,
+    SRC,
+    WINDOW,
+    key_column,
+    value_column,
+)
 
 PASS_MIX = np.int64(-7046029254386353131)  # odd 64-bit constant mixing the pass into block ids
 
@@ -40,33 +52,50 @@ def prepare_partition(
     keys: Sequence[KeySpec],
     value_columns: Sequence[str],
     id_column: str | None = None,
+    orders: dict[int, pd.Series] | None = None,
 ) -> pd.DataFrame:
     """Records of one input partition, one row per (key pass, block of the record).
 
     Columns: see :mod:`erblock.engine.schema`. A single-valued key gives a record at most
-    one row per pass, a multi-valued key one per key. Records without any key get one row
+    one row per pass, a multi-valued key one per key, a sorted-neighbourhood key two (the
+    blocks of its chunk and of the chunk before, ``WINDOW`` says which; ``orders[p]`` is
+    pass ``p``'s order table for this partition). Records without any key get one row
     with ``BLOCK == NULL_BLOCK``. The compared columns keep their dtype.
     """
     n = len(df)
     ids = df[id_column].to_numpy() if id_column else df.index.to_numpy()
     rid = (np.int64(part) << np.int64(RID_SHIFT)) + np.arange(n, dtype=np.int64)
-    per_pass = [block_id_items(df, k) for k in keys]
+    sn_pos: dict[int, np.ndarray] = {}
+    per_pass = []
+    for p, k in enumerate(keys):
+        if isinstance(k, SortedNeighbourhood):
+            if orders is None or p not in orders:
+                raise RuntimeError(f"pass {p} ({k!r}) needs the order of all records")
+            sn_pos[p] = positions(df, k, orders[p])
+            per_pass.append(k.blocks(sn_pos[p]))
+        else:
+            per_pass.append(block_id_items(df, k))
     base: dict[str, Any] = {ID: ids, RID: rid, PART: np.full(n, part, dtype=np.int64),
                             SRC: np.full(n, src, dtype=np.int8)}
     if len(keys) > 1 or any(k.multi for k in keys):
         for p, (pos, b) in enumerate(per_pass):
-            base[key_column(p)] = (key_lists(pos, mix_pass(b, p), n) if keys[p].multi
+            base[key_column(p)] = (sn_pos[p] if p in sn_pos else
+                                   key_lists(pos, mix_pass(b, p), n) if keys[p].multi
                                    else single_keys(pos, b, n))
     for i, col in enumerate(value_columns):
         base[value_column(i)] = df[col].to_numpy()
     frame = pd.DataFrame(base)
     pieces = []
     no_key = np.ones(n, dtype=bool)
+    windowed = {WINDOW: np.int64(-1)} if sn_pos else {}
     for p, (pos, b) in enumerate(per_pass):
         no_key[pos] = False
-        pieces.append(frame.iloc[pos].assign(**{BLOCK: mix_pass(b, p), PASS: np.int8(p)}))
+        extra = {WINDOW: b} if p in sn_pos else windowed
+        pieces.append(frame.iloc[pos].assign(**{BLOCK: mix_pass(b, p), PASS: np.int8(p)},
+                                             **extra))
     if no_key.any() or n == 0:
-        pieces.append(frame[no_key].assign(**{BLOCK: NULL_BLOCK, PASS: np.int8(-1)}))
+        pieces.append(frame[no_key].assign(**{BLOCK: NULL_BLOCK, PASS: np.int8(-1)},
+                                           **windowed))
     out = pd.concat(pieces, ignore_index=True) if len(pieces) > 1 else pieces[0]
     for i, col in enumerate(value_columns):
         # keep the original dtype of the compared columns (concat of empty frames may lose it)

@@ -39,6 +39,7 @@ class TaskSpec:
     link: bool
     meta: tuple[pd.DataFrame, pd.DataFrame | None]  # empty routed frames (no records)
     encode: str = "auto"  #: see erblock.engine.job.ENCODE_CHOICES
+    windows: tuple[int, ...] = ()  #: window of each sorted-neighbourhood pass (else 0)
 
 
 def _worker() -> str:
@@ -76,7 +77,7 @@ def _compare(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | 
                         spec.n_passes, threshold, spec.id_dtypes, spec.cell_budget,
                         pair_values=[c for c in spec.comparisons if c.name in names],
                         pass_of_pair=bool(model is not None and model.needs_pass),
-                        encode=spec.encode, sink=sink)
+                        encode=spec.encode, sink=sink, windows=spec.windows)
 
 
 def _finish(pairs: pd.DataFrame, stats: TaskStats, spec: TaskSpec, out_dir: str | None

@@ -45,7 +45,8 @@ class Side:
     """Prepared columns of a frame of records, sorted by (unit, block, rid)."""
 
     def __init__(self, records: pd.DataFrame, comparisons: Sequence[Comparison],
-                 col_index: dict[str, int], n_passes: int, encode: str = "auto") -> None:
+                 col_index: dict[str, int], n_passes: int, encode: str = "auto",
+                 windows: Sequence[int] = ()) -> None:
         if len(records):
             records = records.sort_values([UNIT, BLOCK, RID], kind="stable")
         self.records = records
@@ -57,6 +58,7 @@ class Side:
                      else np.full(len(records), -1, dtype=np.int64))
         self.passes = records[PASS].to_numpy()
         self.n_passes = n_passes
+        self.windows = tuple(windows)  #: window of every sorted-neighbourhood pass (else 0)
         self.pair_keys: PassKeys | None = None  #: set by :meth:`rules_against`
         # comparisons whose methods prepare a column alike share the prepared values
         cache: dict[tuple[int, Any], Prepared] = {}
@@ -77,7 +79,7 @@ class Side:
         """Learn the keys that decide where this side's pairs with ``right`` are compared
         (:mod:`.keysets`); needed before any pair is compared."""
         keys = PassKeys(self.records, None if right is self else right.records,
-                        self.n_passes, self.block, self.passes)
+                        self.n_passes, self.block, self.passes, self.windows)
         self.pair_keys = keys if keys.active else None
 
     def slice_of(self, unit: int) -> tuple[int, int]:

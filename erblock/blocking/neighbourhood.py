@@ -1,0 +1,162 @@
+"""Sorted-neighbourhood blocking: every pair of records at most ``window − 1`` apart in
+the order of a sort key.
+
+Records are ordered by the text of a key (any single-valued key spec; code-point order),
+ties by source (R before S) and input order; records without a key take no part. Every
+pair at most ``window − 1`` positions apart is a candidate (for link only R × S pairs),
+exactly as the sequential method (Hernández and Stolfo) gives them.
+
+To run it in parallel with every balancing strategy, the order is cut into chunks of
+``window`` positions and block ``c`` holds chunks ``c`` and ``c + 1``: every window pair
+lies in some block, every block has at most ``2·window`` records (so the work is spread
+whatever the key's skew, as in Kolb et al.'s RepSN, where the ``window − 1`` records at a
+boundary are replicated to the next range), and the comparer keeps a pair of block ``c``
+only when its records are less than ``window`` apart and the earlier one lies in chunk
+``c`` — so each window pair is compared once (:mod:`erblock.engine.tasks.keysets`).
+
+Global positions come from a small table, not a sort of the records: every input
+partition counts its key values (:func:`value_counts`); :func:`order_starts` turns the
+counts of all partitions into the first position of every (value, source, partition),
+and a record's position is that start plus its rank among its partition's records with
+the same value (:func:`positions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .cli_args import cli_args, cli_int
+from .keys import Column, KeySpec
+
+
+@dataclass(frozen=True)
+class SortedNeighbourhood(KeySpec):
+    """Pairs within ``window`` consecutive records in the order of ``key`` (a single-valued
+    key spec: a column, a normalised column, a prefix, a phonetic code, a composite)."""
+
+    key: KeySpec
+    window: int
+    kind: ClassVar[str] = "sorted_neighbourhood"
+    cli_names: ClassVar[tuple[str, ...]] = ("sn",)
+    cli_usage: ClassVar[str] = "sn:COLUMN:WINDOW"
+
+    @classmethod
+    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+        col, w = cli_args(name, args, 2, 2, cls.cli_usage)
+        return cls(Column(col), cli_int(w, cls.cli_usage))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, KeySpec):
+            raise TypeError(f"sorted_neighbourhood: key must be a key spec, got {self.key!r}")
+        if self.key.multi or isinstance(self.key, SortedNeighbourhood):
+            raise ValueError("sorted_neighbourhood: the sort key must give one value per "
+                             f"record, got {self.key!r}")
+        w = self.window
+        if not isinstance(w, (int, np.integer)) or isinstance(w, bool) or w < 2:
+            raise ValueError(f"sorted_neighbourhood: window must be an integer >= 2, got {w!r}")
+
+    @property
+    def multi(self) -> bool:
+        return True
+
+    @property
+    def ordered(self) -> bool:
+        """Needs the global order of the run's records (the engine computes it)."""
+        return True
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.key.columns
+
+    @property
+    def selects(self) -> tuple[str, ...]:
+        return self.key.selects
+
+    def values(self, df: pd.DataFrame) -> pd.Series:
+        raise TypeError(f"{self!r} has no key per record: its blocks depend on the order of "
+                        "all records (the engine computes them)")
+
+    def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
+        raise TypeError(f"{self!r} has no keys per record alone: its blocks depend on the "
+                        "order of all records (the engine computes them)")
+
+    def sort_text(self, df: pd.DataFrame) -> pd.Series:
+        """The text records are sorted by (missing or empty: not in the order)."""
+        s = self.key.values(df).astype("string")
+        return s.mask(s.fillna("").str.len() == 0)
+
+    def blocks(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row position, chunk of the block) of every block of records at global
+        positions ``pos`` (−1: not in the order): chunks ``pos // window − 1`` and
+        ``pos // window``, the first left out for chunk 0."""
+        rows = np.flatnonzero(pos >= 0)
+        chunk = pos[rows] // self.window
+        first = chunk >= 1
+        r = np.concatenate([rows[first], rows])
+        c = np.concatenate([chunk[first] - 1, chunk])
+        order = np.lexsort((c, r))
+        return r[order], c[order]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "key": self.key.to_dict(), "window": int(self.window)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any],
+                  parse: Callable[[Mapping[str, Any]], KeySpec] | None = None) -> KeySpec:
+        if parse is None:
+            raise ValueError("a sorted-neighbourhood key is read through "
+                             "erblock.blocking.key_from_dict")
+        return cls(parse(d["key"]), int(d["window"]))
+
+
+def value_counts(df: pd.DataFrame, key: SortedNeighbourhood) -> pd.Series:
+    """Records per sort text of one input partition (worker side)."""
+    return key.sort_text(df).dropna().value_counts(sort=False)
+
+
+def order_starts(counts: Mapping[tuple[int, int], pd.Series]
+                 ) -> dict[tuple[int, int], pd.Series]:
+    """First global position of every sort text of every (source, partition): texts in
+    code-point order, then source, then partition (input order)."""
+    frames = [pd.DataFrame({"text": c.index.astype(object), "n": c.to_numpy(np.int64),
+                            "src": s, "part": p})
+              for (s, p), c in counts.items() if len(c)]
+    if not frames:
+        return {sp: pd.Series([], dtype=np.int64) for sp in counts}
+    t = pd.concat(frames, ignore_index=True)
+    texts = t["text"].to_numpy(dtype=object)
+    uniq, code = np.unique(texts.astype(str), return_inverse=True)  # code-point order
+    order = np.lexsort((t["part"].to_numpy(), t["src"].to_numpy(), code.ravel()))
+    n = t["n"].to_numpy()[order]
+    start = pd.Series(np.cumsum(n) - n, index=order).sort_index().to_numpy()
+    t["start"] = start
+    out: dict[tuple[int, int], pd.Series] = {}
+    for (s, p), g in t.groupby(["src", "part"], sort=False):
+        out[(int(s), int(p))] = pd.Series(g["start"].to_numpy(np.int64),
+                                          index=pd.Index(g["text"].astype(str)))
+    for sp in counts:
+        out.setdefault(sp, pd.Series([], dtype=np.int64))
+    return out
+
+
+def positions(df: pd.DataFrame, key: SortedNeighbourhood, starts: pd.Series) -> np.ndarray:
+    """Global position of every record of one partition (−1: no sort text), from the
+    starts of its (source, partition) and its rank among equal texts in input order."""
+    text = key.sort_text(df)
+    have = text.notna().to_numpy()
+    out = np.full(len(df), -1, dtype=np.int64)
+    if not have.any():
+        return out
+    t = text[have].astype(str).reset_index(drop=True)
+    first = starts.reindex(t.to_numpy()).to_numpy()
+    if np.isnan(first.astype(np.float64)).any():
+        raise RuntimeError(f"{key!r}: a sort value of this partition is missing from its "
+                           "order table (the partition changed between passes over it)")
+    out[have] = first.astype(np.int64) + t.groupby(t, sort=False).cumcount().to_numpy()
+    return out
+
