@@ -58,6 +58,21 @@ def test_dedupe_writes_parquet_and_report(people, tmp_path, capsys):
     assert report["records"]["not_blocked"] == 1
 
 
+def test_multi_valued_and_sorted_neighbourhood_keys(people, tmp_path):
+    """``--key tokens:…``, ``--key sn:…:W`` and ``--key minhash:…`` from the command line,
+    each pair once, as the oracle says."""
+    df, path = people
+    out = tmp_path / "out"
+    keys = ["tokens:first", "sn:surname:3", "minhash:first:0.5"]
+    argv = ["dedupe", str(path), "--compare", "first:jaro", "-o", str(out), "--quiet"]
+    assert main(argv + [a for k in keys for a in ("--key", k)]) == 0
+    pairs = pd.read_parquet(out)
+    df.index = pd.RangeIndex(len(df))
+    got = pair_list(pairs)
+    assert len(got) == len(set(got))
+    assert set(got) == brute_dedupe(df, [parse_key(k) for k in keys])
+
+
 def test_link_prints_json(people, tmp_path, capsys):
     df, path = people
     code = main(["link", str(path), str(path), "--key", "surname", "--compare",

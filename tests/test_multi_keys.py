@@ -86,8 +86,13 @@ def _check(pairs: pd.DataFrame, expected: set, planned_raw: int | None, plan) ->
             assert plan.total_comparisons == planned_raw
 
 
-@pytest.mark.parametrize("strategy", STRATEGY_LIST)
-@pytest.mark.parametrize("label", list(KEYS))
+# every strategy on the richest mix; the other key sets on a split and a cell strategy
+CASES = ([(s, "single, tokens, sorted neighbourhood") for s in STRATEGY_LIST]
+         + [(s, k) for k in KEYS if k != "single, tokens, sorted neighbourhood"
+            for s in ("pairrange", "cellrange")])
+
+
+@pytest.mark.parametrize(("strategy", "label"), CASES)
 @cluster_settings(2)
 @given(df=frames(), m=st.integers(1, 4), r=st.integers(1, 9))
 def test_dedupe_multi_valued_matches_brute_force(client, strategy, label, df, m, r):
@@ -103,9 +108,8 @@ def test_dedupe_multi_valued_matches_brute_force(client, strategy, label, df, m,
     assert all(pos[a] < pos[b] for a, b in pair_list(pairs)), "left must precede right"
 
 
-@pytest.mark.parametrize("strategy", ["blocksplit", "pairrange", "cellrange"])
-@pytest.mark.parametrize("label", ["tokens", "single then tokens",
-                                   "single, tokens, sorted neighbourhood"])
+@pytest.mark.parametrize("strategy", ["blocksplit", "cellrange"])
+@pytest.mark.parametrize("label", ["tokens", "single, tokens, sorted neighbourhood"])
 @cluster_settings(3)
 @given(df_r=frames(), df_s=frames(), m=st.integers(1, 4), r=st.integers(1, 9))
 def test_link_multi_valued_matches_brute_force(client, strategy, label, df_r, df_s, m, r):
@@ -155,7 +159,7 @@ def test_minhash_finds_similar_sets_and_is_reproducible():
     base = [set(rng.choice(vocab, 10, replace=False)) for _ in range(300)]
     texts = [" ".join(sorted(s)) for s in base]
     # a near copy of every set: one word of ten replaced (Jaccard 9/11 = 0.82)
-    near = [" ".join(sorted(list(s)[1:] + [f"x{i}"])) for i, s in enumerate(base)]
+    near = [" ".join(sorted(sorted(s)[1:] + [f"x{i}"])) for i, s in enumerate(base)]
     df = pd.DataFrame({"t": texts + near})
     key = minhash("t", 0.7)
     pos, ids = block_id_items(df, key)
@@ -165,7 +169,9 @@ def test_minhash_finds_similar_sets_and_is_reproducible():
     m = shared.merge(shared, on="id")
     found = set(zip(m["pos_x"], m["pos_y"]))
     recall = np.mean([(i, i + 300) in found for i in range(300)])
-    assert recall >= 0.9
+    b, r = key.shape
+    expected = 1 - (1 - (9 / 11) ** r) ** b  # the LSH curve at this Jaccard: 0.92
+    assert abs(recall - expected) < 4 * np.sqrt(expected * (1 - expected) / 300)
     other = minhash("t", 0.7, seed=2)
     assert not np.array_equal(block_id_items(df, other)[1], ids)
 
