@@ -31,6 +31,7 @@ from .engine.inputs import prepare_sources
 from .engine.job import SHUFFLE_METHODS, Job, RunOptions
 from .engine.memory import parse_budget
 from .engine.planning import plan_from, profile_for
+from .engine.pruning import prune_sources
 from .engine.run import RunResult, run
 from .engine.schema import PREFIX
 from .matchers.comparisons import Comparison, as_comparisons
@@ -402,7 +403,8 @@ def plan(
               threshold=None if threshold is None else float(threshold), options=options)
     r = n_tasks or max(1, 4 * threads)
     persist = job.options.sample is None
-    sources = prepare_sources(c, [df for _, df in frames], job, threads, persist)
+    sources, _ = prune_sources(c, job, prepare_sources(c, [df for _, df in frames], job,
+                                                        threads, persist), persist)
     profile = profile_for(c, job, sources, check, r)
     need = (strategy == AUTO and profile.kind == "bdm"
             and worth_calibrating(profile.total_comparisons, threads))

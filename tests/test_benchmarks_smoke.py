@@ -148,3 +148,36 @@ def test_bench_encoded_quick(tmp_path: Path, client) -> None:
     assert kept["auto"] == kept["never"]  # the same pairs, encoded or not
     assert job["runs"]["auto"][0]["cells"] < job["runs"]["never"][0]["cells"]
     assert "encode='auto'" in (tmp_path / "encoded.md").read_text()
+
+
+def test_bench_tokens_quick(tmp_path: Path, client) -> None:
+    tok = _load("bench_tokens")
+    res = tok.main(["--quick", "--out", str(tmp_path)], client=client)
+    data = json.loads((tmp_path / "tokens.json").read_text())
+    md = (tmp_path / "tokens.md").read_text()
+    assert data["quick"] is True and md.startswith("## ") and "git_commit" in data["machine"]
+    assert "generated titles" in res["balance"]
+    for rows in res["balance"].values():  # lossless: every strategy performs the same pairs
+        assert set(rows) == set(tok.STRATEGIES)
+        performed = {r["performed_comparisons"] for r in rows.values()}
+        assert len(performed) == 1 and performed.pop() > 0
+        for r in rows.values():  # the planner's counts match the run: performed + skipped
+            assert r["counts_match_plan"], r
+            assert r["repeat_pairs_skipped"] > 0 and r["planned_imbalance"] >= 1.0
+    if "error" in res["abt_buy"]:  # the shared data sets are not beside this checkout
+        assert "pyJedAI not measured" in md
+        return
+    q = res["quality"]
+    assert set(q) == set(tok.QUALITY_KEYS)
+    for name in ("minhash 0.5", "minhash 0.3"):  # MinHash candidates share a token
+        assert q[name]["candidates"] <= q["tokens"]["candidates"]
+        assert q[name]["pair_completeness"] <= q["tokens"]["pair_completeness"]
+    peer = res["peer"]
+    if "skipped" in peer:
+        assert "pyJedAI not measured" in md
+    else:  # pyJedAI's standard blocks are token blocks: the same pairs as erblock's tokens
+        assert "error" not in peer, peer.get("error")
+        lossless = peer["pyjedai_standard"]
+        assert lossless["candidates"] == peer["erblock_tokens"]["candidates"]
+        assert peer["pyjedai_filtered"]["candidates"] <= lossless["candidates"]
+        assert "erblock lossless `link` / pyJedAI" in md

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from oracle import brute_dedupe, brute_link, key_rows, pair_list
+from oracle import brute_dedupe, brute_link, key_rows, key_values, pair_list
 from strategies import cluster_settings
 
 import erblock
@@ -26,6 +26,7 @@ from erblock.blocking import (
     items,
     lower,
     minhash,
+    prune,
     qgrams,
     sorted_neighbourhood,
     tokens,
@@ -189,3 +190,72 @@ def test_multi_valued_keys_read_and_write_their_dicts():
         parse_key("minhash:title:seven")
     with pytest.raises(ValueError, match="q must be"):
         qgrams("t", 0)
+
+
+def _pruned_pairs(texts: list, max_c: int | None, keep: float | None,
+                  others: list | None = None) -> set[tuple]:
+    """The oracle of pruning: words per record (tests/oracle.py's meaning), blocks above
+    ``max_c`` comparisons dropped, each record kept in its ``keep`` smallest blocks (ties
+    by block id: erblock's documented 64-bit hash of the word), plus an unpruned pass."""
+    from collections import Counter
+
+    from erblock.blocking.ids import hash_keys
+
+    words = [set(v) for v in key_rows_sets(texts)]
+    size = Counter(w for ws in words for w in ws)
+    comps = {w: c * (c - 1) // 2 for w, c in size.items()}
+    ids = {w: int(hash_keys(pd.Series([w]))[0]) for w in size}
+    kept = []
+    for ws in words:
+        left = sorted((w for w in ws if max_c is None or comps[w] <= max_c),
+                      key=lambda w: (comps[w], ids[w]))
+        if keep is not None:
+            k = keep if isinstance(keep, int) else max(1, int(np.ceil(len(left) * keep - 1e-9)))
+            left = left[:k]
+        kept.append(set(left))
+    n = len(texts)
+    out = {(i, j) for i in range(n) for j in range(i + 1, n) if kept[i] & kept[j]}
+    if others is not None:
+        out |= {(i, j) for i in range(n) for j in range(i + 1, n)
+                if others[i] is not None and others[i] != "" and others[i] == others[j]}
+    return out
+
+
+def key_rows_sets(texts: list) -> list[set]:
+    """The oracle's words of every text."""
+    df = pd.DataFrame({"t": pd.Series(texts, dtype=object)})
+    return [set(v) for v in key_values(df, tokens("t"))]
+
+
+@pytest.mark.parametrize(("max_c", "keep"), [(40, None), (None, 2), (60, 0.5)])
+@pytest.mark.parametrize("strategy", ["pairrange", "cellrange"])
+def test_purging_and_filtering_drop_what_they_say(client, strategy, max_c, keep):
+    rng = np.random.default_rng(5)
+    texts = [" ".join(rng.choice(WORDS, size=rng.integers(0, 5))) for _ in range(120)]
+    city = list(rng.choice(["x", "y", None, ""], size=120))
+    df = pd.DataFrame({"t": texts, "city": pd.Series(city, dtype=object)})
+    key = prune(tokens("t"), max_c, keep)
+    pairs = erblock.dedupe(df, key=[key, "city"], compare=COMPARE, strategy=strategy,
+                           n_tasks=5, client=client, npartitions=3)
+    got = pair_list(pairs)
+    assert len(got) == len(set(got))
+    assert set(got) == _pruned_pairs(texts, max_c, keep, city)
+    (info,) = RunReport.of(pairs).settings["pruning"]
+    assert info["comparisons_after"] < info["comparisons_before"]
+    if max_c is not None:
+        assert info["purged_blocks"] >= 1 and info["purged_comparisons"] > max_c
+
+
+def test_pruning_specs_and_refusals():
+    from erblock.blocking import key_from_dict, parse_key
+    k = prune(tokens("t"), 1000, 0.8)
+    assert key_from_dict(k.to_dict()) == k
+    assert parse_key("purge:1000:tokens:t") == prune(tokens("t"), 1000)
+    assert parse_key("filter:2:tokens:t") == prune(tokens("t"), keep=2)
+    assert parse_key("purge:1000:filter:0.8:tokens:t") == k
+    with pytest.raises(ValueError, match="multi-valued"):
+        prune(lower("t"), 10)
+    with pytest.raises(ValueError, match="keep must be"):
+        prune(tokens("t"), keep=1.5)
+    with pytest.raises(ValueError, match="give max_comparisons"):
+        prune(tokens("t"))

@@ -33,6 +33,7 @@ from .make import (
 from .minhash import MinHash
 from .multi import Items, QGrams, Tokens
 from .neighbourhood import SortedNeighbourhood
+from .pruning import Pruned, prune
 from .registry import KEY_KINDS, key_from_dict, parse_key
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "MinHash",
     "Phonetic",
     "Prefix",
+    "Pruned",
     "QGrams",
     "SortedNeighbourhood",
     "Token",
@@ -65,6 +67,7 @@ __all__ = [
     "nysiis",
     "parse_key",
     "prefix",
+    "prune",
     "qgrams",
     "soundex",
     "sorted_neighbourhood",

@@ -15,11 +15,12 @@ from .keys import Column, Composite, KeySpec, Lower, Phonetic, Prefix, Token
 from .minhash import MinHash
 from .multi import Items, QGrams, Tokens
 from .neighbourhood import SortedNeighbourhood
+from .pruning import Pruned
 
 #: every key kind by name: ``to_dict``/``key_from_dict`` and the command line use it
 KEY_KINDS: dict[str, type[KeySpec]] = {
     k.kind: k for k in (Column, Lower, Prefix, Token, Phonetic, Composite, Tokens, QGrams,
-                        Items, MinHash, SortedNeighbourhood)
+                        Items, MinHash, SortedNeighbourhood, Pruned)
 }
 
 

@@ -44,6 +44,7 @@ from .job import Job
 from .memory import fit_plan
 from .output import finish_output, start_output
 from .planning import plan_from, prediction, profile_for
+from .pruning import prune_sources
 from .tasks.write import PART_NAME, sort_pairs
 
 MODEL_FILE = "_erblock_model.json"  #: a leading "_" keeps parquet readers off the file
@@ -100,6 +101,7 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     threads = total_threads(client)
     persist = job.options.persist and job.options.sample is None  # a sample profiles less
     sources = prepare_sources(client, frames, job, threads, persist)
+    sources, pruning = prune_sources(client, job, sources, persist)
     id_dtypes = (sources[0].id_dtype, sources[-1].id_dtype)
     r = job.n_tasks or max(1, 4 * threads)
     profile = profile_for(client, job, sources, check_ids, r)
@@ -150,6 +152,8 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
             os.path.join(out_dir, PART_NAME.format(task=0)), index=False)
     phases["write"] = time.perf_counter() - t3
     settings["threads"] = threads
+    if pruning:
+        settings["pruning"] = pruning
     settings["write_task_seconds"] = float(sum(s.write_seconds for s in tasks))
     if memory is not None:
         settings["memory"] = memory
