@@ -167,11 +167,15 @@ def test_json_round_trip_gives_identical_scores(tmp_path):
     path = tmp_path / "model.json"
     text = model.to_json(path)
     json.loads(text)  # plain JSON
+    carrier = pd.DataFrame({"left_id": [1]})
+    carrier.attrs["erblock_model"] = model.to_dict()  # what a scored run's pairs carry
     for loaded in (FellegiSunter.from_json(text), FellegiSunter.from_json(path),
-                   load_model(path)):
+                   load_model(path), load_model(carrier)):
         assert isinstance(loaded, FellegiSunter)
         assert loaded.to_dict() == model.to_dict()
         pd.testing.assert_frame_equal(loaded.apply(pairs, tfv), model.apply(pairs, tfv))
+    with pytest.raises(ValueError, match="carries no model"):
+        load_model(pd.DataFrame({"left_id": [1]}))
     unfitted = FellegiSunter(levels={"a": (0.5, 1.0)}, u_pairs=1000)
     again = FellegiSunter.from_json(unfitted.to_json())
     assert again.to_dict() == unfitted.to_dict() and not again.fitted

@@ -31,9 +31,16 @@ MODELS: dict[str, type[ScoringModel]] = {k: cls for cls in _MODEL_CLASSES for k 
 NAMED: dict[str, type[ScoringModel] | None] = {"mean": None, "em": FellegiSunter}
 
 
-def load_model(text_or_path: str | os.PathLike | Mapping[str, Any]) -> ScoringModel:
+def load_model(text_or_path: str | os.PathLike | Mapping[str, Any] | Any) -> ScoringModel:
     """Load any erblock scoring model saved with ``to_json`` (JSON text, a file path, or
-    its dict, such as ``pairs.attrs["erblock_model"]``)."""
+    its dict, such as ``pairs.attrs["erblock_model"]``), or the model a scored pairs
+    frame carries (``load_model(pairs)``)."""
+    attrs = getattr(text_or_path, "attrs", None)
+    if isinstance(attrs, Mapping) and not isinstance(text_or_path, Mapping):
+        if "erblock_model" not in attrs:
+            raise ValueError("load_model: this frame carries no model (it was not scored "
+                             "with scoring='em' or a model)")
+        text_or_path = attrs["erblock_model"]
     d = read_json(text_or_path)
     cls = MODELS.get(str(d.get("kind")))
     if cls is None:
