@@ -18,9 +18,10 @@ from ``erblock.plan``, ``erblock.RunReport`` and ``erblock.evaluate``):
     repeated pairs are skipped), the repeated pairs skipped and the imbalance by seconds.
 (b) **Abt-Buy quality** of ``tokens("name")``, ``minhash("name", 0.5)`` and
     ``minhash("name", 0.3)``, one fixed recipe decided before any number was seen:
-    ``erblock.link(abt[["name"]], buy[["name"]], key=..., compare={"name": "text"},
-    scoring="em")`` (erblock's unsupervised Fellegi-Sunter, defaults; default strategy
-    and reduce tasks), decision ``match_probability >= 0.5``. Candidates, pair
+    the quality benchmark's documented recipe for Abt-Buy (``quality_cases.py``: name
+    and description as ``text``, price ``numeric``), ``scoring="em"`` (erblock's
+    unsupervised Fellegi-Sunter, defaults; default strategy and reduce tasks), decision
+    ``match_probability >= 0.5``. Candidates, pair
     completeness (PC), reduction ratio (RR), precision / recall / F1 at the decision, the
     best F1 over any ``match_weight`` threshold (picked with the truth: an upper bound),
     the model's warnings, and the median wall time of the interleaved repeats.
@@ -78,7 +79,7 @@ if str(HERE) not in sys.path:  # runinfo.py sits beside this script
 import runinfo  # noqa: E402
 
 import erblock  # noqa: E402
-from erblock.blocking import minhash, tokens  # noqa: E402
+from erblock.blocking import minhash, prune, tokens  # noqa: E402
 
 ROOT = HERE.parent
 RESULTS = HERE / "results"
@@ -93,9 +94,10 @@ QUALITY_KEYS: dict[str, Callable[[], Any]] = {
     "minhash 0.5": lambda: minhash("name", 0.5),
     "minhash 0.3": lambda: minhash("name", 0.3),
 }
-RECIPE = ("erblock.link(abt[['name']], buy[['name']], key=KEY, compare={'name': 'text'}, "
-          "scoring='em'), default strategy and reduce tasks; decision "
-          "match_probability >= 0.5")
+KINDS = {"name": "text", "description": "text", "price": "numeric"}  #: quality_cases.py
+RECIPE = ("erblock.link(abt, buy, key=KEY, compare={'name': 'text', 'description': 'text', "
+          "'price': 'numeric'}, scoring='em') (the quality benchmark's Abt-Buy kinds), "
+          "default strategy and reduce tasks; decision match_probability >= 0.5")
 PYJEDAI_NOTE = ("Data(name) -> StandardBlocking() -> BlockPurging() -> BlockFiltering(), "
                 "default parameters (smoothing_factor 1.025, ratio 0.8), tqdm off")
 
@@ -120,7 +122,7 @@ def abt_buy(data: str | None, limit: int | None) -> tuple[pd.DataFrame, pd.DataF
     from erblock.datasets import load_abt_buy
 
     abt, buy, truth = load_abt_buy(_data_dir(data))
-    abt, buy = abt[["name"]], buy[["name"]]
+    abt, buy = abt[list(KINDS)], buy[list(KINDS)]
     if limit is not None:
         truth = truth.head(limit)
         abt = abt.loc[abt.index.isin(truth["left_id"])]
@@ -161,6 +163,10 @@ def _plan(frames: Sequence[pd.DataFrame], **kw: Any) -> Any:
     return erblock.plan(frames[0], frames[1] if len(frames) == 2 else None, **kw)
 
 
+def _imb(x: np.ndarray) -> float:
+    return float(x.max() / x.mean()) if len(x) and x.mean() > 0 else 1.0
+
+
 def balance(frames: Sequence[pd.DataFrame], column: str, p: dict[str, Any], client: Any,
             log: Log) -> dict[str, Any]:
     """Planned and actual balance of ``tokens(column)`` under each of :data:`STRATEGIES`."""
@@ -192,6 +198,10 @@ def balance(frames: Sequence[pd.DataFrame], column: str, p: dict[str, Any], clie
             "repeat_pairs_skipped": skipped,
             "actual_imbalance": float(tc.max() / tc.mean()) if tc.mean() > 0 else 1.0,
             "imbalance_seconds": float(rep.imbalance_seconds),
+            # similarity cells computed per task: what the time follows (a dense chunk
+            # computes its redundant cells too; the batched small tasks skip them first)
+            "imbalance_cells": _imb(np.array([t.cells for t in rep.tasks], dtype=float)),
+            "cells": int(sum(t.cells for t in rep.tasks)),
             "task_comparisons_max": int(tc.max()), "task_comparisons_mean": float(tc.mean()),
             "task_comparisons_min": int(tc.min()),
             "kept_pairs": len(pairs), "phases": dict(rep.phases),
@@ -225,8 +235,8 @@ def quality(abt: pd.DataFrame, buy: pd.DataFrame, truth: pd.DataFrame, repeats: 
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 t0 = time.perf_counter()
-                pairs = erblock.link(abt, buy, key=make(), compare={"name": "text"},
-                                     scoring="em", client=client)
+                pairs = erblock.link(abt, buy, key=make(), compare=KINDS, scoring="em",
+                                     client=client)
                 seconds = time.perf_counter() - t0
             res["runs"].append({"seconds": seconds, "load_before": load,
                                 "candidates": len(pairs)})
@@ -349,6 +359,10 @@ def peer_comparison(abt: pd.DataFrame, buy: pd.DataFrame, truth: pd.DataFrame,
                 abt, buy, key=key, compare={"name": "jaro_winkler"}, client=client)),
             "erblock_plan": lambda: _timed(lambda: erblock.plan(abt, buy, key=key,
                                                                  client=client)),
+            # erblock's own (lossy, opt-in) block filtering at pyJedAI's default ratio
+            "erblock_filtered": lambda: _timed(lambda: erblock.link(
+                abt, buy, key=prune(key, keep=0.8), compare={"name": "jaro_winkler"},
+                client=client)),
             "pyjedai": lambda: pyjedai_pipeline(data),
         }
         runs: dict[str, list[dict[str, Any]]] = {n: [] for n in systems}
@@ -391,9 +405,14 @@ def peer_comparison(abt: pd.DataFrame, buy: pd.DataFrame, truth: pd.DataFrame,
     out["erblock_tokens"] = {"candidates": int(m["n_candidates"]),
                              "pair_completeness": m["pair_completeness"],
                              "reduction_ratio": m["reduction_ratio"]}
+    m = erblock.evaluate(last["erblock_filtered"], truth, **kw)
+    out["erblock_filtered"] = {"candidates": int(m["n_candidates"]),
+                               "pair_completeness": m["pair_completeness"],
+                               "reduction_ratio": m["reduction_ratio"]}
     out["erblock_plan_comparisons"] = int(last["erblock_plan"].total_comparisons)
     out["ratios"] = {"erblock_link_over_pyjedai": med["erblock_link"] / med["pyjedai"],
-                     "erblock_plan_over_pyjedai": med["erblock_plan"] / med["pyjedai"]}
+                     "erblock_plan_over_pyjedai": med["erblock_plan"] / med["pyjedai"],
+                     "erblock_filtered_over_pyjedai": med["erblock_filtered"] / med["pyjedai"]}
     return out
 
 
@@ -437,16 +456,28 @@ def _f(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
+def _loads(x: Any) -> list[float]:
+    """Every 1-minute load recorded before a timed run (keys ``load_before*``)."""
+    if isinstance(x, dict):
+        return [y for k, v in x.items()
+                for y in ([v[0]] if k.startswith("load_before") and v else _loads(v))]
+    if isinstance(x, list):
+        return [y for v in x for y in _loads(v)]
+    return []
+
+
 def render(res: dict[str, Any]) -> str:
     p, m = res["params"], res["machine"]
+    loads = _loads(res)
     quick = " **Quick (smoke) sizes.**" if res["quick"] else ""
     lines = ["## Multi-valued blocking: token blocking's balance, token and MinHash "
              "quality, pyJedAI", "",
              f"Measured {res['date']} on {m.get('cpu_count')} cores ({m.get('cpu_model', '?')}), "
              f"{m.get('memory_gib')} GiB; local cluster of 2 workers × 1 thread. The machine "
              f"is shared: 1-minute load {res['load_start'][0]} at the start, "
-             f"{res['load_end'][0]} at the end (2 = both cores busy; every run's load is in "
-             f"the JSON)"
+             + (f"{min(loads)}–{max(loads)} before the timed runs, " if loads else "")
+             + f"{res['load_end'][0]} at the end (2 = both cores busy; every run's load is "
+             f"in the JSON)"
              + (f", after waiting {res['waited_seconds']:.0f} s for a quieter moment"
                 if res.get("waited_seconds") else "") + f".{quick}", ""]
     lines += _render_balance(res, p)
@@ -479,11 +510,12 @@ def _render_balance(res: dict[str, Any], p: dict[str, Any]) -> list[str]:
                   f"{p['balance_threshold']}). Replication = records routed / records in.",
                   ""]
     lines += ["| data | strategy | planned comparisons | repeated pairs skipped | performed "
-              "| planned imbalance | **actual imbalance** | imbalance by seconds | "
-              "replication | run s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "| planned imbalance | **actual imbalance** | imbalance by cells | imbalance "
+              "by seconds | replication | run s |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for data, rows in res.get("balance", {}).items():
         if "error" in rows:
-            lines.append(f"| {data} | error: {rows['error'][:150]} | | | | | | | | |")
+            lines.append(f"| {data} | error: {rows['error'][:150]} | | | | | | | | | |")
             continue
         for s, r in rows.items():
             ok = "" if r["counts_match_plan"] else " (≠ plan!)"
@@ -491,6 +523,7 @@ def _render_balance(res: dict[str, Any], p: dict[str, Any]) -> list[str]:
                 f"| {data} | {s} | {r['planned_comparisons']:,} | "
                 f"{r['repeat_pairs_skipped']:,} | {r['performed_comparisons']:,}{ok} | "
                 f"{r['planned_imbalance']:.3f} | **{r['actual_imbalance']:.3f}** | "
+                f"{r.get('imbalance_cells', float('nan')):.3f} | "
                 f"{r['imbalance_seconds']:.2f} | {r['replication']:.2f} | "
                 f"{r['run_seconds']:.1f} |")
     lines.append("")
@@ -504,7 +537,12 @@ def _render_balance(res: dict[str, Any], p: dict[str, Any]) -> list[str]:
                   + "; ".join(f"{d} {r['actual_imbalance']:.3f} (planned "
                               f"{r['planned_imbalance']:.3f}, "
                               f"{r['repeat_pairs_skipped'] / r['planned_comparisons']:.0%} of "
-                              f"the planned comparisons skipped)" for d, r in pr) + ".", ""]
+                              f"the planned comparisons skipped)" for d, r in pr) + ". The "
+                  "time follows the similarity cells computed, not the pairs kept: a dense "
+                  "chunk of a big block computes its redundant cells and masks them (so "
+                  "those tasks are as busy as planned), while batches of small tasks drop "
+                  "redundant pairs before comparing; the *imbalance by cells* column shows "
+                  "the balance of that work.", ""]
     return lines
 
 
@@ -560,6 +598,12 @@ def _render_peer(res: dict[str, Any]) -> list[str]:
               f"{_f(eb['reduction_ratio'], 4)} | {med['erblock_link']:.3f} |",
               f"| erblock `tokens('name')`, `plan` only (blocking, profile, plan; no pairs) | "
               f"({peer['erblock_plan_comparisons']:,}) | | | {med['erblock_plan']:.3f} |",
+              f"| erblock `prune(tokens('name'), keep=0.8)` (its block filtering at "
+              f"pyJedAI's default ratio; every candidate compared) | "
+              f"{peer['erblock_filtered']['candidates']:,} | "
+              f"{_f(peer['erblock_filtered']['pair_completeness'])} | "
+              f"{_f(peer['erblock_filtered']['reduction_ratio'], 4)} | "
+              f"{med['erblock_filtered']:.3f} |",
               f"| pyJedAI StandardBlocking (its lossless token blocks) | "
               f"{pj_s['candidates']:,} ({pj_s['block_comparisons']:,}) | "
               f"{_f(pj_s['pair_completeness'])} | {_f(pj_s['reduction_ratio'], 4)} | "
@@ -577,8 +621,11 @@ def _render_peer(res: dict[str, Any]) -> list[str]:
                      f"(after comparing all; not a blocking) | {tk['candidates']:,} | "
                      f"{_f(tk['pair_completeness'])} | | |")
     lines += ["", "¹ the StandardBlocking step of the pipeline alone (median); purging "
-              f"{med['pyjedai_purging']:.3f} s, filtering {med['pyjedai_filtering']:.3f} s.",
-              ""]
+              f"{med['pyjedai_purging']:.3f} s, filtering {med['pyjedai_filtering']:.3f} s. "
+              "BlockFiltering breaks ties between equal-size blocks in an order that "
+              "depends on Python's string hash seed, so its candidates vary slightly from "
+              "process to process (25,518 / 25,569 / 25,570 with PYTHONHASHSEED 1 / 2 / 3 "
+              "on the full names; the same within a process).", ""]
     rat = peer["ratios"]
     if ck:
         lines.append(f"- **PC at a comparable candidate count**: erblock `{ck['key']}` "
