@@ -41,6 +41,10 @@ def run(examples: int, timeout: float, extra: list[str]) -> dict:
            str(ROOT / "tests" / "test_memory.py") + "::test_giant_block_stays_within_the_worker_budget",
            str(ROOT / "tests" / "test_memory.py")
            + "::test_high_keep_rate_giant_block_written_by_workers_stays_within_budget",
+           # the benchmark smoke tests with their peers (pyJedAI, Splink), the multi-valued
+           # and sorted-neighbourhood keys with many examples
+           str(ROOT / "tests" / "test_benchmarks_smoke.py"),
+           str(ROOT / "tests" / "test_multi_keys.py"),
            *extra]
     start = time.perf_counter()
     load_before = os.getloadavg()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -152,7 +153,9 @@ def test_bench_encoded_quick(tmp_path: Path, client) -> None:
 
 def test_bench_tokens_quick(tmp_path: Path, client) -> None:
     tok = _load("bench_tokens")
-    res = tok.main(["--quick", "--out", str(tmp_path)], client=client)
+    # pyJedAI (and the Ray it starts) only in the nightly run: ~15 s of the suite's budget
+    peers = [] if os.environ.get("ERBLOCK_NIGHTLY") else ["--no-peers"]
+    res = tok.main(["--quick", "--out", str(tmp_path), *peers], client=client)
     data = json.loads((tmp_path / "tokens.json").read_text())
     md = (tmp_path / "tokens.md").read_text()
     assert data["quick"] is True and md.startswith("## ") and "git_commit" in data["machine"]
@@ -181,3 +184,47 @@ def test_bench_tokens_quick(tmp_path: Path, client) -> None:
         assert lossless["candidates"] == peer["erblock_tokens"]["candidates"]
         assert peer["pyjedai_filtered"]["candidates"] <= lossless["candidates"]
         assert "erblock lossless `link` / pyJedAI" in md
+
+
+def test_bench_scale_quick(tmp_path: Path, client) -> None:
+    scale = _load("bench_scale")
+    peers = [] if os.environ.get("ERBLOCK_NIGHTLY") else ["--no-splink"]  # Splink: nightly
+    res = scale.main(["--quick", "--out", str(tmp_path), "--tmp", str(tmp_path), *peers],
+                     client=client)
+    a, b, d = res["a"], res["b"], res["d"]
+    q = scale.QUICK
+    # (a) at least the target pairs, counted from the blocks; erblock compared every one
+    assert a["job"]["candidate_pairs"] >= q["a_min_pairs"]
+    for run in a["runs"]["erblock"]:
+        assert run["comparisons"] == a["job"]["candidate_pairs"] and run["peak_mib"] > 0
+    # (b) no threshold: every candidate pair written, by erblock and by Splink if installed
+    assert b["job"]["candidate_pairs"] >= q["b_min_pairs"]
+    for name, runs in b["runs"].items():
+        for run in runs:
+            assert run["kept_pairs"] == b["job"]["candidate_pairs"], name
+            assert run["bytes_written"] > 0 and run["peak_mib"] > 0
+    assert not list(tmp_path.glob("erblock-bench-scale-*"))  # written pairs removed
+    # (d) pairs grow linearly with the records, erblock compares them all
+    rows = d["rows"]
+    assert [r["records"] for r in rows] == q["d_sizes"]
+    per_record = [r["candidate_pairs"] / r["records"] for r in rows]
+    assert max(per_record) < 1.5 * min(per_record)
+    for r in rows:
+        assert r["runs"]["erblock"][0]["comparisons"] == r["candidate_pairs"]
+        assert r["runs"]["kernel"]  # quick sizes: the kernel always runs
+    data = json.loads((tmp_path / "scale.json").read_text())
+    md = (tmp_path / "scale.md").read_text()
+    assert data["quick"] is True and "git_commit" in data["machine"] and md.startswith("## ")
+    assert (tmp_path / "scale.png").stat().st_size > 0 and "scale.png)" in md
+
+
+def test_bench_sn_quick(tmp_path: Path) -> None:
+    """The sorted-neighbourhood benchmark runs, and erblock's pairs equal the sequential
+    method's (its own brute force)."""
+    sn = _load("bench_sn")
+    assert sn.main(["--quick", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "sn.json").read_text())
+    (row,) = data["rows"]
+    assert row["erblock"]["exact"] is True
+    assert row["erblock"]["pairs"] == row["erblock"]["expected_pairs"]
+    assert (tmp_path / "sn.md").read_text().startswith("## ")

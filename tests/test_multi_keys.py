@@ -259,3 +259,26 @@ def test_pruning_specs_and_refusals():
         prune(tokens("t"), keep=1.5)
     with pytest.raises(ValueError, match="give max_comparisons"):
         prune(tokens("t"))
+
+
+def test_key_spec_edge_cases_from_review():
+    """keep=1.0 keeps every block; pruned keys and sorted neighbourhood are passes of
+    their own; numpy integers still give JSON dicts; order tables keep NUL characters."""
+    import json
+
+    from erblock.blocking import composite, key_from_dict
+    from erblock.blocking.neighbourhood import order_starts
+    assert prune(tokens("t"), keep=1.0).kept(np.array([5, 1])).tolist() == [5, 1]
+    assert prune(tokens("t"), keep=1).kept(np.array([5, 1])).tolist() == [1, 1]
+    with pytest.raises(ValueError, match="one prune"):
+        prune(prune(tokens("t"), 10), keep=2)
+    with pytest.raises(ValueError, match="composite key cannot hold"):
+        composite(prune(tokens("t"), 10), "city")
+    with pytest.raises(ValueError, match="composite key cannot hold"):
+        composite(sorted_neighbourhood("t", 3), "city")
+    for k in (tokens("t", np.int64(2)), qgrams("t", np.int64(2)),
+              prune(tokens("t"), np.int64(9), np.int64(2))):
+        assert key_from_dict(json.loads(json.dumps(k.to_dict()))).to_dict() == k.to_dict()
+    counts = {(0, 0): pd.Series([2, 1], index=["a\x00", "a"]), (0, 1): pd.Series([1], ["b"])}
+    starts = order_starts(counts)
+    assert starts[(0, 0)].to_dict() == {"a\x00": 1, "a": 0} and starts[(0, 1)]["b"] == 3

@@ -24,6 +24,9 @@ from .text import as_key_strings, explode_values, factorize_text, normalise_text
 NULL_BLOCK = np.iinfo(np.int64).min
 
 
+CliParse = Callable[[str], "KeySpec"]  #: reads a nested key's command-line form
+
+
 class KeySpec:
     """Base of all key specs: ``columns`` it reads and ``values(df)`` it produces.
 
@@ -37,8 +40,10 @@ class KeySpec:
     cli_usage: ClassVar[str] = ""
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:  # pragma: no cover
-        """The spec of the command-line form ``name:ARG:ARG``."""
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:  # pragma: no cover
+        """The spec of the command-line form ``name:ARG:ARG`` (``parse`` reads a nested
+        key's form, for kinds that wrap another key)."""
         raise NotImplementedError
 
     @classmethod
@@ -61,7 +66,8 @@ class KeySpec:
         return False
 
     def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
-        """Every key of every record: (row position of the record, key string).
+        """Every key of every record: (row position of the record, key) — key strings,
+        or int64 block ids (MinHash bands).
 
         A single-valued key gives each record one item (missing ones too, which block
         nothing); a multi-valued key (:mod:`erblock.blocking.multi`) gives a record one
@@ -94,7 +100,8 @@ class Column(KeySpec):
     cli_usage: ClassVar[str] = "COLUMN"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
         return cls(name)
 
     @property
@@ -128,7 +135,8 @@ class Lower(KeySpec):
     cli_usage: ClassVar[str] = "lower:COLUMN"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
         (col,) = cli_args(name, args, 1, 1, cls.cli_usage)
         return cls(col)
 
@@ -155,7 +163,8 @@ class Prefix(KeySpec):
     cli_usage: ClassVar[str] = "prefix:COLUMN:N"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
         col, n = cli_args(name, args, 2, 2, cls.cli_usage)
         return cls(col, cli_int(n, cls.cli_usage))
 
@@ -191,7 +200,8 @@ class Token(KeySpec):
     cli_usage: ClassVar[str] = "token:COLUMN[:I]"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
         got = cli_args(name, args, 1, 2, cls.cli_usage)
         return cls(got[0], cli_int(got[1], cls.cli_usage) if len(got) == 2 else 0)
 
@@ -233,7 +243,8 @@ class Phonetic(KeySpec):
     cli_usage: ClassVar[str] = "soundex:COLUMN | metaphone:COLUMN | nysiis:COLUMN"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
         (col,) = cli_args(name, args, 1, 1, f"{name}:COLUMN")
         return cls(col, name)
 
@@ -269,6 +280,13 @@ class Composite(KeySpec):
 
     parts: tuple[KeySpec, ...]
     kind: ClassVar[str] = "composite"
+
+    def __post_init__(self) -> None:
+        for p in self.parts:
+            if p.kind in ("sorted_neighbourhood", "pruned"):
+                raise ValueError(
+                    f"a composite key cannot hold {p!r}: a {p.kind.replace('_', ' ')} key "
+                    "is a pass of its own (pass it in the key list, or prune the composite)")
 
     @property
     def columns(self) -> tuple[str, ...]:

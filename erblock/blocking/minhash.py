@@ -25,7 +25,7 @@ import pandas as pd
 from scipy.integrate import trapezoid
 
 from .cli_args import cli_args
-from .keys import KeySpec
+from .keys import CliParse, KeySpec
 from .multi import text_qgrams, text_tokens
 from .text import as_key_strings, explode_uniques, factorize_text, normalise_text
 
@@ -82,7 +82,8 @@ class MinHash(KeySpec):
     cli_usage: ClassVar[str] = "minhash:COLUMN[:THRESHOLD]"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
         got = cli_args(name, args, 1, 2, cls.cli_usage)
         if len(got) == 1:
             return cls(got[0])
@@ -172,5 +173,6 @@ class MinHash(KeySpec):
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind, "column": self.column}
         for name in ("threshold", "bands", "rows", "q", "num_perm", "seed"):
-            d[name] = getattr(self, name)
+            v = getattr(self, name)
+            d[name] = v if v is None else (float(v) if name == "threshold" else int(v))
         return d

@@ -4,7 +4,7 @@ Token, q-gram and list blocking put a record in one block per key it has. A pair
 shares several keys (or agrees in several passes) is still compared once: in the first
 pass it agrees on and, inside a pass, only in the block of the smallest key the two
 records share (Kolb, Thor, Rahm, "Don't match twice"), decided by the comparer from the
-two records' key lists (:mod:`erblock.engine.tasks.sides`). Texts are normalised as
+two records' key lists (:mod:`erblock.engine.tasks.keysets`). Texts are normalised as
 :func:`~erblock.blocking.text.normalise_text` does, once per distinct value.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .cli_args import cli_args, cli_int
-from .keys import KeySpec
+from .keys import CliParse, KeySpec
 from .text import as_key_strings, explode_uniques, explode_values, factorize_text, normalise_text
 
 #: a token is a run of letters and digits (punctuation and ``_`` separate tokens)
@@ -79,7 +79,8 @@ class Tokens(_TextKeys):
     cli_usage: ClassVar[str] = "tokens:COLUMN[:MIN_LENGTH]"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
         got = cli_args(name, args, 1, 2, cls.cli_usage)
         return cls(got[0], cli_int(got[1], cls.cli_usage) if len(got) == 2 else 1)
 
@@ -90,7 +91,7 @@ class Tokens(_TextKeys):
         return text_tokens(text, self.min_length)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "column": self.column, "min_length": self.min_length}
+        return {"kind": self.kind, "column": self.column, "min_length": int(self.min_length)}
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,8 @@ class QGrams(_TextKeys):
     cli_usage: ClassVar[str] = "qgrams:COLUMN[:Q]"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
         got = cli_args(name, args, 1, 2, cls.cli_usage)
         return cls(got[0], cli_int(got[1], cls.cli_usage) if len(got) == 2 else 3)
 
@@ -116,7 +118,7 @@ class QGrams(_TextKeys):
         return text_qgrams(text, self.q)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "column": self.column, "q": self.q}
+        return {"kind": self.kind, "column": self.column, "q": int(self.q)}
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,8 @@ class Items(KeySpec):
     cli_usage: ClassVar[str] = "items:COLUMN"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
         (col,) = cli_args(name, args, 1, 1, cls.cli_usage)
         return cls(col)
 

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .cli_args import cli_args, cli_int
-from .keys import Column, KeySpec
+from .keys import CliParse, Column, KeySpec
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,8 @@ class SortedNeighbourhood(KeySpec):
     cli_usage: ClassVar[str] = "sn:COLUMN:WINDOW"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
         col, w = cli_args(name, args, 2, 2, cls.cli_usage)
         return cls(Column(col), cli_int(w, cls.cli_usage))
 
@@ -105,6 +106,7 @@ class SortedNeighbourhood(KeySpec):
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "key": self.key.to_dict(), "window": int(self.window)}
 
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any],
                   parse: Callable[[Mapping[str, Any]], KeySpec] | None = None) -> KeySpec:
@@ -129,9 +131,9 @@ def order_starts(counts: Mapping[tuple[int, int], pd.Series]
     if not frames:
         return {sp: pd.Series([], dtype=np.int64) for sp in counts}
     t = pd.concat(frames, ignore_index=True)
-    texts = t["text"].to_numpy(dtype=object)
-    uniq, code = np.unique(texts.astype(str), return_inverse=True)  # code-point order
-    order = np.lexsort((t["part"].to_numpy(), t["src"].to_numpy(), code.ravel()))
+    # code-point order of the Python strings (no fixed-width copy, NUL kept)
+    code, _ = pd.factorize(t["text"].to_numpy(dtype=object), sort=True)
+    order = np.lexsort((t["part"].to_numpy(), t["src"].to_numpy(), code))
     n = t["n"].to_numpy()[order]
     start = pd.Series(np.cumsum(n) - n, index=order).sort_index().to_numpy()
     t["start"] = start

@@ -7,11 +7,12 @@ pruned as JedAI does, and the run report says what it cost:
 * **block purging** (``max_comparisons``): blocks that imply more comparisons than this
   are dropped;
 * **block filtering** (``keep``): each record stays only in its ``keep`` smallest blocks
-  of the pass (by comparisons, ties by block id), or in that share of them when ``keep``
-  is a fraction in (0, 1) (rounded up, at least one).
+  of the pass (by comparisons, ties by block id) when ``keep`` is an integer, or in that
+  share of them when it is a float in (0, 1] (rounded up, at least one).
 
 Purging runs first; filtering then ranks the blocks that are left. Both are decided from
-the exact block sizes of the whole input (one extra profile of the pass), so the result
+the exact block sizes of the whole input (one count of the pruned passes before and one
+after, for the report), so the result
 does not depend on partitioning. A pair that shared a block it lost may still meet in
 another block the two records kept; pairs are still compared once.
 """
@@ -27,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .cli_args import cli_args, cli_int
-from .keys import KeySpec
+from .keys import CliParse, KeySpec
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,13 @@ class Pruned(KeySpec):
     cli_usage: ClassVar[str] = "purge:MAX_COMPARISONS:KEY | filter:KEEP:KEY (KEY e.g. tokens:title)"
 
     @classmethod
-    def from_cli(cls, name: str, args: Sequence[str]) -> KeySpec:
-        from .registry import parse_key
+    def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
+                 ) -> KeySpec:
+        if parse is None:
+            raise ValueError("a pruned key's command-line form is read through "
+                             "erblock.blocking.parse_key")
         got = cli_args(name, args, 2, 8, cls.cli_usage)
-        inner = parse_key(":".join(got[1:]))
+        inner = parse(":".join(got[1:]))
         m = cli_int(got[0], cls.cli_usage) if name == "purge" else None
         k: float | None = None
         if name == "filter":
@@ -60,6 +64,9 @@ class Pruned(KeySpec):
         return cls(inner, m, k)
 
     def __post_init__(self) -> None:
+        if isinstance(self.key, Pruned):
+            raise ValueError("prune: give max_comparisons and keep in one prune(...), not "
+                             "one pruned key inside another")
         if not isinstance(self.key, KeySpec) or not self.key.multi:
             raise ValueError(f"pruning needs a multi-valued key (tokens, qgrams, items, "
                              f"minhash), got {self.key!r}")
@@ -71,8 +78,9 @@ class Pruned(KeySpec):
                               or m < 1):
             raise ValueError(f"max_comparisons must be an integer >= 1, got {m!r}")
         k = self.keep
-        ok = k is None or (not isinstance(k, bool) and isinstance(k, (int, float)) and (
-            (isinstance(k, int) and k >= 1) or (isinstance(k, float) and 0 < k <= 1)))
+        ok = k is None or (not isinstance(k, bool) and (
+            (isinstance(k, (int, np.integer)) and k >= 1)
+            or (isinstance(k, (float, np.floating)) and 0 < k <= 1)))
         if not ok:
             raise ValueError(f"keep must be an integer >= 1 (blocks) or a fraction in (0, 1], "
                              f"got {k!r}")
@@ -103,13 +111,16 @@ class Pruned(KeySpec):
         n = np.asarray(n_blocks, dtype=np.int64)
         if self.keep is None:
             return n
-        if isinstance(self.keep, float) and self.keep < 1:
+        if isinstance(self.keep, (float, np.floating)):  # a share (1.0: all blocks)
             return np.maximum(1, np.ceil(n * self.keep - 1e-9).astype(np.int64))
         return np.minimum(n, int(math.ceil(self.keep)))
 
     def to_dict(self) -> dict[str, Any]:
+        m, k = self.max_comparisons, self.keep
         return {"kind": self.kind, "key": self.key.to_dict(),
-                "max_comparisons": self.max_comparisons, "keep": self.keep}
+                "max_comparisons": None if m is None else int(m),
+                "keep": None if k is None else (float(k) if isinstance(k, (float, np.floating))
+                                               else int(k))}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any],

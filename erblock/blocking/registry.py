@@ -8,6 +8,7 @@ subclass and add it to :data:`KEY_KINDS`.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,7 +54,10 @@ def parse_key(text: str) -> KeySpec:
             raise ValueError(f"--key {text!r}: cannot read {part!r}; expected one of "
                              f"{', '.join(cli_key_forms())}")
         try:
-            specs.append(cls.from_cli(name, args))
+            # kinds that wrap a key read it with parse_key (older kinds take two arguments)
+            nested = "parse" in inspect.signature(cls.from_cli).parameters
+            specs.append(cls.from_cli(name, args, parse_key) if nested
+                         else cls.from_cli(name, args))
         except ValueError as exc:
             raise ValueError(f"--key {text!r}: {exc}") from exc
     return specs[0] if len(specs) == 1 else Composite(tuple(specs))

@@ -103,7 +103,10 @@ def explode_values(values: pd.Series, name: str) -> tuple[np.ndarray, pd.Series]
     if ex.dtype == object and ex.head(1000).map(_nested).any():
         raise TypeError(f"{name}: expected a list of keys per record, got nested lists or "
                         "dicts")
-    keys = as_key_strings(ex.astype(object) if ex.dtype != object else ex)
+    # written once per distinct element, not per element
+    codes, uniques = pd.factorize(ex.astype(object), use_na_sentinel=True)
+    text = as_key_strings(pd.Series(np.asarray(uniques, dtype=object), dtype=object))
+    keys = rebuild(text.tolist(), codes, ex.index)
     keep = keys.notna().to_numpy() & (keys.fillna("").str.len() > 0).to_numpy()
     return ex.index.to_numpy(np.int64)[keep], keys[keep].reset_index(drop=True)
 

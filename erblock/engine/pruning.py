@@ -19,19 +19,19 @@ from distributed import Client
 from ..blocking.pruning import Pruned
 from .inputs import Source, hold
 from .job import Job
+from .schema import PASS
 from .tasks.prune import block_counts, comparisons_of, describe, prune_partition
 
 
 def _counts(client: Client, sources: Sequence[Source], passes: list[int],
             link: bool) -> dict[int, pd.Series]:
-    """Comparisons per block of every pruned pass (block ids are mixed with the pass, so
-    a block belongs to exactly one pass)."""
+    """Comparisons per block of every pruned pass, in one pass over the input."""
     todo = [dask.delayed(block_counts, pure=False)(part, passes)
             for s in sources for part in s.parts]
     frames = [f for f in client.compute(todo, sync=True) if len(f)]
-    counts = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        {"_erb_block": [], "_erb_src": [], "n": []})
-    return {0: comparisons_of(counts, link)}
+    counts = pd.concat(frames, ignore_index=True) if frames else None
+    return {p: comparisons_of(counts[counts[PASS] == p] if counts is not None
+                              else counts, link) for p in passes}
 
 
 def prune_sources(client: Client, job: Job, sources: Sequence[Source], persist: bool
@@ -41,11 +41,8 @@ def prune_sources(client: Client, job: Job, sources: Sequence[Source], persist: 
     if not specs:
         return list(sources), []
     report = []
-    shipped: dict[int, tuple[Pruned, pd.Series]] = {}
-    before: dict[int, pd.Series] = {}
-    for p, spec in specs.items():
-        before[p] = _counts(client, sources, [p], job.link)[0]
-        shipped[p] = (spec, before[p])
+    before = _counts(client, sources, list(specs), job.link)
+    shipped = {p: (spec, before[p]) for p, spec in specs.items()}
     [held] = hold(client, [shipped])  # rebuilt if a worker dies, unlike scattered data
     out = []
     for s in sources:
@@ -53,7 +50,7 @@ def prune_sources(client: Client, job: Job, sources: Sequence[Source], persist: 
         if persist:
             parts = client.compute(parts, optimize_graph=False)
         out.append(dataclasses.replace(s, parts=list(parts)))
+    after = _counts(client, out, list(specs), job.link)
     for p, spec in specs.items():
-        after = _counts(client, out, [p], job.link)[0]
-        report.append({"pass": p, **describe(before[p], after, spec)})
+        report.append({"pass": p, **describe(before[p], after[p], spec)})
     return out, report

@@ -11,8 +11,11 @@ per key pass with a key:
 ``BLOCK``          block id of this pass (mixed with the pass number); ``NULL_BLOCK``
                    for a record with no key in any pass (one row, never routed)
 ``PASS``           the pass of this row (−1 for the no-key row)
-``key_column(p)``  with several passes: the raw block id of pass ``p`` (to skip pairs an
-                   earlier pass already compares)
+``key_column(p)``  with several passes or a multi-valued pass: pass ``p``'s keys of the
+                   record, to decide where a pair is compared once
+                   (:mod:`erblock.engine.tasks.keysets`): the raw block id (single-valued),
+                   the sorted pass-mixed ids packed in arrow binary (multi-valued), or the
+                   position in the order (sorted neighbourhood)
 ``WINDOW``         with a sorted-neighbourhood pass: the chunk of the row's block in
                    that pass (−1 in rows of other passes); ``key_column(p)`` of such a
                    pass is the record's position in its order (−1: none)

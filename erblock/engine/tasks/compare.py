@@ -17,8 +17,9 @@ bounded (``cell_budget`` matrix cells per chunk and comparison):
 Two masks keep the pair set exact when a unit mixes blocks or passes: records are only
 compared when their block ids are equal, and with several key passes a pair is compared
 in the first pass it agrees on, never again. ``comparisons`` counts the pairs that pass
-these masks, which is what the planner predicted (for cell strategies the planner only
-estimates). Records are sorted by (unit, block, record id), so in a unit that mixes
+these masks; the planner counts every block's pairs, so with several passes or
+multi-valued keys it predicts more (the difference is reported as the repeated pairs
+skipped; for cell strategies the planner only estimates). Records are sorted by (unit, block, record id), so in a unit that mixes
 blocks (a sketch cell) each block is a contiguous run: such tasks go run by run, and
 consecutive small runs are batched into one matrix as long as at least half of its
 cells are useful (the block mask drops the rest), so neither many tiny blocks nor the

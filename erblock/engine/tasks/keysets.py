@@ -14,6 +14,11 @@ out: all its keys of pass ``q`` when the row belongs to a later pass, its keys s
 than its own block when it belongs to pass ``q``, nothing when to an earlier pass. A
 pair is redundant when that row shares a key with the right record's pass-``q`` keys,
 i.e. when the product of the two matrices is non-zero there.
+
+A sorted-neighbourhood pass ``q`` (its window ``w`` given by the engine) keeps each
+record's position in the order; in its own blocks a pair stays when the two records are
+less than ``w`` apart and the earlier one lies in the block's first chunk (the row's
+``WINDOW``), and in later passes a pair less than ``w`` apart is ruled out.
 """
 
 from __future__ import annotations
@@ -48,6 +53,11 @@ def _lists(records: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
     return rows, ids
 
 
+def _packed(dtype: object) -> bool:
+    """Whether a key column holds packed key lists (arrow binary), not one id per row."""
+    return isinstance(dtype, pd.ArrowDtype) and pa.types.is_binary(dtype.pyarrow_dtype)
+
+
 class PassKeys:
     """Every pass's keys of a reduce task's left and right rows (right may be left)."""
 
@@ -67,13 +77,17 @@ class PassKeys:
         other = left if right is None else right
         for q, col in enumerate(cols):
             w = int(windows[q]) if q < len(windows) else 0
-            if left[col].dtype != np.int64:  # packed key lists (prepare.key_lists)
+            if _packed(left[col].dtype):  # packed key lists (prepare.key_lists)
                 self.multi[q] = self._sets(left, other, col, q, left_block, left_pass)
                 continue
             lk = left[col].to_numpy(np.int64)
             rk = lk if right is None else other[col].to_numpy(np.int64)
             if w:
                 self.window[q] = (lk, rk, w)
+            elif WINDOW in left.columns and (left_pass == q).any() and (
+                    self.chunk[left_pass == q] >= 0).any():
+                raise RuntimeError(f"pass {q} is a sorted-neighbourhood pass, but its window "
+                                   "was not given to the comparer")
             else:
                 self.single[q] = (lk, rk)
 

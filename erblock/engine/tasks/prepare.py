@@ -58,7 +58,8 @@ def prepare_partition(
 
     Columns: see :mod:`erblock.engine.schema`. A single-valued key gives a record at most
     one row per pass, a multi-valued key one per key, a sorted-neighbourhood key two (the
-    blocks of its chunk and of the chunk before, ``WINDOW`` says which; ``orders[p]`` is
+    blocks of its chunk and of the chunk before, one in chunk 0; ``WINDOW`` holds the
+    row's block chunk; ``orders[p]`` is
     pass ``p``'s order table for this partition). Records without any key get one row
     with ``BLOCK == NULL_BLOCK``. The compared columns keep their dtype.
     """
@@ -117,7 +118,14 @@ def key_lists(pos: np.ndarray, ids: np.ndarray, n: int) -> pd.arrays.ArrowExtens
     records' lists where their pair is compared, :mod:`.keysets`)."""
     order = np.lexsort((ids, pos))
     pos, ids = pos[order], ids[order].astype("<i8")
-    offsets = (np.searchsorted(pos, np.arange(n + 1)) * 8).astype(np.int32)
+    offsets = np.searchsorted(pos, np.arange(n + 1)) * 8
+    if offsets[-1] >= 2**31:  # arrow binary offsets are int32
+        raise ValueError(
+            f"the key lists of this partition take {offsets[-1] / 2**30:.1f} GiB (each of a "
+            "record's rows carries all its keys, so q-grams of long texts grow with the square "
+            "of their count): use more input partitions, tokens or minhash instead of qgrams, "
+            "or a larger q")
+    offsets = offsets.astype(np.int32)
     packed = pa.BinaryArray.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets),
                                                            pa.py_buffer(ids.tobytes())])
     return pd.arrays.ArrowExtensionArray(packed)

@@ -23,9 +23,9 @@ from .prepare import key_lists
 
 
 def block_counts(part: pd.DataFrame, passes: list[int]) -> pd.DataFrame:
-    """Records per (block, source) of the pruned passes of one prepared partition."""
+    """Records per (pass, block, source) of the pruned passes of one prepared partition."""
     rows = part[part[PASS].isin(passes)]
-    g = rows.groupby([BLOCK, SRC], sort=False).size()
+    g = rows.groupby([PASS, BLOCK, SRC], sort=False).size()
     return g.rename("n").reset_index()
 
 
@@ -74,9 +74,9 @@ def prune_partition(part: pd.DataFrame, pruned: Mapping[int, tuple[Pruned, pd.Se
     return out
 
 
-def comparisons_of(counts: pd.DataFrame, link: bool) -> pd.Series:
+def comparisons_of(counts: pd.DataFrame | None, link: bool) -> pd.Series:
     """Comparisons per block from its (block, src, n) rows."""
-    if not len(counts):
+    if counts is None or not len(counts):
         return pd.Series([], dtype=np.float64)
     t = counts.groupby([BLOCK, SRC])["n"].sum().unstack(fill_value=0)
     n_r = t[0].to_numpy(np.float64) if 0 in t.columns else np.zeros(len(t))
