@@ -22,8 +22,9 @@ from .balancing.bdm import SRC_S
 from .balancing.plan import Plan
 from .balancing.progressive import SampleGoal
 from .balancing.strategies import AUTO, STRATEGIES, get_strategy, strategy_names
+from .blocking.function import FunctionKey
 from .blocking.ids import block_id_items
-from .blocking.keys import FunctionKey, KeySpec
+from .blocking.keys import KeySpec
 from .blocking.make import as_key_spec
 from .engine.calibrate import as_cost_model, resolve_cost_model, worth_calibrating
 from .engine.cluster import check_workers, get_client, scheduler_guard, total_threads

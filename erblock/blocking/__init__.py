@@ -2,12 +2,12 @@
 keys in :mod:`.multi` and :mod:`.minhash`); the registry of key kinds is :mod:`.registry`,
 the constructors users call are in :mod:`.make`."""
 
+from .function import FunctionKey
 from .ids import block_id_items, block_ids, hash_keys
 from .keys import (
     NULL_BLOCK,
     Column,
     Composite,
-    FunctionKey,
     KeySpec,
     Lower,
     Phonetic,

@@ -9,7 +9,8 @@ from typing import Any, Union
 import numpy as np
 import pandas as pd
 
-from .keys import Column, Composite, FunctionKey, KeySpec, Lower, Phonetic, Prefix, Token, _names
+from .function import FunctionKey
+from .keys import Column, Composite, KeySpec, Lower, Phonetic, Prefix, Token, _names
 from .minhash import DEFAULT_PERMUTATIONS, MinHash
 from .multi import Items, QGrams, Tokens
 from .neighbourhood import SortedNeighbourhood
