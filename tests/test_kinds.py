@@ -152,3 +152,77 @@ def test_unparsable_dates_are_counted_in_the_report(client):
 def test_phone_international_and_trunk_prefixes_agree():
     assert level("phone", "0044 20 7946 0958", "+44 20 7946 0958") == "exact"
     assert level("phone", "000", "0") == NULL  # only zeros: no number
+
+
+def _tokens(text: str) -> set[str]:
+    import re
+    import unicodedata
+    folded = "".join(c for c in unicodedata.normalize("NFKD", text)
+                     if not unicodedata.combining(c))
+    return set(re.findall(r"[0-9a-z]+", folded.lower()))
+
+
+def test_idf_weighted_text_by_hand():
+    """Token weights ln((1 + N) / (1 + df)) + 1 from a corpus; weighted Jaccard, cosine and
+    overlap worked out in plain Python; without a corpus the weights are 1."""
+    from erblock.matchers.methods.text import TokenWeights, token_table
+    corpus = ["sony camera", "canon camera", "nikon camera", "sony dsc w55", "the camera"]
+    docs = [_tokens(t) for t in corpus]
+    n = len(docs)
+    df = {t: sum(t in d for d in docs) for d in docs for t in d}
+    w = {t: np.log((1 + n) / (1 + c)) + 1 for t, c in df.items()}
+    hashes = token_table(pd.Series(corpus))
+    uniq, counts = np.unique(hashes[hashes != 0], return_counts=True)
+    weights = TokenWeights.from_counts(uniq, counts, n)
+    a, b = "sony camera", "sony dsc w55 camera"
+    ta, tb = _tokens(a), _tokens(b)
+    expect = {
+        "jaccard": sum(w[t] for t in ta & tb) / sum(w[t] for t in ta | tb),
+        "cosine": sum(w[t] ** 2 for t in ta & tb) / np.sqrt(
+            sum(w[t] ** 2 for t in ta) * sum(w[t] ** 2 for t in tb)),
+        "overlap": sum(w[t] for t in ta & tb) / min(sum(w[t] for t in ta),
+                                                    sum(w[t] for t in tb)),
+    }
+    for metric, value in expect.items():
+        comp = erblock.comparison("x", "text", metric=metric).with_corpus(weights)
+        pa, pb = (comp.prepare(pd.Series([v])) for v in (a, b))
+        got = comp.matrix(pa, pb)[0, 0]
+        assert got == pytest.approx(value, rel=1e-6)
+        assert comp.aligned(pa, pb, np.array([0]), np.array([0]))[0] == got
+        plain = erblock.comparison("x", "text", metric=metric, weighting="none")
+        unweighted = erblock.comparison("x", "text", metric=metric)  # no corpus: weights 1
+        assert plain.matrix(pa, pb)[0, 0] == unweighted.matrix(pa, pb)[0, 0]
+    # sharing the rare "sony" counts for more than sharing the common "camera"
+    comp = erblock.comparison("x", "text").with_corpus(weights)
+    p = [comp.prepare(pd.Series([v])) for v in ("sony x", "sony y", "camera x", "camera y")]
+    assert comp.matrix(p[0], p[1])[0, 0] > comp.matrix(p[2], p[3])[0, 0]
+    assert erblock.comparison("x", "text").to_dict() == comp.to_dict()  # not in the spec
+    with pytest.raises(ValueError, match="weighting"):
+        erblock.comparison("x", "text", weighting="bm25")
+
+
+def test_idf_weights_come_from_the_whole_input(client):
+    """The engine counts document frequencies over both sources, whatever the
+    partitioning and strategy: every run gives the same similarities, equal to weights
+    computed here from all records."""
+    rng = np.random.default_rng(4)
+    words = np.array(["sony", "camera", "canon", "the", "lens", "w55", "zoom", "black"])
+    def frame(n, start):
+        return pd.DataFrame({"k": rng.choice(["a", "b"], n),
+                             "t": [" ".join(rng.choice(words, rng.integers(1, 5)))
+                                   for _ in range(n)]},
+                            index=pd.RangeIndex(start, start + n))
+    left, right = frame(60, 0), frame(50, 100)
+    docs = [_tokens(t) for t in pd.concat([left.t, right.t])]
+    n = len(docs)
+    w = {t: np.log((1 + n) / (1 + sum(t in d for d in docs))) + 1 for d in docs for t in d}
+    runs = []
+    for parts, strategy in ((1, "basic"), (3, "pairrange"), (2, "cellrange")):
+        pairs = erblock.link(left, right, key="k", compare={"t": "text"}, client=client,
+                             npartitions=parts, strategy=strategy, n_tasks=3, sort=True)
+        runs.append(pairs["t_text"].to_numpy())
+        ta = [_tokens(left.t[i]) for i in pairs.left_id]
+        tb = [_tokens(right.t[j]) for j in pairs.right_id]
+        ref = [sum(w[t] for t in x & y) / sum(w[t] for t in x | y) for x, y in zip(ta, tb)]
+        np.testing.assert_allclose(pairs["t_text"].to_numpy(), ref, rtol=1e-6)
+    assert all(np.array_equal(runs[0], r) for r in runs[1:])

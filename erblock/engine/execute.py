@@ -63,6 +63,7 @@ class Execution:
     plan_future: Any
     received: list[list[list[Any]]]  # source -> reduce task -> pieces
     spec: TaskSpec
+    spec_future: Any = None  #: the spec held once by the cluster (tasks refer to it)
 
     @property
     def r(self) -> int:
@@ -70,6 +71,12 @@ class Execution:
 
     def inputs(self, t: int) -> tuple[list[Any], list[Any] | None]:
         return self.received[0][t], (self.received[1][t] if len(self.received) > 1 else None)
+
+    @property
+    def shipped_spec(self) -> Any:
+        """The spec as tasks take it: held once by the cluster (its comparisons may carry
+        corpus statistics of the whole input), not copied into every task."""
+        return self.spec_future if self.spec_future is not None else self.spec
 
     def priority(self, t: int) -> int:
         return int(self.plan.loads[t])
@@ -82,7 +89,7 @@ class Execution:
             left, right = self.inputs(t)
             with dask.annotate(priority=self.priority(t)):
                 tasks.append(dask.delayed(func, pure=False)(t, self.plan_future, left, right,
-                                                            self.spec, *extra))
+                                                            self.shipped_spec, *extra))
         return tasks
 
 
@@ -131,7 +138,8 @@ def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[So
                     meta=(meta[0], meta[1] if len(meta) > 1 else None),
                     encode=job.options.encode,
                     windows=tuple(int(getattr(k, "window", 0)) for k in job.keys))
-    return Execution(plan, plan_f, route(job, plan_f, sources, r), spec)
+    [spec_f] = hold(client, [spec])
+    return Execution(plan, plan_f, route(job, plan_f, sources, r), spec, spec_f)
 
 
 def count_invalid(client: Client, job: Job, sources: Sequence[Source]) -> Any:
@@ -285,7 +293,7 @@ def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
         t2 = time.perf_counter()
         [model_f] = hold(client, [model])
         futures.append(model_f)
-        scored = client.map(score_reduce, kept, model=model_f, spec=ex.spec,
+        scored = client.map(score_reduce, kept, model=model_f, spec=ex.shipped_spec,
                             threshold=threshold, out_dir=out_dir, pure=False)
         futures += scored
         results = list(client.gather(scored))

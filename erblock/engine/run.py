@@ -31,6 +31,7 @@ from ..matchers.scoring.base import PASS_COLUMN, ScoringModel
 from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
 from .calibrate import resolve_cost_model, worth_calibrating
 from .cluster import total_threads
+from .corpus import with_corpus
 from .execute import (
     count_invalid,
     invalid_totals,
@@ -117,6 +118,7 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     plan, job, memory = fit_plan(client, job, sources, profile, threads, r, plan, model,
                                  streamed=streamed)
     r = plan.n_tasks
+    job = with_corpus(client, job, sources)  # e.g. text's token weights, counted once
     phases["plan"] = time.perf_counter() - t1
 
     out_dir, final_dir = start_output(job.output, job.options.overwrite)

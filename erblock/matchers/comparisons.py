@@ -14,6 +14,7 @@ similarity**, never a silent 0. Missing means None, NaN, pd.NA or an empty strin
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,6 +42,9 @@ class Comparison:
     name: str = ""
     right_column: str = ""
     options: tuple[tuple[str, Any], ...] = field(default=())
+    #: statistics of the whole input the method needs (``text``'s token weights), set by
+    #: the engine before comparing (:meth:`with_corpus`); not part of the spec
+    corpus: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.column, str) or not self.column:
@@ -60,9 +64,18 @@ class Comparison:
 
     @cached_property
     def kernel(self) -> Method:
-        """The method object with this comparison's options."""
-        return get_method(self.method, self.column).with_options(dict(self.options),
-                                                                 self.column)
+        """The method object with this comparison's options (and corpus statistics)."""
+        k = get_method(self.method, self.column).with_options(dict(self.options), self.column)
+        return k.with_corpus(self.corpus) if self.corpus is not None else k
+
+    @property
+    def needs_corpus(self) -> bool:
+        """Whether the method wants statistics of the whole input before comparing."""
+        return bool(self.kernel.needs_corpus) and self.corpus is None
+
+    def with_corpus(self, corpus: Any) -> Comparison:
+        """This comparison with the whole input's statistics for its method."""
+        return dataclasses.replace(self, corpus=corpus)
 
     @property
     def option(self) -> dict[str, Any]:

@@ -210,6 +210,17 @@ def value_counts(part: pd.DataFrame, column: str, comparison: Comparison) -> pd.
     return vals[vals != ""].value_counts(sort=False)
 
 
+def corpus_counts(part: pd.DataFrame, column: str, comparison: Comparison
+                  ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Document frequencies of one prepared partition for ``comparison``'s corpus
+    statistics: (distinct items, records holding each, records with any item)."""
+    first = part.drop_duplicates(RID)
+    prepared = comparison.prepare(first[column])
+    items = comparison.kernel.corpus_items(prepared)
+    uniq, counts = np.unique(items, return_counts=True)
+    return uniq, counts.astype(np.int64), int((~prepared.missing).sum())
+
+
 def invalid_counts(part: pd.DataFrame, checked: dict[str, tuple[str, Comparison]]
                    ) -> dict[str, int]:
     """Per comparison: records of a prepared partition whose value is present but cannot

@@ -85,7 +85,9 @@ class Method:
 
     @classmethod
     def option_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))
+        """The method's options: its dataclass fields, except run state (``metadata``
+        ``{"state": True}``, e.g. the corpus statistics of ``text``)."""
+        return tuple(f.name for f in dataclasses.fields(cls) if not f.metadata.get("state"))
 
     @classmethod
     def with_options(cls, options: Mapping[str, Any], column: str = "?") -> Method:
@@ -106,6 +108,8 @@ class Method:
         """The options that differ from their defaults."""
         out = {}
         for f in dataclasses.fields(self):
+            if f.metadata.get("state"):
+                continue
             v = getattr(self, f.name)
             if v != f.default:
                 out[f.name] = v
@@ -116,6 +120,18 @@ class Method:
     def tf_values(self, values: pd.Series) -> pd.Series:
         """The values term frequencies are counted on (as the method compares them)."""
         return values.astype("string")
+
+    #: whether the method needs statistics of the whole input (:meth:`corpus_items`)
+    needs_corpus: ClassVar[bool] = False
+
+    def corpus_items(self, prepared: Prepared) -> np.ndarray:  # pragma: no cover
+        """What the corpus statistics count, once per record (e.g. its distinct tokens)."""
+        return np.zeros(0, dtype=np.int64)
+
+    def with_corpus(self, corpus: Any) -> Method:
+        """This method with the whole input's statistics (methods that need none ignore
+        them)."""
+        return self
 
     def count_invalid(self, values: pd.Series) -> int:
         """Values that are present but cannot be compared (they count as missing)."""

@@ -7,11 +7,21 @@ compared as token *sets*: with
 ``|A ∩ B| / √(|A|·|B|)``, with ``"overlap"`` ``|A ∩ B| / min(|A|, |B|)``. Intersections of a
 whole block are one sparse matrix product (scipy), never a loop over pairs. The default
 levels: the same token set (1), ≥ 0.75, ≥ 0.5, ≥ 0.25, else.
+
+``weighting="idf"`` (the default) counts a token by its inverse document frequency in
+the whole input (both sources of a link): ``w_t = ln((1 + N) / (1 + df_t)) + 1`` for
+``N`` records with tokens, ``df_t`` of them holding ``t`` (scikit-learn's smoothed idf),
+so ``|X|`` above becomes ``Σ_{t∈X} w_t`` (cosine: ``Σ w_t²`` over ``√(Σ_A w²·Σ_B w²)``).
+Sharing a model number or a rare surname then counts for more than sharing "the" or
+"camera" — what product titles and descriptions need. The engine counts the document
+frequencies on the cluster before comparing (:mod:`erblock.engine.corpus`); without them
+(a method used on its own) the weights are all 1. ``weighting="none"``: plain sets.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,6 +32,32 @@ from ...blocking.text import as_key_strings, normalise_text
 from .base import Method, Prepared
 
 METRICS = ("jaccard", "cosine", "overlap")
+WEIGHTINGS = ("idf", "none")
+
+
+@dataclass(frozen=True)
+class TokenWeights:
+    """Inverse document frequencies of the input's tokens: sorted token hashes and their
+    weights (a token not among them, never seen in the input, weighs the most)."""
+
+    tokens: np.ndarray  # int64, sorted
+    weights: np.ndarray  # float64
+    n_docs: int
+
+    @classmethod
+    def from_counts(cls, tokens: np.ndarray, counts: np.ndarray, n_docs: int) -> TokenWeights:
+        """Smoothed idf from document frequencies (``counts`` per token, ``n_docs``)."""
+        order = np.argsort(tokens, kind="stable")
+        w = np.log((1.0 + n_docs) / (1.0 + counts[order].astype(np.float64))) + 1.0
+        return cls(tokens[order].astype(np.int64), w, int(n_docs))
+
+    def of(self, tokens: np.ndarray) -> np.ndarray:
+        """The weight of every token of ``tokens``."""
+        top = float(np.log(1.0 + self.n_docs) + 1.0)
+        if not len(self.tokens):
+            return np.full(len(tokens), top)
+        i = np.minimum(np.searchsorted(self.tokens, tokens), len(self.tokens) - 1)
+        return np.where(self.tokens[i] == tokens, self.weights[i], top)
 
 
 MAX_TOKENS = 256  #: distinct tokens kept per value (the first ones, in text order)
@@ -54,13 +90,16 @@ def _hash(tokens: np.ndarray) -> np.ndarray:
     return np.where(h == 0, 1, h)
 
 
-def _csr(table: np.ndarray, vocab: np.ndarray) -> sp.csr_matrix:
-    """Binary value × token matrix of a padded token table."""
+def _csr(table: np.ndarray, vocab: np.ndarray, weights: np.ndarray | None = None
+         ) -> sp.csr_matrix:
+    """Value × token matrix of a padded token table: 1 per token, or its weight (one per
+    token of ``vocab``)."""
     present = table != 0
     indptr = np.zeros(len(table) + 1, dtype=np.int64)
     np.cumsum(present.sum(axis=1), out=indptr[1:])
     cols = np.searchsorted(vocab, table[present])
-    data = np.ones(len(cols), dtype=np.float32)
+    data = (np.ones(len(cols), dtype=np.float64) if weights is None
+            else weights[cols].astype(np.float64))
     return sp.csr_matrix((data, cols, indptr), shape=(len(table), len(vocab)))
 
 
@@ -76,11 +115,35 @@ class TextMethod(Method):
     summary: ClassVar[str] = "token sets (titles, descriptions): Jaccard, cosine or overlap"
 
     metric: str = "jaccard"
+    weighting: str = "idf"
+    #: the input's token weights, set by the engine (:meth:`with_corpus`); not an option
+    corpus: TokenWeights | None = field(default=None, compare=False, repr=False,
+                                        metadata={"state": True})
 
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
             raise ValueError(f"text metric must be one of {', '.join(METRICS)}, "
                              f"got {self.metric!r}")
+        if self.weighting not in WEIGHTINGS:
+            raise ValueError(f"text weighting must be one of {', '.join(WEIGHTINGS)}, "
+                             f"got {self.weighting!r}")
+
+    @property
+    def needs_corpus(self) -> bool:  # type: ignore[override]
+        return self.weighting == "idf"
+
+    def corpus_items(self, prepared: Prepared) -> np.ndarray:
+        """The distinct tokens of every record (document frequencies count these)."""
+        table = prepared.values
+        return table[table != 0]
+
+    def with_corpus(self, corpus: Any) -> TextMethod:
+        return dataclasses.replace(self, corpus=corpus) if self.needs_corpus else self
+
+    def _weights(self, vocab: np.ndarray) -> np.ndarray | None:
+        if self.weighting != "idf" or self.corpus is None:
+            return None
+        return self.corpus.of(vocab)
 
     def prepare_key(self) -> Any:
         return (TextMethod.prepare,)
@@ -88,6 +151,21 @@ class TextMethod(Method):
     def prepare(self, values: pd.Series) -> Prepared:
         table = token_table(values)
         return Prepared(table, ~(table != 0).any(axis=1))
+
+    def _sets(self, lv: np.ndarray, rv: np.ndarray
+              ) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]:
+        """(left, right with the weights of the metric's intersection, right as 0/1 or
+        weights) over one vocabulary: ``a @ b_inter.T`` is the (weighted) intersection."""
+        vocab = self._vocab(lv, rv)
+        w = self._weights(vocab)
+        a, b = _csr(lv, vocab, w), _csr(rv, vocab, w)
+        if w is None or self.metric == "cosine":  # cosine: Σ w² over the shared tokens
+            return a, b, b
+        return a, b, _csr(rv, vocab)
+
+    def _norms(self, m: sp.csr_matrix) -> np.ndarray:
+        sq = m.multiply(m) if self.metric == "cosine" else m
+        return np.asarray(sq.sum(axis=1)).ravel()
 
     def _score(self, inter: np.ndarray, na: np.ndarray, nb: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -104,17 +182,11 @@ class TextMethod(Method):
         return np.unique(np.concatenate([t[t != 0] for t in tables]))
 
     def _matrix(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
-        vocab = self._vocab(lv, rv)
-        a, b = _csr(lv, vocab), _csr(rv, vocab)
-        inter = (a @ b.T).toarray()
-        na = np.asarray(a.sum(axis=1)).ravel()[:, None]
-        nb = np.asarray(b.sum(axis=1)).ravel()[None, :]
-        return self._score(inter, na, nb)
+        a, b, bi = self._sets(lv, rv)
+        inter = (a @ bi.T).toarray()
+        return self._score(inter, self._norms(a)[:, None], self._norms(b)[None, :])
 
     def _aligned(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
-        vocab = self._vocab(lv, rv)
-        a, b = _csr(lv, vocab), _csr(rv, vocab)
-        inter = np.asarray(a.multiply(b).sum(axis=1)).ravel()
-        na = np.asarray(a.sum(axis=1)).ravel()
-        nb = np.asarray(b.sum(axis=1)).ravel()
-        return self._score(inter, na, nb)
+        a, b, bi = self._sets(lv, rv)
+        inter = np.asarray(a.multiply(bi).sum(axis=1)).ravel()
+        return self._score(inter, self._norms(a), self._norms(b))
