@@ -9,7 +9,7 @@ blocking on the surname, window ``w``, one Jaro-Winkler comparison on the first 
   pairs, the measured imbalance (max/mean comparisons per reduce task) and the exactness
   check against the sequential method (records sorted by surname then input order, every
   pair less than ``w`` apart; numpy, in this script) for the sizes where it fits.
-* **recordlinkage 0.16** (up to ``--rl-max`` records, 300,000 by default: its candidate
+* **recordlinkage 0.16** (up to ``--rl-max`` records, 100,000 by default: its candidate
   set explodes on frequent surnames): ``Index().sortedneighbourhood("surname",
   window=w)`` then ``Compare().string("first_name", "first_name", method="jarowinkler")``
   on one core.
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sizes", default="100000,300000,1000000")
     ap.add_argument("--window", type=int, default=5)
-    ap.add_argument("--rl-max", type=int, default=300_000,
+    ap.add_argument("--rl-max", type=int, default=100_000,
                     help="largest size recordlinkage runs on")
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--name", default="sn")
