@@ -81,7 +81,11 @@ def markdown(res: dict) -> str:
         "",
         "`tests/test_fuzz.py` (random frames with unicode, nulls, empty strings and several "
         "index kinds; column, prefix, soundex, composite, callable and multi-pass keys; every "
-        "strategy; pandas and Dask input; link and dedupe) checked against the brute force.",
+        "strategy; pandas and Dask input; link and dedupe) checked against the brute force; "
+        "`tests/test_multi_keys.py` (tokens, q-grams, MinHash, sorted neighbourhood, pruning, "
+        "mixed with single-valued passes) against the oracle; the two giant-block memory "
+        "tests at their nightly sizes; the benchmark smoke tests with their peers "
+        "(pyJedAI, Splink).",
         "",
         "| examples per test | tests | seconds | result |",
         "|---:|---|---:|---|",
