@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import logging
 import resource
 import statistics
@@ -271,9 +270,7 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
         for job in jobs(p["n"], args.data):
             res["jobs"][job["name"]] = bench_job(job, p, client, splink_ok, log)
     res["load_end"] = runinfo.load()
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{args.name}.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
-    (args.out / f"{args.name}.md").write_text(render(res))
+    runinfo.write_results(args.out, args.name, res, render(res))
     return res
 
 

@@ -55,7 +55,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import gc
-import json
 import logging
 import math
 import os
@@ -749,9 +748,7 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
     res["load_end"] = runinfo.load()
     res["skipped"] = sorted(skip & {"a", "b"})
     plot(res["d"], png)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{args.name}.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
-    (args.out / f"{args.name}.md").write_text(render(res))
+    runinfo.write_results(args.out, args.name, res, render(res))
     return res
 
 

@@ -143,10 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(row), flush=True)
     out = {"machine": runinfo.machine_info(("recordlinkage",)), "rows": rows,
            "quick": args.quick}
-    path = Path(args.out)
-    path.mkdir(parents=True, exist_ok=True)
-    (path / f"{args.name}.json").write_text(json.dumps(out, indent=2))
-    (path / f"{args.name}.md").write_text(markdown(out))
+    runinfo.write_results(args.out, args.name, out, markdown(out))
     return 0
 
 

@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import logging
 import os
 import statistics
@@ -624,8 +623,8 @@ def _render_peer(res: dict[str, Any]) -> list[str]:
               f"{med['pyjedai_purging']:.3f} s, filtering {med['pyjedai_filtering']:.3f} s. "
               "BlockFiltering breaks ties between equal-size blocks in an order that "
               "depends on Python's string hash seed, so its candidates vary slightly from "
-              "process to process (25,518 / 25,569 / 25,570 with PYTHONHASHSEED 1 / 2 / 3 "
-              "on the full names; the same within a process).", ""]
+              "process to process (a few tens of pairs between PYTHONHASHSEED values; the "
+              "same within a process).", ""]
     rat = peer["ratios"]
     if ck:
         lines.append(f"- **PC at a comparable candidate count**: erblock `{ck['key']}` "
@@ -751,16 +750,9 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
     res.pop("_abt_truth", None)
     for r in (res.get("quality") or {}).values():
         r.pop("_scored", None)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{args.name}.json").write_text(json.dumps(_jsonable(res), indent=2) + "\n")
-    (args.out / f"{args.name}.md").write_text(render(res))
+    runinfo.write_results(args.out, args.name, res, render(res))
     log(f"wrote {args.out / (args.name + '.json')} and .md ({res['seconds']:.0f} s)")
     return res
-
-
-def _jsonable(x: Any) -> Any:
-    return json.loads(json.dumps(x, default=lambda o: o.item() if hasattr(o, "item")
-                                 else str(o)))
 
 
 if __name__ == "__main__":

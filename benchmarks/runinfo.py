@@ -102,3 +102,17 @@ def stale_reason(machine: dict[str, Any] | None) -> str | None:
         return (f"erblock/ changed since its commit {commit[:10]} "
                 f"({len(files)} file{'s' if len(files) != 1 else ''})")
     return None
+
+
+def write_results(out: Path | str, name: str, res: Any, markdown: str) -> Path:
+    """Write ``<out>/<name>.json`` (numpy scalars as numbers, anything else as text) and
+    the markdown fragment ``<out>/<name>.md``; return the JSON path."""
+    import json
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.json"
+    path.write_text(json.dumps(res, indent=2, default=lambda o: o.item() if hasattr(o, "item")
+                               else str(o)) + "\n")
+    (out / f"{name}.md").write_text(markdown)
+    return path

@@ -151,6 +151,12 @@ def test_bench_encoded_quick(tmp_path: Path, client) -> None:
     assert "encode='auto'" in (tmp_path / "encoded.md").read_text()
 
 
+#: the heaviest smoke runs (their scripts' code paths; the exactness they check is also
+#: tested in tests/test_multi_keys.py) run in the nightly script, not in the suite
+NIGHTLY = pytest.mark.skipif(not os.environ.get("ERBLOCK_NIGHTLY"),
+                             reason="nightly only (benchmarks/fuzz_nightly.py runs it)")
+
+
 def test_bench_tokens_quick(tmp_path: Path, client) -> None:
     tok = _load("bench_tokens")
     # pyJedAI (and the Ray it starts) only in the nightly run: ~15 s of the suite's budget
@@ -186,6 +192,7 @@ def test_bench_tokens_quick(tmp_path: Path, client) -> None:
         assert "erblock lossless `link` / pyJedAI" in md
 
 
+@NIGHTLY
 def test_bench_scale_quick(tmp_path: Path, client) -> None:
     scale = _load("bench_scale")
     peers = [] if os.environ.get("ERBLOCK_NIGHTLY") else ["--no-splink"]  # Splink: nightly
@@ -218,6 +225,7 @@ def test_bench_scale_quick(tmp_path: Path, client) -> None:
     assert (tmp_path / "scale.png").stat().st_size > 0 and "scale.png)" in md
 
 
+@NIGHTLY
 def test_bench_sn_quick(tmp_path: Path) -> None:
     """The sorted-neighbourhood benchmark runs, and erblock's pairs equal the sequential
     method's (its own brute force)."""

@@ -65,6 +65,13 @@ class KeySpec:
         """True when a record can have several keys in this pass (a block per key)."""
         return False
 
+    @property
+    def ordered(self) -> bool:
+        """True when the blocks depend on the order of all records (sorted neighbourhood:
+        the engine computes the order first; :func:`~erblock.blocking.neighbourhood.
+        window_of` gives its window)."""
+        return False
+
     def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
         """Every key of every record: (row position of the record, key) — key strings,
         or int64 block ids (MinHash bands).

@@ -26,7 +26,7 @@ from scipy.integrate import trapezoid
 
 from .cli_args import cli_args
 from .keys import CliParse, KeySpec
-from .multi import text_qgrams, text_tokens
+from .multi import MultiColumnKey, text_qgrams, text_tokens
 from .text import as_key_strings, explode_uniques, factorize_text, normalise_text
 
 DEFAULT_PERMUTATIONS = 128
@@ -62,7 +62,7 @@ def lsh_params(threshold: float, num_perm: int = DEFAULT_PERMUTATIONS) -> tuple[
 
 
 @dataclass(frozen=True)
-class MinHash(KeySpec):
+class MinHash(MultiColumnKey):
     """MinHash LSH on the tokens (or ``q``-grams) of a column: ``bands`` keys per record.
 
     Give ``threshold`` (the Jaccard similarity from which pairs should become candidates;
@@ -115,14 +115,6 @@ class MinHash(KeySpec):
         assert self.threshold is not None
         return lsh_params(float(self.threshold), self.num_perm)
 
-    @property
-    def multi(self) -> bool:
-        return True
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return (self.column,)
-
     def seeds(self) -> np.ndarray:
         """The uint64 seed of every hash function (band-major: band b uses [b·rows, …))."""
         b, r = self.shape
@@ -131,9 +123,6 @@ class MinHash(KeySpec):
     def shingles(self, text: str) -> list[str]:
         """The shingles of one normalised text."""
         return text_tokens(text) if self.q is None else text_qgrams(text, self.q)
-
-    def values(self, df: pd.DataFrame) -> pd.Series:
-        raise TypeError(f"{self!r} gives several keys per record: read them with items()")
 
     def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
         """One key per band of every record with shingles: (position, int64 key)."""

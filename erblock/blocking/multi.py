@@ -38,8 +38,9 @@ def text_qgrams(text: str, q: int) -> list[str]:
     return list(dict.fromkeys(text[i:i + q] for i in range(len(text) - q + 1)))
 
 
-class _TextKeys(KeySpec):
-    """A multi-valued key made per distinct normalised text of one column."""
+class MultiColumnKey(KeySpec):
+    """Base of the multi-valued keys of one column: several keys per record, read with
+    :meth:`items` (there is no single value per record)."""
 
     column: str
 
@@ -51,11 +52,15 @@ class _TextKeys(KeySpec):
     def columns(self) -> tuple[str, ...]:
         return (self.column,)
 
-    def split(self, text: str) -> list[str]:  # pragma: no cover - overridden
-        raise NotImplementedError
-
     def values(self, df: pd.DataFrame) -> pd.Series:
         raise TypeError(f"{self!r} gives several keys per record: read them with items()")
+
+
+class _TextKeys(MultiColumnKey):
+    """A multi-valued key made per distinct normalised text of one column."""
+
+    def split(self, text: str) -> list[str]:  # pragma: no cover - overridden
+        raise NotImplementedError
 
     def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
         s = normalise_text(as_key_strings(df[self.column]))
@@ -122,7 +127,7 @@ class QGrams(_TextKeys):
 
 
 @dataclass(frozen=True)
-class Items(KeySpec):
+class Items(MultiColumnKey):
     """Every element of a column that holds a list (tuple, set, array) per record.
 
     Elements are written as the ``column`` key writes values (``1`` and ``1.0`` meet); a
@@ -139,17 +144,6 @@ class Items(KeySpec):
                  ) -> KeySpec:
         (col,) = cli_args(name, args, 1, 1, cls.cli_usage)
         return cls(col)
-
-    @property
-    def multi(self) -> bool:
-        return True
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return (self.column,)
-
-    def values(self, df: pd.DataFrame) -> pd.Series:
-        raise TypeError(f"{self!r} gives several keys per record: read them with items()")
 
     def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
         return explode_values(df[self.column], f"items({self.column!r})")

@@ -162,3 +162,7 @@ def positions(df: pd.DataFrame, key: SortedNeighbourhood, starts: pd.Series) -> 
     out[have] = first.astype(np.int64) + t.groupby(t, sort=False).cumcount().to_numpy()
     return out
 
+
+def window_of(key: KeySpec) -> int:
+    """The window of a sorted-neighbourhood key, 0 for any other key."""
+    return int(key.window) if isinstance(key, SortedNeighbourhood) else 0

@@ -70,7 +70,7 @@ class Pruned(KeySpec):
         if not isinstance(self.key, KeySpec) or not self.key.multi:
             raise ValueError(f"pruning needs a multi-valued key (tokens, qgrams, items, "
                              f"minhash), got {self.key!r}")
-        if getattr(self.key, "ordered", False):
+        if self.key.ordered:
             raise ValueError("a sorted-neighbourhood key has blocks of at most 2·window "
                              "records: there is nothing to prune")
         m = self.max_comparisons

@@ -30,6 +30,7 @@ import pandas as pd
 from distributed import Client
 
 from ..balancing.plan import Plan
+from ..blocking.neighbourhood import window_of
 from ..matchers.methods.base import Method
 from ..matchers.scoring.base import FitContext, ScoringModel
 from ..report import TaskStats
@@ -137,7 +138,7 @@ def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[So
                     cell_budget=job.options.cell_budget, sort=job.options.sort, link=job.link,
                     meta=(meta[0], meta[1] if len(meta) > 1 else None),
                     encode=job.options.encode,
-                    windows=tuple(int(getattr(k, "window", 0)) for k in job.keys))
+                    windows=tuple(window_of(k) for k in job.keys))
     [spec_f] = hold(client, [spec])
     return Execution(plan, plan_f, route(job, plan_f, sources, r), spec, spec_f)
 

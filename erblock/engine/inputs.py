@@ -105,7 +105,7 @@ def sort_orders(client: Client, job: Job, raws: Sequence[Raw]) -> list[dict[int,
     """For every input partition, the order tables of the job's sorted-neighbourhood
     passes: ``[source][partition] -> {pass: starts}`` (empty dicts when there are none).
     Every partition counts its sort values on the cluster; only the counts travel."""
-    ordered = [p for p, k in enumerate(job.keys) if getattr(k, "ordered", False)]
+    ordered = [p for p, k in enumerate(job.keys) if k.ordered]
     out: list[dict[int, Any]] = [dict() for _ in raws]
     if not ordered:
         return out
@@ -153,4 +153,4 @@ def prepare_source(client: Client, df: Any, job: Job, src: int, threads: int,
 
 def _empty_orders(job: Job) -> dict[int, Any]:
     return {p: pd.Series([], dtype="int64") for p, k in enumerate(job.keys)
-            if getattr(k, "ordered", False)}
+            if k.ordered}

@@ -178,9 +178,10 @@ def _run_aligned(left: Side, right: Side, li: np.ndarray, rj: np.ndarray,
     if len(li) == 0:
         return 0
     mask = left.block[li] == right.block[rj]  # records of one cell may hold several blocks
-    if left.pair_keys is not None:  # compared once: first pass, smallest shared key
-        mask &= left.pair_keys.aligned_mask(li, rj, left.passes[li])
     li, rj = li[mask], rj[mask]
+    if left.pair_keys is not None and len(li):  # compared once: first pass, smallest key
+        once = left.pair_keys.aligned_mask(li, rj, left.passes[li])
+        li, rj = li[once], rj[once]
     if len(li) == 0:
         return 0
     single = len(comparisons) == 1

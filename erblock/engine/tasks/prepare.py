@@ -69,7 +69,8 @@ def prepare_partition(
     sn_pos: dict[int, np.ndarray] = {}
     per_pass = []
     for p, k in enumerate(keys):
-        if isinstance(k, SortedNeighbourhood):
+        if k.ordered:
+            assert isinstance(k, SortedNeighbourhood)
             if orders is None or p not in orders:
                 raise RuntimeError(f"pass {p} ({k!r}) needs the order of all records")
             sn_pos[p] = positions(df, k, orders[p])
