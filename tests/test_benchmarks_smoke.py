@@ -19,6 +19,12 @@ import pytest
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
+#: the heaviest smoke runs (their scripts' code paths; the exactness they check is also
+#: tested in tests/test_multi_keys.py) run in the nightly script, not in the suite
+NIGHTLY = pytest.mark.skipif(not os.environ.get("ERBLOCK_NIGHTLY"),
+                             reason="nightly only (benchmarks/fuzz_nightly.py runs it)")
+
+
 def _load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
@@ -151,12 +157,7 @@ def test_bench_encoded_quick(tmp_path: Path, client) -> None:
     assert "encode='auto'" in (tmp_path / "encoded.md").read_text()
 
 
-#: the heaviest smoke runs (their scripts' code paths; the exactness they check is also
-#: tested in tests/test_multi_keys.py) run in the nightly script, not in the suite
-NIGHTLY = pytest.mark.skipif(not os.environ.get("ERBLOCK_NIGHTLY"),
-                             reason="nightly only (benchmarks/fuzz_nightly.py runs it)")
-
-
+@NIGHTLY
 def test_bench_tokens_quick(tmp_path: Path, client) -> None:
     tok = _load("bench_tokens")
     # pyJedAI (and the Ray it starts) only in the nightly run: ~15 s of the suite's budget
