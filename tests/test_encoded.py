@@ -202,3 +202,26 @@ def test_pushdown_with_uneven_weights_keeps_a_pair_at_the_threshold():
     ri, cj, _, score = push.pairs(0, 1, 0, 5, None)
     assert (0, 0) in {(int(i), int(j)) for i, j, v in zip(ri, cj, score)
                       if v >= np.float32(0.9)}
+
+
+def test_exact_compares_codes_as_the_kernel_compares_values():
+    """``exact`` on the encoded path compares codes in one space for both sides: the same
+    1.0 / 0.0 / NaN as the kernel on the values, for link (different value sets, missing
+    values, mixed types) and dedupe."""
+    from erblock.engine.tasks.encoded import CodeEquality, encode, joint_codes
+    comp = erblock.comparison("x", "exact")
+    left = pd.Series(["a", "b", None, 1, "a", "", 2.0, "c"], dtype=object)
+    right = pd.Series(["b", 1.0, "z", None, "a", 2, "a"], dtype=object)
+    pl, pr = comp.prepare(left), comp.prepare(right)
+    el, er = encode(pl), encode(pr)
+    assert el is not None and er is not None
+    lc, rc = joint_codes(el, er)
+    got = CodeEquality(lc, rc).gather(0, len(left), 0, len(right))
+    want = comp.matrix(pl, pr)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.nan_to_num(got, nan=-1), np.nan_to_num(want, nan=-1))
+    dc, dc2 = joint_codes(el, None)
+    assert dc is dc2
+    same = CodeEquality(dc, dc).gather(0, len(left), 0, len(left))
+    np.testing.assert_array_equal(np.nan_to_num(same, nan=-1),
+                                  np.nan_to_num(comp.matrix(pl, pl), nan=-1))

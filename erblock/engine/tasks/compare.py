@@ -41,7 +41,7 @@ from ...balancing.plan import RANGE, TRIANGLE, Plan
 from ...balancing.ranges import range_bands
 from ...matchers.comparisons import Comparison
 from ..job import DEFAULT_CELL_BUDGET
-from .encoded import ENCODED_CHUNK_CELLS, block_encoding, pushdown
+from .encoded import ENCODED_CHUNK_CELLS, BlockCodes, block_encoding, pushdown
 from .mean import mean_score
 from .sides import Collector, Side, TaskCounter, assemble, structure_mask
 from .write import PartWriter
@@ -64,14 +64,15 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
     cutoff = threshold if (single and threshold is not None and threshold > 0) else None
     enc = block_encoding(left.encoded, right.encoded, l0, l1, r0, r1,
                          triangle and left is right, comparisons, cutoff,
-                         always=left.encode_mode == "always", cell_budget=cell_budget)
+                         always=left.encode_mode == "always", cell_budget=cell_budget,
+                         equal=left.equal_codes)
     n_direct = sum(e is None for e in enc)
     if n_direct == 0:  # lookups and sums only: chunks that stay in cache go faster
         cell_budget = max(1, min(cell_budget // 4, ENCODED_CHUNK_CELLS))
     chunk = max(1, cell_budget // max(ncols_total, 1))
     # cells: similarities computed per comparison (mean over the comparisons): the pair
     # cells of the direct ones, the distinct-value cells of the encoded ones
-    out.cells += sum(e.matrix.size for e in enc if e is not None) // len(comparisons)
+    out.cells += sum(e.matrix.size for e in enc if isinstance(e, BlockCodes)) // len(comparisons)
     push = pushdown(enc, weights, threshold) if n_direct == 0 else None
     for a in range(l0, l1, chunk):
         b = min(a + chunk, l1)
@@ -289,6 +290,7 @@ def compare_task(
     right = left if right_records is None else Side(right_records, comparisons, col_index,
                                                     n_passes, encode, windows)
     left.rules_against(right)
+    left.share_codes(right, comparisons)
     stats.records = len(left_records) + (0 if right_records is None else len(right_records))
     weights = np.array([c.weight for c in comparisons], dtype=np.float32)
     out = Collector(len(comparisons))

@@ -93,11 +93,44 @@ class BlockCodes:
         return self.matrix.take(self.rows[a:b], axis=0).take(self.cols[c:d], axis=1)
 
 
+@dataclass
+class CodeEquality:
+    """An ``exact`` comparison of one block by its values' codes (one code space for both
+    sides, −1 for missing): 1.0 where equal, 0.0 where not, NaN where a value is missing —
+    what the kernel gives, without touching the values."""
+
+    rows: np.ndarray  # joint code per left record of the block
+    cols: np.ndarray  # per right record
+
+    def gather(self, a: int, b: int, c: int, d: int) -> np.ndarray:
+        lc, rc = self.rows[a:b], self.cols[c:d]
+        out = (lc[:, None] == rc[None, :]).astype(np.float32)
+        if (lc < 0).any():
+            out[lc < 0, :] = np.nan
+        if (rc < 0).any():
+            out[:, rc < 0] = np.nan
+        return out
+
+
+def joint_codes(left: Encoded, right: Encoded | None) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of both sides' records in one code space (−1: missing), from their distinct
+    values: once per reduce task and column."""
+    if right is None or right is left:
+        codes = np.where(left.uniques.missing[left.codes], -1, left.codes).astype(np.int64)
+        return codes, codes
+    lu, ru = left.uniques, right.uniques
+    both, _ = pd.factorize(np.concatenate([lu.values, ru.values]), use_na_sentinel=True)
+    lmap, rmap = both[: len(lu.values)].copy(), both[len(lu.values):].copy()
+    lmap[lu.missing], rmap[ru.missing] = -1, -1
+    return lmap[left.codes].astype(np.int64), rmap[right.codes].astype(np.int64)
+
+
 def block_encoding(left: list[Encoded | None], right: list[Encoded | None],
                    l0: int, l1: int, r0: int, r1: int, triangle: bool,
                    comparisons: Sequence[Comparison], cutoff: float | None,
-                   always: bool = False, cell_budget: int = ENCODE_MAX_CELLS
-                   ) -> list[BlockCodes | None]:
+                   always: bool = False, cell_budget: int = ENCODE_MAX_CELLS,
+                   equal: Sequence[tuple[np.ndarray, np.ndarray] | None] = ()
+                   ) -> list[BlockCodes | CodeEquality | None]:
     """Per comparison, the encoded form of block ``[l0, l1) × [r0, r1)`` or None (direct).
     ``always``: encode whatever the counts. A distinct-pair matrix never exceeds
     ``cell_budget`` cells (nor ``ENCODE_MAX_CELLS``), so computing it takes what a direct
@@ -107,10 +140,14 @@ def block_encoding(left: list[Encoded | None], right: list[Encoded | None],
     limit = min(cell_budget, ENCODE_MAX_CELLS)
     nl, nr = l1 - l0, r1 - r0
     cells = nl * (nl - 1) // 2 if triangle else nl * nr
-    out: list[BlockCodes | None] = [None] * len(comparisons)
+    out: list[BlockCodes | CodeEquality | None] = [None] * len(comparisons)
     if cells < ENCODE_MIN_CELLS and not always:
         return out
     for k, c in enumerate(comparisons):
+        eq = equal[k] if k < len(equal) else None
+        if eq is not None:  # exact: compare codes, whatever the distinct counts
+            out[k] = CodeEquality(eq[0][l0:l1], eq[1][r0:r1])
+            continue
         le, re = left[k], right[k]
         if le is None or re is None:
             continue
@@ -161,7 +198,7 @@ class Pushdown:
         return ri, cj, sims, mean_score(sims, self.weights)
 
 
-def pushdown(blocks: Sequence[BlockCodes | None], weights: np.ndarray,
+def pushdown(blocks: Sequence[BlockCodes | CodeEquality | None], weights: np.ndarray,
              threshold: float | None) -> Pushdown | None:
     """A :class:`Pushdown` for a block whose comparisons are all encoded, when one
     comparison alone rules out most distinct pairs; else None (the dense path).
@@ -171,9 +208,9 @@ def pushdown(blocks: Sequence[BlockCodes | None], weights: np.ndarray,
     only if ``w_k (t − s) <= Σ_j w_j max(M_j − t, 0)`` over the other comparisons (``M_j``
     their largest similarity in the block): the best case includes exactly the others
     above ``t``. Pairs missing comparison k always pass to the exact computation."""
-    if threshold is None or any(b is None for b in blocks):
+    if threshold is None or any(not isinstance(b, BlockCodes) for b in blocks):
         return None
-    full = [b for b in blocks if b is not None]
+    full = [b for b in blocks if isinstance(b, BlockCodes)]
     if not full or any(b.matrix.size == 0 for b in full):
         return None
     w = weights.astype(np.float64)

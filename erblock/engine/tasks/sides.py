@@ -22,7 +22,7 @@ from ...matchers.methods import Prepared
 from ...matchers.scoring.base import PASS_COLUMN
 from ...matchers.scoring.base import value_column as pair_value_column
 from ..schema import BLOCK, ID, PASS, RANK, RID, UNIT, value_column
-from .encoded import Encoded
+from .encoded import Encoded, joint_codes
 from .encoded import encode as encode_column
 from .keysets import PassKeys
 
@@ -60,6 +60,8 @@ class Side:
         self.n_passes = n_passes
         self.windows = tuple(windows)  #: window of every sorted-neighbourhood pass (else 0)
         self.pair_keys: PassKeys | None = None  #: set by :meth:`rules_against`
+        #: per comparison, codes of both sides in one space for ``exact`` (encoded.py)
+        self.equal_codes: list[tuple[np.ndarray, np.ndarray] | None] = []
         # comparisons whose methods prepare a column alike share the prepared values
         cache: dict[tuple[int, Any], Prepared] = {}
         codes: dict[tuple[int, Any], Encoded | None] = {}
@@ -81,6 +83,14 @@ class Side:
         keys = PassKeys(self.records, None if right is self else right.records,
                         self.n_passes, self.block, self.passes, self.windows)
         self.pair_keys = keys if keys.active else None
+
+    def share_codes(self, right: Side, comparisons: Sequence[Comparison]) -> None:
+        """Codes of this side's and ``right``'s values in one space, for the comparisons
+        that are value equality (``exact``): blocks then compare codes, not values."""
+        self.equal_codes = [
+            joint_codes(le, None if right is self else re)
+            if c.kernel.equality and le is not None and re is not None else None
+            for c, le, re in zip(comparisons, self.encoded, right.encoded)]
 
     def slice_of(self, unit: int) -> tuple[int, int]:
         lo = int(np.searchsorted(self.unit, unit, side="left"))

@@ -121,6 +121,9 @@ class Method:
         """The values term frequencies are counted on (as the method compares them)."""
         return values.astype("string")
 
+    #: the similarity is 1 for equal prepared values, else 0: the encoded path compares
+    #: the values' codes instead (:mod:`erblock.engine.tasks.encoded`)
+    equality: ClassVar[bool] = False
     #: whether the method needs statistics of the whole input (:meth:`corpus_items`)
     needs_corpus: ClassVar[bool] = False
 

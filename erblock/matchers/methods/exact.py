@@ -17,6 +17,7 @@ class ExactMethod(Method):
     accepts: ClassVar[str] = "any"
     LEVELS: ClassVar[tuple[float, ...]] = (1.0,)
     summary: ClassVar[str] = "1 if the values are equal, else 0 (any dtype)"
+    equality: ClassVar[bool] = True
 
     def prepare(self, values: pd.Series) -> Prepared:
         blank = super().prepare(values).missing
