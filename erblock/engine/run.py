@@ -71,8 +71,8 @@ def empty_pairs(job: Job, id_dtypes: tuple[object, object], model: ScoringModel 
         "right_id": pd.Series([], dtype=id_dtypes[1]),  # type: ignore[call-overload]
     }
     for c in job.comparisons:
-        cols[c.name] = pd.Series([], dtype=np.float64)
-    cols["score"] = pd.Series([], dtype=np.float64)
+        cols[c.name] = pd.Series([], dtype=np.float32)
+    cols["score"] = pd.Series([], dtype=np.float32)
     if model is not None and model.needs_pass:
         cols[PASS_COLUMN] = pd.Series([], dtype=np.int8)
     if model is not None and model.decision != "score":

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,8 +43,9 @@ from ...balancing.ranges import range_bands
 from ...matchers.comparisons import Comparison
 from ..job import DEFAULT_CELL_BUDGET
 from .encoded import ENCODED_CHUNK_CELLS, BlockCodes, block_encoding, pushdown
+from .join import JOIN_MAX_SHARE, join_candidates, ruling_comparisons, run_join
 from .mean import mean_score
-from .sides import Collector, Side, TaskCounter, assemble, structure_mask
+from .sides import Collector, Side, TaskCounter, assemble, pair_table, structure_mask
 from .write import PartWriter
 
 SMALL_BATCH = 1 << 10  # a batch of block runs may waste this many cells whatever its size
@@ -59,6 +61,10 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
     ncols_total = r1 - r0
     if ncols_total <= 0 or l1 <= l0:
         return 0
+    joined = _try_join(left, right, l0, l1, r0, r1, triangle, comparisons, weights,
+                       threshold, out, cell_budget)
+    if joined is not None:
+        return joined
     done = 0
     single = len(comparisons) == 1
     cutoff = threshold if (single and threshold is not None and threshold > 0) else None
@@ -101,12 +107,47 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
             if mask is not None:
                 sel &= mask
         else:
-            sel = mask if mask is not None else np.ones(score.shape, dtype=bool)
+            sel = mask  # None: every cell is kept
         out.cells += score.size * n_direct // len(comparisons)
-        # flatnonzero + divmod: ~15x faster than 2-D np.nonzero on a mostly-False matrix
-        ri, cj = np.divmod(np.flatnonzero(sel), sel.shape[1])
-        out.keep(li[ri], rj[cj], [m[ri, cj] for m in mats], score[ri, cj])
+        keep_cells(out, li, rj, sel, mats, score)
     return done
+
+
+def _try_join(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,
+              comparisons: Sequence[Comparison], weights: np.ndarray, threshold: float | None,
+              out: Collector, cell_budget: int) -> int | None:
+    """The block as an equality join (:mod:`.join`) when an exact comparison rules out
+    the pairs it disagrees on and the join is the cheaper way; else None."""
+    ruling = ruling_comparisons(comparisons, weights, threshold, left.equal_codes)
+    if not ruling or threshold is None:
+        return None
+    nl, nr = l1 - l0, r1 - r0
+    cells = nl * (nl - 1) // 2 + nl * (nr - nl) if triangle else nl * nr
+    best = min((join_candidates(left.equal_codes[k][0][l0:l1],  # type: ignore[index]
+                                left.equal_codes[k][1][r0:r1]), k)  # type: ignore[index]
+               for k in ruling)
+    if (best[0] // 2 if triangle else best[0]) > JOIN_MAX_SHARE * cells:
+        return None
+    return run_join(left, right, l0, l1, r0, r1, triangle, best[1], comparisons, weights,
+                    threshold, out, cell_budget, also=[k for k in ruling if k != best[1]])
+
+
+def keep_cells(out: Collector, li: np.ndarray, rj: np.ndarray, sel: np.ndarray | None,
+               mats: Sequence[np.ndarray], score: np.ndarray) -> None:
+    """Hand the chunk's cells where ``sel`` is true (all of them if None) to ``out``.
+
+    Row-major flat positions, row numbers by repeating each row's count and 1-D takes:
+    several times faster than ``divmod`` and 2-D fancy indexing (which a chunk that keeps
+    every pair, all pairs written, spends most of its time on)."""
+    n_r, n_c = score.shape
+    if sel is None:
+        out.keep(np.repeat(li, n_c), np.tile(rj, n_r), [m.ravel() for m in mats],
+                 score.ravel())
+        return
+    flat = np.flatnonzero(sel)
+    ri = np.repeat(np.arange(n_r), np.count_nonzero(sel, axis=1))
+    cj = flat - ri * n_c
+    out.keep(li[ri], rj[cj], [m.ravel().take(flat) for m in mats], score.ravel().take(flat))
 
 
 def _run_units(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,
@@ -300,10 +341,14 @@ def compare_task(
                         id_dtypes=id_dtypes, pair_values=pair_values, col_index=col_index,
                         pass_of_pair=pass_of_pair)
 
+    def table(collected: Collector) -> Any:  # for the writer: arrow, else a frame
+        t = pair_table(left, right, collected, comparisons, right_records is None, id_dtypes)
+        return frame(collected) if t is None else t
+
     if sink is not None:  # chunks no larger than a row group: at most two groups held
         cell_budget = min(cell_budget, sink.rows)
         out.flush_rows = sink.rows
-        out.on_full = lambda: sink.write(frame(out.drain()))
+        out.on_full = lambda: sink.write(table(out.drain()))
     m = plan.match
     link = right_records is not None
     small: list[tuple[int, int, int, int, bool]] = []  # tiny tasks, batched below
@@ -326,10 +371,11 @@ def compare_task(
                                         cell_budget)
     stats.comparisons += _run_small(left, right, small, comparisons, weights, threshold, out,
                                     cell_budget)
-    pairs = frame(out)
     if sink is not None:
-        sink.write(pairs)
-        pairs = pairs.iloc[:0]
+        sink.write(table(out))
+        pairs = frame(Collector(len(comparisons)))
+    else:
+        pairs = frame(out)
     stats.pairs = sink.pairs if sink is not None else len(pairs)
     stats.cells, stats.kernel_calls = out.cells, out.kernel_calls
     stats.seconds = time.perf_counter() - start

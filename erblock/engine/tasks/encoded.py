@@ -192,8 +192,11 @@ class Pushdown:
         ok = self.passing.take(f.rows[a:b], axis=0).take(f.cols[c:d], axis=1)
         if mask is not None:
             ok &= mask
-        ri, cj = np.divmod(np.flatnonzero(ok), d - c)
-        sims = [blk.matrix[blk.rows[a + ri], blk.cols[c + cj]] for blk in self.blocks]
+        flat = np.flatnonzero(ok)
+        ri = np.repeat(np.arange(b - a), np.count_nonzero(ok, axis=1))
+        cj = flat - ri * (d - c)
+        sims = [blk.matrix.ravel().take(blk.rows[a + ri] * blk.matrix.shape[1]
+                                        + blk.cols[c + cj]) for blk in self.blocks]
         # mean_score is elementwise: on these pairs it gives the dense chunk's values
         return ri, cj, sims, mean_score(sims, self.weights)
 

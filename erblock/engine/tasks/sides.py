@@ -57,6 +57,7 @@ class Side:
         self.rank = (records[RANK].to_numpy() if RANK in records.columns
                      else np.full(len(records), -1, dtype=np.int64))
         self.passes = records[PASS].to_numpy()
+        self._id_dictionary: Any = None  # (codes, arrow dictionary) of text ids, once
         self.n_passes = n_passes
         self.windows = tuple(windows)  #: window of every sorted-neighbourhood pass (else 0)
         self.pair_keys: PassKeys | None = None  #: set by :meth:`rules_against`
@@ -91,6 +92,28 @@ class Side:
             joint_codes(le, None if right is self else re)
             if c.kernel.equality and le is not None and re is not None else None
             for c, le, re in zip(comparisons, self.encoded, right.encoded)]
+
+    def id_array(self, rows: np.ndarray, dtype: object) -> Any:
+        """The ids of ``rows`` as an arrow array: integers as they are, text as a
+        dictionary array over this side's distinct ids; None for other id dtypes."""
+        import pyarrow as pa
+
+        if self.ids.dtype.kind in "iu" and self.ids.dtype == dtype:
+            return pa.array(self.ids[rows])
+        if self._id_dictionary is None:
+            if self.ids.dtype != object or not pd.api.types.is_string_dtype(dtype):  # type: ignore[arg-type]
+                return None
+            codes, uniques = pd.factorize(self.ids, use_na_sentinel=False)
+            try:
+                dictionary = pa.array(uniques, type=pa.string())
+            except (pa.ArrowTypeError, pa.ArrowInvalid):
+                self._id_dictionary = False
+                return None
+            self._id_dictionary = (codes.astype(np.int32), dictionary)
+        if self._id_dictionary is False:
+            return None
+        codes, dictionary = self._id_dictionary
+        return pa.DictionaryArray.from_arrays(pa.array(codes[rows]), dictionary)
 
     def slice_of(self, unit: int) -> tuple[int, int]:
         lo = int(np.searchsorted(self.unit, unit, side="left"))
@@ -158,32 +181,60 @@ class Collector:
         return out
 
 
-def assemble(left: Side, right: Side, out: Collector, comparisons: Sequence[Comparison],
-              dedupe: bool, id_dtypes: tuple[object, object],
-              pair_values: Sequence[Comparison] = (), col_index: dict[str, int] | None = None,
-              pass_of_pair: bool = False) -> pd.DataFrame:
+def _pair_rows(left: Side, right: Side, out: Collector, dedupe: bool
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Row positions of the collected pairs in the two sides (a dedupe's pairs oriented so
+    that left comes first in the input)."""
     if out.left:
         li, rj = np.concatenate(out.left), np.concatenate(out.right)
     else:
         li = rj = np.zeros(0, dtype=np.int64)
-    passes = left.passes[li]  # both records of a pair are rows of the same pass
     if dedupe and len(li):
-        # orient every pair so that left comes first in the input
         swap = left.rid[li] > right.rid[rj]
         li, rj = np.where(swap, rj, li), np.where(swap, li, rj)
-    data = {
+    return li, rj
+
+
+def _similarities(out: Collector, comparisons: Sequence[Comparison]
+                  ) -> dict[str, np.ndarray]:
+    """Each comparison's similarities and the score, float32 as computed (no rounding)."""
+    data = {c.name: np.concatenate(out.sims[k]) if out.sims[k] else np.zeros(0, np.float32)
+            for k, c in enumerate(comparisons)}
+    data["score"] = np.concatenate(out.score) if out.score else np.zeros(0, np.float32)
+    return data
+
+
+def assemble(left: Side, right: Side, out: Collector, comparisons: Sequence[Comparison],
+              dedupe: bool, id_dtypes: tuple[object, object],
+              pair_values: Sequence[Comparison] = (), col_index: dict[str, int] | None = None,
+              pass_of_pair: bool = False) -> pd.DataFrame:
+    """The collected pairs as a pairs frame (ids in their input dtypes)."""
+    li, rj = _pair_rows(left, right, out, dedupe)
+    data: dict[str, Any] = {
         "left_id": pd.Series(left.ids[li]).astype(id_dtypes[0]),
         "right_id": pd.Series(right.ids[rj]).astype(id_dtypes[1]),
+        **_similarities(out, comparisons),
     }
-    for k, c in enumerate(comparisons):
-        vals = np.concatenate(out.sims[k]) if out.sims[k] else np.zeros(0, np.float32)
-        data[c.name] = vals.astype(np.float64)
-    score = np.concatenate(out.score) if out.score else np.zeros(0, np.float32)
-    data["score"] = score.astype(np.float64)
     for c in pair_values:
         assert col_index is not None
         data[pair_value_column(c.name)] = left.records[value_column(col_index[c.column])
                                                       ].to_numpy(dtype=object)[li]
-    if pass_of_pair:
-        data[PASS_COLUMN] = passes.astype(np.int8)
+    if pass_of_pair:  # both records of a pair are rows of the same pass
+        data[PASS_COLUMN] = left.passes[li].astype(np.int8)
     return pd.DataFrame(data)
+
+
+def pair_table(left: Side, right: Side, out: Collector, comparisons: Sequence[Comparison],
+               dedupe: bool, id_dtypes: tuple[object, object]) -> Any:
+    """The collected pairs as an arrow table for the parquet writer, built without pandas:
+    integer ids as they are, text ids as dictionary columns over the task's distinct ids
+    (no string is copied per pair). None when an id column is neither (the writer then
+    takes :func:`assemble`'s frame, which keeps any dtype)."""
+    import pyarrow as pa
+
+    li, rj = _pair_rows(left, right, out, dedupe)
+    lid, rid = left.id_array(li, id_dtypes[0]), right.id_array(rj, id_dtypes[1])
+    if lid is None or rid is None:
+        return None
+    cols = {"left_id": lid, "right_id": rid, **_similarities(out, comparisons)}
+    return pa.table(cols)

@@ -39,17 +39,32 @@ class PartWriter:
         self._writer: Any = None
         self._schema: Any = None
 
-    def write(self, pairs: pd.DataFrame) -> None:
+    def write(self, pairs: Any) -> None:
+        """Write ``pairs`` (a pairs frame, or an arrow table of the same columns, whose
+        text ids may be dictionary columns) as one row group.
+
+        An arrow table goes as it is, without the arrow schema in the file: readers see
+        plain text ids, not categories (parquet stores both alike)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         if self._writer is not None and not len(pairs):
             return
         start = time.perf_counter()
-        table = pa.Table.from_pandas(pairs, preserve_index=False, schema=self._schema)
+        if isinstance(pairs, pa.Table):
+            same = self._schema is None or pairs.schema.equals(self._schema)
+            table = pairs if same else pairs.cast(self._schema)
+            # dictionary pages only where the column is one (text ids): hashing the
+            # similarities for a dictionary costs a quarter of the write and they seldom
+            # repeat enough to pay for it
+            dicts = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
+            options: dict[str, Any] = {"store_schema": False, "use_dictionary": dicts}
+        else:
+            table = pa.Table.from_pandas(pairs, preserve_index=False, schema=self._schema)
+            options = {}
         if self._writer is None:
             self._schema = table.schema
-            self._writer = pq.ParquetWriter(self.tmp, table.schema)
+            self._writer = pq.ParquetWriter(self.tmp, table.schema, **options)
         self._writer.write_table(table)
         self.pairs += len(pairs)
         self.seconds += time.perf_counter() - start
