@@ -415,6 +415,39 @@ def peer_comparison(abt: pd.DataFrame, buy: pd.DataFrame, truth: pd.DataFrame,
     return out
 
 
+#: erblock's block filtering settings of the PC-vs-candidates curve, fixed before any run:
+#: shares of each record's blocks, then whole blocks
+KEEP_GRID: tuple[float | int, ...] = (0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 3, 2, 1)
+
+
+def filter_curve(abt: pd.DataFrame, buy: pd.DataFrame, truth: pd.DataFrame, client: Any,
+                 target: int | None) -> dict[str, Any]:
+    """erblock's block filtering ``prune(tokens("name"), keep=x)`` over :data:`KEEP_GRID`
+    (untimed, one run each): candidates and PC per setting, and the PC at ``target``
+    candidates (pyJedAI's) interpolated linearly in log(candidates) between the two
+    settings around it (None outside the curve)."""
+    kw = {"n_left": len(abt), "n_right": len(buy)}
+    points = []
+    for keep in KEEP_GRID:
+        pairs = erblock.link(abt, buy, key=prune(tokens("name"), keep=keep),
+                             compare={"name": "exact"}, client=client)
+        m = erblock.evaluate(pairs, truth, **kw)
+        points.append({"keep": keep, "candidates": int(m["n_candidates"]),
+                       "pair_completeness": float(m["pair_completeness"])})
+    out: dict[str, Any] = {"points": points, "target": target, "at_target": None}
+    if target:
+        pts = sorted(points, key=lambda q: q["candidates"])
+        for lo, hi in zip(pts[:-1], pts[1:]):
+            if lo["candidates"] <= target <= hi["candidates"] and hi["candidates"] > 0:
+                span = np.log(hi["candidates"]) - np.log(max(lo["candidates"], 1))
+                f = (np.log(target) - np.log(max(lo["candidates"], 1))) / span if span else 0.0
+                out["at_target"] = float(lo["pair_completeness"] + f * (
+                    hi["pair_completeness"] - lo["pair_completeness"]))
+                out["between"] = [lo["keep"], hi["keep"]]
+                break
+    return out
+
+
 def _timed(fn: Callable[[], Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     result = fn()
@@ -626,6 +659,23 @@ def _render_peer(res: dict[str, Any]) -> list[str]:
               "process to process (a few tens of pairs between PYTHONHASHSEED values; the "
               "same within a process).", ""]
     rat = peer["ratios"]
+    curve = res.get("filter_curve") or {}
+    if curve.get("points"):
+        lines += ["erblock's block filtering, `prune(tokens('name'), keep=x)` for a grid of x "
+                  "fixed before any run (shares of a record's blocks, then whole blocks; "
+                  "no purging), candidates and PC:", "",
+                  "| keep | " + " | ".join(str(q["keep"]) for q in curve["points"]) + " |",
+                  "|---|" + "---:|" * len(curve["points"]),
+                  "| candidates | " + " | ".join(f"{q['candidates']:,}"
+                                                 for q in curve["points"]) + " |",
+                  "| PC | " + " | ".join(_f(q["pair_completeness"])
+                                         for q in curve["points"]) + " |", ""]
+        if curve.get("at_target") is not None:
+            lines.append(f"- **PC at pyJedAI's candidate count** ({curve['target']:,}), "
+                         "interpolated in log(candidates) between keep = "
+                         f"{curve['between'][0]} and {curve['between'][1]}: erblock "
+                         f"**{_f(curve['at_target'])}** vs pyJedAI "
+                         f"{_f(pj_f['pair_completeness'])}.")
     if ck:
         lines.append(f"- **PC at a comparable candidate count**: erblock `{ck['key']}` "
                      f"{_f(ck['pair_completeness'])} with {ck['candidates']:,} candidates "
@@ -739,6 +789,12 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
             else:
                 res["peer"] = {"skipped": skip_peer}
             closest_to_peer(res)
+            peer_k = (res.get("peer") or {}).get("pyjedai_filtered", {}).get("candidates")
+            log("(c) erblock's block filtering curve")
+            try:
+                res["filter_curve"] = filter_curve(abt, buy, truth, client, peer_k)
+            except Exception as e:  # noqa: BLE001
+                res["filter_curve"] = _error(e)
         else:
             res["peer"] = {"skipped": "Abt-Buy could not be loaded"}
     finally:
