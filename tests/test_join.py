@@ -44,7 +44,7 @@ def _cells(pairs: pd.DataFrame) -> int:
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 def test_join_keeps_what_the_dense_path_keeps(client, strategy: str) -> None:
-    df = _frame(1, 700)
+    df = _frame(1, 1200)
     for keys in (["k"], ["k", "k2"]):
         runs = {e: erblock.dedupe(df, key=keys, compare=COMPARE, strategy=strategy, n_tasks=4,
                                   client=client, npartitions=3, sort=True, threshold=0.8,

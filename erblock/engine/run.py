@@ -149,7 +149,8 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
                  else empty_pairs(job, id_dtypes, scoring))
         if job.options.sort:
             pairs = sort_pairs(pairs)
-    elif not results:  # no comparisons: still leave a readable, empty dataset
+    elif not any(n.startswith("part-") for n in os.listdir(out_dir)):
+        # no pairs (or no tasks): still leave a readable, empty dataset of the right types
         empty_pairs(job, id_dtypes, scoring).to_parquet(
             os.path.join(out_dir, PART_NAME.format(task=0)), index=False)
     phases["write"] = time.perf_counter() - t3

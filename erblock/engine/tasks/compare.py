@@ -43,7 +43,7 @@ from ...balancing.ranges import range_bands
 from ...matchers.comparisons import Comparison
 from ..job import DEFAULT_CELL_BUDGET
 from .encoded import ENCODED_CHUNK_CELLS, BlockCodes, block_encoding, pushdown
-from .join import JOIN_MAX_SHARE, join_candidates, ruling_comparisons, run_join
+from .join import JOIN_MAX_SHARE, JOIN_MIN_CELLS, join_candidates, ruling_comparisons, run_join
 from .mean import mean_score
 from .sides import Collector, Side, TaskCounter, assemble, pair_table, structure_mask
 from .write import PartWriter
@@ -123,6 +123,8 @@ def _try_join(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, trian
         return None
     nl, nr = l1 - l0, r1 - r0
     cells = nl * (nl - 1) // 2 + nl * (nr - nl) if triangle else nl * nr
+    if cells < JOIN_MIN_CELLS:  # a small dense block is as fast as sorting for a join
+        return None
     best = min((join_candidates(left.equal_codes[k][0][l0:l1],  # type: ignore[index]
                                 left.equal_codes[k][1][r0:r1]), k)  # type: ignore[index]
                for k in ruling)

@@ -32,6 +32,8 @@ from .sides import Collector, Side, structure_mask
 #: join when its candidates are at most this share of the block's cells: a candidate
 #: costs an aligned kernel call per comparison, several times a dense cell
 JOIN_MAX_SHARE = 0.1
+#: blocks of fewer cells stay dense (sorting codes costs what comparing them does)
+JOIN_MIN_CELLS = 4096
 #: relative margin of the bound for float32 rounding of the score and the threshold
 MARGIN = 1e-5
 

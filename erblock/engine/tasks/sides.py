@@ -95,25 +95,28 @@ class Side:
 
     def id_array(self, rows: np.ndarray, dtype: object) -> Any:
         """The ids of ``rows`` as an arrow array: integers as they are, text as a
-        dictionary array over this side's distinct ids; None for other id dtypes."""
+        dictionary array over the distinct ids among ``rows`` (a row group's dictionary
+        page holds only what it uses); None for other id dtypes (bytes, mixed, nullable:
+        the frame path keeps them)."""
         import pyarrow as pa
 
         if self.ids.dtype.kind in "iu" and self.ids.dtype == dtype:
             return pa.array(self.ids[rows])
         if self._id_dictionary is None:
-            if self.ids.dtype != object or not pd.api.types.is_string_dtype(dtype):  # type: ignore[arg-type]
-                return None
-            codes, uniques = pd.factorize(self.ids, use_na_sentinel=False)
-            try:
-                dictionary = pa.array(uniques, type=pa.string())
-            except (pa.ArrowTypeError, pa.ArrowInvalid):
+            text = (self.ids.dtype == object
+                    and pd.api.types.is_string_dtype(dtype)  # type: ignore[arg-type]
+                    and pd.api.types.infer_dtype(self.ids, skipna=False) in ("string", "empty"))
+            if not text:
                 self._id_dictionary = False
                 return None
-            self._id_dictionary = (codes.astype(np.int32), dictionary)
+            codes, uniques = pd.factorize(self.ids, use_na_sentinel=False)
+            self._id_dictionary = (codes, pa.array(uniques, type=pa.string()))
         if self._id_dictionary is False:
             return None
         codes, dictionary = self._id_dictionary
-        return pa.DictionaryArray.from_arrays(pa.array(codes[rows]), dictionary)
+        used, local = pd.factorize(codes[rows])  # ids of these rows only, hashed
+        return pa.DictionaryArray.from_arrays(pa.array(used.astype(np.int32)),
+                                              dictionary.take(pa.array(local, type=pa.int64())))
 
     def slice_of(self, unit: int) -> tuple[int, int]:
         lo = int(np.searchsorted(self.unit, unit, side="left"))

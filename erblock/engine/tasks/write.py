@@ -48,8 +48,8 @@ class PartWriter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if self._writer is not None and not len(pairs):
-            return
+        if not len(pairs):  # an empty task leaves no part (run.py writes one typed part
+            return  # if the whole output is empty): its id types would be guesses
         start = time.perf_counter()
         if isinstance(pairs, pa.Table):
             same = self._schema is None or pairs.schema.equals(self._schema)
@@ -70,7 +70,7 @@ class PartWriter:
         self.seconds += time.perf_counter() - start
 
     def close(self) -> float:
-        """Finish the part (an empty one if nothing was written); the seconds writing took."""
+        """Finish the part (none if nothing was written); the seconds writing took."""
         start = time.perf_counter()
         if self._writer is not None:
             self._writer.close()
@@ -92,11 +92,14 @@ def stream_rows(cell_budget: int) -> int:
 
 
 def write_part(pairs: pd.DataFrame, out_dir: str, task: int) -> float:
-    """Write one reduce task's pairs as ``part-<task>.parquet``; the seconds it took.
+    """Write one reduce task's pairs as ``part-<task>.parquet`` (nothing if it has
+    none); the seconds it took.
 
     Written under a temporary name and renamed, so a recomputed task (a worker died)
     rewrites the same part whole and a reader never sees half a part.
     """
+    if not len(pairs):  # as PartWriter: no part for an empty task
+        return 0.0
     start = time.perf_counter()
     final = os.path.join(out_dir, PART_NAME.format(task=task))
     tmp = f"{final}.{uuid.uuid4().hex}.tmp"
