@@ -1,7 +1,7 @@
 """Nightly fuzzing: the end-to-end fuzz tests (tests/test_fuzz.py) with many more examples.
 
 The CI suite runs ``tests/test_fuzz.py`` with a bounded number of hypothesis examples per
-test (``ERBLOCK_FUZZ_EXAMPLES``, default 10). This script runs the same tests with
+test (``ERBLOCK_FUZZ_EXAMPLES``, default 5). This script runs the same tests with
 ``--examples`` per test (default 200; every strategy, link and dedupe), bounded by
 ``--timeout`` seconds, and records what ran and what failed::
 
