@@ -43,8 +43,15 @@ from ...balancing.ranges import range_bands
 from ...matchers.comparisons import Comparison
 from ..job import DEFAULT_CELL_BUDGET
 from .encoded import ENCODED_CHUNK_CELLS, BlockCodes, block_encoding, pushdown
-from .join import JOIN_MAX_SHARE, JOIN_MIN_CELLS, join_candidates, ruling_comparisons, run_join
-from .mean import mean_score
+from .join import (
+    JOIN_MAX_SHARE,
+    JOIN_MIN_CELLS,
+    join_candidates,
+    ruling_comparisons,
+    run_aligned,
+    run_join,
+)
+from .mean import cell_positions, mean_score
 from .sides import Collector, Side, TaskCounter, assemble, pair_table, structure_mask
 from .write import PartWriter
 
@@ -146,9 +153,7 @@ def keep_cells(out: Collector, li: np.ndarray, rj: np.ndarray, sel: np.ndarray |
         out.keep(np.repeat(li, n_c), np.tile(rj, n_r), [m.ravel() for m in mats],
                  score.ravel())
         return
-    flat = np.flatnonzero(sel)
-    ri = np.repeat(np.arange(n_r), np.count_nonzero(sel, axis=1))
-    cj = flat - ri * n_c
+    flat, ri, cj = cell_positions(sel)
     out.keep(li[ri], rj[cj], [m.ravel().take(flat) for m in mats], score.ravel().take(flat))
 
 
@@ -215,34 +220,6 @@ def _pair_index(tri: np.ndarray, l0: np.ndarray, nl: np.ndarray, r0: np.ndarray,
     return np.concatenate(lis), np.concatenate(rjs)
 
 
-def _run_aligned(left: Side, right: Side, li: np.ndarray, rj: np.ndarray,
-                 comparisons: Sequence[Comparison], weights: np.ndarray,
-                 threshold: float | None, out: Collector) -> int:
-    """Compare the aligned pairs (li[k], rj[k]) under the structure rules; return comparisons."""
-    if len(li) == 0:
-        return 0
-    mask = left.block[li] == right.block[rj]  # records of one cell may hold several blocks
-    li, rj = li[mask], rj[mask]
-    if left.pair_keys is not None and len(li):  # compared once: first pass, smallest key
-        once = left.pair_keys.aligned_mask(li, rj, left.passes[li])
-        li, rj = li[once], rj[once]
-    if len(li) == 0:
-        return 0
-    single = len(comparisons) == 1
-    cutoff = threshold if (single and threshold is not None and threshold > 0) else None
-    out.cells += len(li)
-    out.kernel_calls += 1
-    sims = [c.aligned(lv, rv, li, rj, cutoff)
-            for c, lv, rv in zip(comparisons, left.values, right.values)]
-    score = sims[0] if single else mean_score(sims, weights)
-    if threshold is None:
-        out.keep(li, rj, sims, score)
-    else:
-        keep = np.flatnonzero(score >= np.float32(threshold))
-        out.keep(li[keep], rj[keep], [v[keep] for v in sims], score[keep])
-    return len(li)
-
-
 def _run_small(left: Side, right: Side, small: list[tuple[int, int, int, int, bool]],
                comparisons: Sequence[Comparison], weights: np.ndarray,
                threshold: float | None, out: Collector, cell_budget: int) -> int:
@@ -259,7 +236,7 @@ def _run_small(left: Side, right: Side, small: list[tuple[int, int, int, int, bo
     for b in np.unique(batch).tolist():
         sel = live[batch == b]
         li, rj = _pair_index(tri[sel], l0[sel], nl[sel], r0[sel], nr[sel])
-        done += _run_aligned(left, right, li, rj, comparisons, weights, threshold, out)
+        done += run_aligned(left, right, li, rj, comparisons, weights, threshold, out)
     return done
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from ...matchers.comparisons import Comparison
 from ...matchers.methods import Prepared
-from .mean import mean_score
+from .mean import cell_positions, mean_score
 
 ENCODE_SHARE = 0.25  #: encoded when distinct pairs <= this share of the block's cells
 ENCODE_MIN_CELLS = 1 << 14  #: blocks with fewer cells go direct (the set-up would dominate)
@@ -192,9 +192,7 @@ class Pushdown:
         ok = self.passing.take(f.rows[a:b], axis=0).take(f.cols[c:d], axis=1)
         if mask is not None:
             ok &= mask
-        flat = np.flatnonzero(ok)
-        ri = np.repeat(np.arange(b - a), np.count_nonzero(ok, axis=1))
-        cj = flat - ri * (d - c)
+        _, ri, cj = cell_positions(ok)
         sims = [blk.matrix.ravel().take(blk.rows[a + ri] * blk.matrix.shape[1]
                                         + blk.cols[c + cj]) for blk in self.blocks]
         # mean_score is elementwise: on these pairs it gives the dense chunk's values

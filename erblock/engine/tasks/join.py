@@ -121,8 +121,6 @@ def run_join(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, triang
     order, lo, hi, n_miss = _ranges(lc, rc)
     extra = np.where(lc < 0, 0, n_miss)  # a present row also meets the missing columns
     per_row = (hi - lo) + extra
-    single = len(comparisons) == 1
-    cutoff = threshold if single else None
     # rows in batches of at most cell_budget candidates (a single row may exceed it)
     ends = np.cumsum(per_row)
     cuts = np.searchsorted(ends, np.arange(cell_budget, int(ends[-1]) if len(ends) else 0,
@@ -134,26 +132,41 @@ def run_join(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, triang
         ri2, pos2 = _expand(rows, np.zeros(b - a, dtype=np.int64), extra[a:b])
         li = l0 + np.concatenate([ri1, ri2])
         rj = r0 + order[np.concatenate([pos1, pos2])]
-        keep = left.block[li] == right.block[rj]
-        if triangle:
-            keep &= rj > li
+        keep = rj > li if triangle else np.ones(len(li), dtype=bool)
         for q in also:  # another ruling comparison: agree or miss a value, or go
             ql, qr = left.equal_codes[q]  # type: ignore[misc]
             a_, b_ = ql[li], qr[rj]
             keep &= (a_ == b_) | (a_ < 0) | (b_ < 0)
-        li, rj = li[keep], rj[keep]
-        if left.pair_keys is not None and len(li):
-            once = left.pair_keys.aligned_mask(li, rj, left.passes[li])
-            li, rj = li[once], rj[once]
-        if not len(li):
-            continue
-        out.cells += len(li)
-        out.kernel_calls += 1
-        sims = [c.aligned(lv, rv, li, rj, cutoff)
-                for c, lv, rv in zip(comparisons, left.values, right.values)]
-        score = sims[0] if single else mean_score(sims, weights)
-        sel = np.flatnonzero(score >= np.float32(threshold))
-        sel = sel[np.lexsort((rj[sel], li[sel]))]  # row-major, as the dense path keeps them
-        out.keep(li[sel], rj[sel], [v[sel] for v in sims], score[sel])
+        run_aligned(left, right, li[keep], rj[keep], comparisons, weights, threshold, out)
     chunk = max(1, cell_budget // max(r1 - r0, 1))
     return _structure_count(left, right, l0, l1, r0, r1, triangle, chunk)
+
+
+def run_aligned(left: Side, right: Side, li: np.ndarray, rj: np.ndarray,
+                 comparisons: Sequence[Comparison], weights: np.ndarray,
+                 threshold: float | None, out: Collector) -> int:
+    """Compare the aligned pairs (li[k], rj[k]) under the structure rules (block equality,
+    compared once); return comparisons. Batches of small match tasks and the join's
+    candidates both go through here."""
+    if len(li) == 0:
+        return 0
+    mask = left.block[li] == right.block[rj]  # records of one cell may hold several blocks
+    li, rj = li[mask], rj[mask]
+    if left.pair_keys is not None and len(li):  # compared once: first pass, smallest key
+        once = left.pair_keys.aligned_mask(li, rj, left.passes[li])
+        li, rj = li[once], rj[once]
+    if len(li) == 0:
+        return 0
+    single = len(comparisons) == 1
+    cutoff = threshold if (single and threshold is not None and threshold > 0) else None
+    out.cells += len(li)
+    out.kernel_calls += 1
+    sims = [c.aligned(lv, rv, li, rj, cutoff)
+            for c, lv, rv in zip(comparisons, left.values, right.values)]
+    score = sims[0] if single else mean_score(sims, weights)
+    if threshold is None:
+        out.keep(li, rj, sims, score)
+    else:
+        keep = np.flatnonzero(score >= np.float32(threshold))
+        out.keep(li[keep], rj[keep], [v[keep] for v in sims], score[keep])
+    return len(li)

@@ -45,3 +45,12 @@ def mean_score(mats: list[np.ndarray], weights: np.ndarray) -> np.ndarray:
             den += w
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / den, np.nan).astype(np.float32)
+
+
+def cell_positions(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row-major flat positions of the true cells of a 2-D mask, with their rows and
+    columns: rows by repeating each row's count, several times faster than ``divmod``
+    (the chunks of a compare spend much of their time here)."""
+    flat = np.flatnonzero(sel)
+    ri = np.repeat(np.arange(sel.shape[0]), np.count_nonzero(sel, axis=1))
+    return flat, ri, flat - ri * sel.shape[1]
