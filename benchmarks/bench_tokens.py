@@ -358,10 +358,10 @@ def peer_comparison(abt: pd.DataFrame, buy: pd.DataFrame, truth: pd.DataFrame,
                 abt, buy, key=key, compare={"name": "jaro_winkler"}, client=client)),
             "erblock_plan": lambda: _timed(lambda: erblock.plan(abt, buy, key=key,
                                                                  client=client)),
-            # erblock's own (lossy, opt-in) block filtering at pyJedAI's default ratio
+            # erblock's own (lossy, opt-in) JedAI pipeline at pyJedAI's defaults
             "erblock_filtered": lambda: _timed(lambda: erblock.link(
-                abt, buy, key=prune(key, keep=0.8), compare={"name": "jaro_winkler"},
-                client=client)),
+                abt, buy, key=prune(key, "auto", keep=0.8),
+                compare={"name": "jaro_winkler"}, client=client)),
             "pyjedai": lambda: pyjedai_pipeline(data),
         }
         runs: dict[str, list[dict[str, Any]]] = {n: [] for n in systems}
@@ -421,20 +421,21 @@ KEEP_GRID: tuple[float | int, ...] = (0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 3, 2, 1
 
 
 def filter_curve(abt: pd.DataFrame, buy: pd.DataFrame, truth: pd.DataFrame, client: Any,
-                 target: int | None) -> dict[str, Any]:
-    """erblock's block filtering ``prune(tokens("name"), keep=x)`` over :data:`KEEP_GRID`
-    (untimed, one run each): candidates and PC per setting, and the PC at ``target``
-    candidates (pyJedAI's) interpolated linearly in log(candidates) between the two
-    settings around it (None outside the curve)."""
+                 target: int | None, purge: str | None = None) -> dict[str, Any]:
+    """erblock's block filtering ``prune(tokens("name"), purge, keep=x)`` over
+    :data:`KEEP_GRID` (untimed, one run each): candidates and PC per setting, and the PC
+    at ``target`` candidates (pyJedAI's) interpolated linearly in log(candidates) between
+    the two settings around it (None outside the curve)."""
     kw = {"n_left": len(abt), "n_right": len(buy)}
     points = []
     for keep in KEEP_GRID:
-        pairs = erblock.link(abt, buy, key=prune(tokens("name"), keep=keep),
+        pairs = erblock.link(abt, buy, key=prune(tokens("name"), purge, keep=keep),
                              compare={"name": "exact"}, client=client)
         m = erblock.evaluate(pairs, truth, **kw)
         points.append({"keep": keep, "candidates": int(m["n_candidates"]),
                        "pair_completeness": float(m["pair_completeness"])})
-    out: dict[str, Any] = {"points": points, "target": target, "at_target": None}
+    out: dict[str, Any] = {"points": points, "target": target, "at_target": None,
+                           "purge": purge}
     if target:
         pts = sorted(points, key=lambda q: q["candidates"])
         for lo, hi in zip(pts[:-1], pts[1:]):
@@ -608,6 +609,30 @@ def _render_quality(res: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _render_curve(curve: dict[str, Any], what: str, pj_f: dict[str, Any]) -> list[str]:
+    """One PC-vs-candidates curve of erblock's block filtering, and its PC at pyJedAI's
+    candidate count."""
+    if not curve.get("points"):
+        return []
+    purge = repr(curve["purge"]) + ", " if curve.get("purge") else ""
+    lines = [f"erblock's block filtering, `prune(tokens('name'), {purge}keep=x)` for a grid "
+             "of x fixed before any run (shares of a record's blocks, then whole blocks; "
+             f"{what}), candidates and PC:", "",
+             "| keep | " + " | ".join(str(q["keep"]) for q in curve["points"]) + " |",
+             "|---|" + "---:|" * len(curve["points"]),
+             "| candidates | " + " | ".join(f"{q['candidates']:,}"
+                                            for q in curve["points"]) + " |",
+             "| PC | " + " | ".join(_f(q["pair_completeness"])
+                                    for q in curve["points"]) + " |", ""]
+    if curve.get("at_target") is not None:
+        lines += [f"- **PC at pyJedAI's candidate count** ({curve['target']:,}, {what}), "
+                  "interpolated in log(candidates) between keep = "
+                  f"{curve['between'][0]} and {curve['between'][1]}: erblock "
+                  f"**{_f(curve['at_target'])}** vs pyJedAI "
+                  f"{_f(pj_f['pair_completeness'])}.", ""]
+    return lines
+
+
 def _render_peer(res: dict[str, Any]) -> list[str]:
     lines = ["### (c) pyJedAI's token blocking pipeline on the same names", ""]
     peer = res.get("peer")
@@ -630,8 +655,8 @@ def _render_peer(res: dict[str, Any]) -> list[str]:
               f"{_f(eb['reduction_ratio'], 4)} | {med['erblock_link']:.3f} |",
               f"| erblock `tokens('name')`, `plan` only (blocking, profile, plan; no pairs) | "
               f"({peer['erblock_plan_comparisons']:,}) | | | {med['erblock_plan']:.3f} |",
-              f"| erblock `prune(tokens('name'), keep=0.8)` (its block filtering at "
-              f"pyJedAI's default ratio; every candidate compared) | "
+              f"| erblock `prune(tokens('name'), 'auto', keep=0.8)` (JedAI's purging and "
+              f"filtering at pyJedAI's defaults; every candidate compared) | "
               f"{peer['erblock_filtered']['candidates']:,} | "
               f"{_f(peer['erblock_filtered']['pair_completeness'])} | "
               f"{_f(peer['erblock_filtered']['reduction_ratio'], 4)} | "
@@ -659,23 +684,9 @@ def _render_peer(res: dict[str, Any]) -> list[str]:
               "process to process (a few tens of pairs between PYTHONHASHSEED values; the "
               "same within a process).", ""]
     rat = peer["ratios"]
-    curve = res.get("filter_curve") or {}
-    if curve.get("points"):
-        lines += ["erblock's block filtering, `prune(tokens('name'), keep=x)` for a grid of x "
-                  "fixed before any run (shares of a record's blocks, then whole blocks; "
-                  "no purging), candidates and PC:", "",
-                  "| keep | " + " | ".join(str(q["keep"]) for q in curve["points"]) + " |",
-                  "|---|" + "---:|" * len(curve["points"]),
-                  "| candidates | " + " | ".join(f"{q['candidates']:,}"
-                                                 for q in curve["points"]) + " |",
-                  "| PC | " + " | ".join(_f(q["pair_completeness"])
-                                         for q in curve["points"]) + " |", ""]
-        if curve.get("at_target") is not None:
-            lines.append(f"- **PC at pyJedAI's candidate count** ({curve['target']:,}), "
-                         "interpolated in log(candidates) between keep = "
-                         f"{curve['between'][0]} and {curve['between'][1]}: erblock "
-                         f"**{_f(curve['at_target'])}** vs pyJedAI "
-                         f"{_f(pj_f['pair_completeness'])}.")
+    for name, what in (("filter_curve", "no purging"),
+                       ("purge_filter_curve", "after purging with `'auto'`")):
+        lines += _render_curve(res.get(name) or {}, what, pj_f)
     if ck:
         lines.append(f"- **PC at a comparable candidate count**: erblock `{ck['key']}` "
                      f"{_f(ck['pair_completeness'])} with {ck['candidates']:,} candidates "
@@ -790,11 +801,12 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
                 res["peer"] = {"skipped": skip_peer}
             closest_to_peer(res)
             peer_k = (res.get("peer") or {}).get("pyjedai_filtered", {}).get("candidates")
-            log("(c) erblock's block filtering curve")
-            try:
-                res["filter_curve"] = filter_curve(abt, buy, truth, client, peer_k)
-            except Exception as e:  # noqa: BLE001
-                res["filter_curve"] = _error(e)
+            log("(c) erblock's block filtering curves")
+            for name, purge in (("filter_curve", None), ("purge_filter_curve", "auto")):
+                try:
+                    res[name] = filter_curve(abt, buy, truth, client, peer_k, purge)
+                except Exception as e:  # noqa: BLE001
+                    res[name] = _error(e)
         else:
             res["peer"] = {"skipped": "Abt-Buy could not be loaded"}
     finally:

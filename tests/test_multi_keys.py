@@ -204,10 +204,12 @@ def _pruned_pairs(texts: list, max_c: int | None, keep: float | None,
     words = [set(v) for v in key_rows_sets(texts)]
     size = Counter(w for ws in words for w in ws)
     comps = {w: c * (c - 1) // 2 for w, c in size.items()}
+    if max_c == "auto":
+        max_c = jedai_purge_limit([comps[w] for w in size], [size[w] for w in size])
     ids = {w: int(hash_keys(pd.Series([w]))[0]) for w in size}
     kept = []
     for ws in words:
-        left = sorted((w for w in ws if max_c is None or comps[w] <= max_c),
+        left = sorted((w for w in ws if comps[w] > 0 and (max_c is None or comps[w] <= max_c)),
                       key=lambda w: (comps[w], ids[w]))
         if keep is not None:
             k = keep if isinstance(keep, int) else max(1, int(np.ceil(len(left) * keep - 1e-9)))
@@ -221,14 +223,54 @@ def _pruned_pairs(texts: list, max_c: int | None, keep: float | None,
     return out
 
 
+def jedai_purge_limit(comps: list, sizes: list, smoothing: float = 1.025) -> float:
+    """The oracle of ``max_comparisons="auto"``: JedAI's comparison-based block purging,
+    its loop as written in JedAI (one level only: nothing purged, where JedAI's loop
+    would return 0)."""
+    levels: list = []
+    bc: list = []
+    cc: list = []
+    for c, s in sorted((c, s) for c, s in zip(comps, sizes) if c > 0):
+        if not levels or c != levels[-1]:
+            levels.append(c)
+            bc.append(bc[-1] if bc else 0)
+            cc.append(cc[-1] if cc else 0)
+        bc[-1] += s
+        cc[-1] += c
+    if len(levels) <= 1:
+        return levels[0] if levels else 0
+    cur_size = cur_bc = cur_cc = 0
+    for i in range(len(levels) - 1, -1, -1):
+        prev_size, prev_bc, prev_cc = cur_size, cur_bc, cur_cc
+        cur_size, cur_bc, cur_cc = levels[i], bc[i], cc[i]
+        if cur_bc * prev_cc < smoothing * cur_cc * prev_bc:
+            break
+    return prev_size
+
+
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40)), max_size=40),
+       st.sampled_from([1.0, 1.025, 1.5]))
+def test_auto_purge_limit_is_jedais(blocks, smoothing):
+    """purge_threshold (vectorised) equals JedAI's loop, dedupe sizes and link sizes."""
+    from erblock.blocking.pruning import purge_threshold
+    for link in (False, True):
+        comps = [a * b if link else a * (a - 1) // 2 for a, b in blocks]
+        sizes = [a + b if link else a for a, b in blocks]
+        got = purge_threshold(np.array(comps, dtype=float), np.array(sizes, dtype=float),
+                              smoothing)
+        assert got == jedai_purge_limit(comps, sizes, smoothing)
+
+
 def key_rows_sets(texts: list) -> list[set]:
     """The oracle's words of every text."""
     df = pd.DataFrame({"t": pd.Series(texts, dtype=object)})
     return [set(v) for v in key_values(df, tokens("t"))]
 
 
-@pytest.mark.parametrize(("max_c", "keep"), [(40, None), (None, 2), (60, 0.5)])
-@pytest.mark.parametrize("strategy", ["pairrange", "cellrange"])
+@pytest.mark.parametrize(("strategy", "max_c", "keep"), [
+    ("pairrange", 40, None), ("pairrange", None, 2), ("pairrange", 60, 0.5),
+    ("cellrange", 40, None), ("cellrange", None, 2), ("cellrange", "auto", 0.5),
+    ("blocksplit", "auto", None)])
 def test_purging_and_filtering_drop_what_they_say(client, strategy, max_c, keep):
     rng = np.random.default_rng(5)
     texts = [" ".join(rng.choice(WORDS, size=rng.integers(0, 5))) for _ in range(120)]
@@ -243,7 +285,43 @@ def test_purging_and_filtering_drop_what_they_say(client, strategy, max_c, keep)
     (info,) = RunReport.of(pairs).settings["pruning"]
     assert info["comparisons_after"] < info["comparisons_before"]
     if max_c is not None:
-        assert info["purged_blocks"] >= 1 and info["purged_comparisons"] > max_c
+        limit = info["purge_limit"]
+        assert info["max_comparisons"] == max_c and (max_c == "auto" or limit == max_c)
+        assert info["purged_blocks"] >= 1 and info["purged_comparisons"] > limit
+
+
+@pytest.mark.parametrize(("max_c", "keep"), [("auto", 0.8), (None, 1)])
+def test_link_filtering_ranks_only_blocks_with_pairs(client, max_c, keep):
+    """In a link, a word of one source only is no block: filtering ranks a record's
+    blocks shared with the other source (oracle: words per record, JedAI's rule)."""
+    from collections import Counter
+
+    from erblock.blocking.ids import hash_keys
+
+    rng = np.random.default_rng(11)
+    only_r = ["qq", "zz", "yy"]  # words of R only: the smallest "blocks" if counted
+    tr = [" ".join(rng.choice(WORDS + only_r, size=rng.integers(1, 5))) for _ in range(60)]
+    ts = [" ".join(rng.choice(WORDS, size=rng.integers(0, 4))) for _ in range(50)]
+    wr, ws = key_rows_sets(tr), key_rows_sets(ts)
+    nr, ns = Counter(w for x in wr for w in x), Counter(w for x in ws for w in x)
+    comps = {w: nr[w] * ns[w] for w in set(nr) | set(ns)}
+    limit = (jedai_purge_limit([comps[w] for w in comps], [nr[w] + ns[w] for w in comps])
+             if max_c == "auto" else None)
+    ids = {w: int(hash_keys(pd.Series([w]))[0]) for w in comps}
+
+    def kept(words: set) -> set:
+        left = sorted((w for w in words if comps[w] > 0 and (limit is None or comps[w] <= limit)),
+                      key=lambda w: (comps[w], ids[w]))
+        k = keep if isinstance(keep, int) else max(1, int(np.ceil(len(left) * keep - 1e-9)))
+        return set(left[:k])
+
+    kr, ks = [kept(x) for x in wr], [kept(x) for x in ws]
+    want = {(i, j) for i in range(len(tr)) for j in range(len(ts)) if kr[i] & ks[j]}
+    pairs = erblock.link(pd.DataFrame({"t": tr}), pd.DataFrame({"t": ts}),
+                         key=prune(tokens("t"), max_c, keep), compare=COMPARE,
+                         n_tasks=4, client=client, npartitions=2)
+    got = pair_list(pairs)
+    assert len(got) == len(set(got)) and set(got) == want and want
 
 
 def test_pruning_specs_and_refusals():
@@ -253,6 +331,14 @@ def test_pruning_specs_and_refusals():
     assert parse_key("purge:1000:tokens:t") == prune(tokens("t"), 1000)
     assert parse_key("filter:2:tokens:t") == prune(tokens("t"), keep=2)
     assert parse_key("purge:1000:filter:0.8:tokens:t") == k
+    a = prune(tokens("t"), "auto", 0.8, smoothing=1.1)
+    assert key_from_dict(a.to_dict()) == a
+    assert parse_key("purge:auto:filter:0.8:tokens:t") == prune(tokens("t"), "auto", 0.8)
+    assert a.resolved(17).max_comparisons == 17 and k.resolved(17) == k
+    with pytest.raises(ValueError, match="max_comparisons must be"):
+        prune(tokens("t"), "most")
+    with pytest.raises(ValueError, match="smoothing must be"):
+        prune(tokens("t"), "auto", smoothing=0.9)
     with pytest.raises(ValueError, match="multi-valued"):
         prune(lower("t"), 10)
     with pytest.raises(ValueError, match="keep must be"):

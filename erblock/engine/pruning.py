@@ -16,7 +16,7 @@ import dask
 import pandas as pd
 from distributed import Client
 
-from ..blocking.pruning import Pruned
+from ..blocking.pruning import Pruned, purge_threshold
 from .inputs import Source, hold
 from .job import Job
 from .schema import PASS
@@ -24,8 +24,9 @@ from .tasks.prune import block_counts, comparisons_of, describe, prune_partition
 
 
 def _counts(client: Client, sources: Sequence[Source], passes: list[int],
-            link: bool) -> dict[int, pd.Series]:
-    """Comparisons per block of every pruned pass, in one pass over the input."""
+            link: bool) -> dict[int, pd.DataFrame]:
+    """Comparisons and records per block of every pruned pass, in one pass over the
+    input."""
     todo = [dask.delayed(block_counts, pure=False)(part, passes)
             for s in sources for part in s.parts]
     frames = [f for f in client.compute(todo, sync=True) if len(f)]
@@ -37,12 +38,16 @@ def _counts(client: Client, sources: Sequence[Source], passes: list[int],
 def prune_sources(client: Client, job: Job, sources: Sequence[Source], persist: bool
                   ) -> tuple[list[Source], list[dict[str, Any]]]:
     """The sources with the pruned passes' rows dropped, and what each pass lost."""
-    specs = {p: k for p, k in enumerate(job.keys) if isinstance(k, Pruned)}
+    asked = {p: k for p, k in enumerate(job.keys) if isinstance(k, Pruned)}
+    specs = dict(asked)
     if not specs:
         return list(sources), []
     report = []
     before = _counts(client, sources, list(specs), job.link)
-    shipped = {p: (spec, before[p]) for p, spec in specs.items()}
+    specs = {p: spec.resolved(purge_threshold(before[p]["comparisons"].to_numpy(),
+                                              before[p]["records"].to_numpy(), spec.smoothing))
+             if spec.max_comparisons == "auto" else spec for p, spec in specs.items()}
+    shipped = {p: (spec, before[p]["comparisons"]) for p, spec in specs.items()}
     [held] = hold(client, [shipped])  # rebuilt if a worker dies, unlike scattered data
     out = []
     for s in sources:
@@ -52,5 +57,7 @@ def prune_sources(client: Client, job: Job, sources: Sequence[Source], persist: 
         out.append(dataclasses.replace(s, parts=list(parts)))
     after = _counts(client, out, list(specs), job.link)
     for p, spec in specs.items():
-        report.append({"pass": p, **describe(before[p], after[p], spec)})
+        limit = spec.max_comparisons
+        report.append({"pass": p, **describe(before[p]["comparisons"], after[p]["comparisons"],
+                                             asked[p], None if limit is None else int(limit))})
     return out, report

@@ -42,7 +42,9 @@ def prune_partition(part: pd.DataFrame, pruned: Mapping[int, tuple[Pruned, pd.Se
         rows = np.flatnonzero(passes == p)
         blk = part[BLOCK].to_numpy()[rows]
         c = comps.reindex(blk).fillna(0).to_numpy(np.float64)
-        ok = np.ones(len(rows), dtype=bool)
+        # a block without comparisons (one record, or one side of a link) holds no pair:
+        # it is no block to rank (as in JedAI, whose block building drops it)
+        ok = c > 0
         if spec.max_comparisons is not None:
             ok &= c <= spec.max_comparisons
         rid = part[RID].to_numpy()[rows]
@@ -74,21 +76,26 @@ def prune_partition(part: pd.DataFrame, pruned: Mapping[int, tuple[Pruned, pd.Se
     return out
 
 
-def comparisons_of(counts: pd.DataFrame | None, link: bool) -> pd.Series:
-    """Comparisons per block from its (block, src, n) rows."""
+def comparisons_of(counts: pd.DataFrame | None, link: bool) -> pd.DataFrame:
+    """Comparisons (``comparisons``) and records (``records``) per block from its
+    (block, src, n) rows."""
     if counts is None or not len(counts):
-        return pd.Series([], dtype=np.float64)
+        return pd.DataFrame({"comparisons": pd.Series([], dtype=np.float64),
+                             "records": pd.Series([], dtype=np.float64)})
     t = counts.groupby([BLOCK, SRC])["n"].sum().unstack(fill_value=0)
     n_r = t[0].to_numpy(np.float64) if 0 in t.columns else np.zeros(len(t))
     n_s = t[1].to_numpy(np.float64) if 1 in t.columns else np.zeros(len(t))
-    return pd.Series(n_r * n_s if link else n_r * (n_r - 1) / 2, index=t.index)
+    return pd.DataFrame({"comparisons": n_r * n_s if link else n_r * (n_r - 1) / 2,
+                         "records": n_r + n_s}, index=t.index)
 
 
-def describe(before: pd.Series, after: pd.Series, spec: Pruned) -> dict[str, Any]:
-    """What pruning one pass cost: blocks and comparisons before and after."""
-    purged = (before > spec.max_comparisons) if spec.max_comparisons is not None else \
-        pd.Series(False, index=before.index)
-    return {"key": repr(spec.key), "max_comparisons": spec.max_comparisons, "keep": spec.keep,
+def describe(before: pd.Series, after: pd.Series, spec: Pruned, limit: int | None
+              ) -> dict[str, Any]:
+    """What pruning one pass cost: blocks and comparisons before and after; ``limit`` is
+    the comparisons per block purging kept (``spec.max_comparisons`` resolved)."""
+    purged = (before > limit) if limit is not None else pd.Series(False, index=before.index)
+    return {"key": repr(spec.key), "max_comparisons": spec.max_comparisons,
+            "purge_limit": limit, "keep": spec.keep,
             "blocks_before": int((before > 0).sum()), "blocks_after": int((after > 0).sum()),
             "purged_blocks": int(purged.sum()),
             "purged_comparisons": int(before[purged].sum()),
