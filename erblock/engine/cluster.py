@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from concurrent.futures import CancelledError
 from typing import Any
 
+import dask
 from distributed import Client
 
 from .._version import __version__
@@ -60,13 +61,19 @@ def local_client(threads: int | None = None) -> Client:
         from distributed import LocalCluster
 
         threads = threads or int(os.environ.get("ERBLOCK_THREADS", 0)) or os.cpu_count() or 1
-        cluster = LocalCluster(
-            n_workers=1,
-            threads_per_worker=threads,
-            processes=False,
-            dashboard_address=":0",  # a free port: never collide with another cluster's 8787
-            silence_logs=logging.ERROR,
-        )
+        # without the worker's statistical profiler (it samples every thread's stack every
+        # 10 ms, taking the GIL the compare threads share) and with a 1 s event-loop tick
+        # (20 ms): only for this cluster, read when its worker starts; a cluster the user
+        # brings keeps its own configuration
+        with dask.config.set({"distributed.worker.profile.enabled": False,
+                              "distributed.admin.tick.interval": "1s"}):
+            cluster = LocalCluster(
+                n_workers=1,
+                threads_per_worker=threads,
+                processes=False,
+                dashboard_address=":0",  # a free port: never collide with another's 8787
+                silence_logs=logging.ERROR,
+            )
         client = Client(cluster, set_as_default=False)
         _local.update(client=client, cluster=cluster)
         return client
