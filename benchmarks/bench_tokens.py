@@ -38,7 +38,10 @@ from ``erblock.plan``, ``erblock.RunReport`` and ``erblock.evaluate``):
     profile and plan, no pairs). Target lines: erblock's PC at the closest candidate
     count to pyJedAI's (of the three keys of (b), and the K most similar pairs of the
     lossless run, K = pyJedAI's candidates), and erblock's lossless time over pyJedAI's
-    lossy pipeline time, in the same run.
+    lossy pipeline time, in the same run. Also timed: erblock's own JedAI pipeline,
+    ``prune(tokens("name"), "auto", keep=0.8)`` (every candidate compared). Untimed:
+    erblock's PC-vs-candidates curves of block filtering over :data:`KEEP_GRID`, without
+    purging and after ``"auto"`` purging, each read at pyJedAI's candidate count.
 
 The local cluster is ``distributed.LocalCluster(n_workers=2, threads_per_worker=1)``;
 the 1-minute load average is stored next to every timed run (the machine is shared).
