@@ -34,7 +34,7 @@ def git(*args: str) -> str | None:
     try:
         return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True,
                               text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
+    except (OSError, subprocess.CalledProcessError, UnicodeDecodeError):
         return None
 
 
@@ -97,11 +97,39 @@ def stale_reason(machine: dict[str, Any] | None) -> str | None:
     changed = git("diff", "--name-only", commit, "HEAD", "--", "erblock")
     if changed is None:
         return None  # no git here (e.g. an unpacked release): nothing to compare against
-    files = [f for f in changed.splitlines() if f.strip()]
+    files = [f for f in changed.splitlines() if f.strip()
+             if not (f.endswith(".py") and _same_code(git("show", f"{commit}:{f}"),
+                                                      git("show", f"HEAD:{f}"), f))]
     if files:
         return (f"erblock/ changed since its commit {commit[:10]} "
                 f"({len(files)} file{'s' if len(files) != 1 else ''})")
     return None
+
+
+def _code(text: str) -> str:
+    """A Python module's syntax tree without docstrings (comments are not in it)."""
+    import ast
+
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _same_code(old: str | None, new: str | None, path: str) -> bool:
+    """Whether a file differs between two commits only in docstrings and comments (then
+    what it runs, and so what was measured, is the same). Other files: never."""
+    if old is None or new is None or not path.endswith(".py"):
+        return False
+    try:
+        return _code(old) == _code(new)
+    except SyntaxError:
+        return False
 
 
 def write_results(out: Path | str, name: str, res: Any, markdown: str) -> Path:

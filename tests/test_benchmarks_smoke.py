@@ -106,6 +106,19 @@ def test_summarize_orders_and_normalises_fragments(tmp_path: Path) -> None:
     assert summarize.main(["--results", str(results), "--output", str(out), "--check"]) == 1
 
 
+def test_docstring_and_comment_changes_leave_results_fresh() -> None:
+    """What a result measured depends on the code, not on its docstrings or comments."""
+    runinfo = _load("runinfo")
+    old = 'def f(x):\n    """Old words."""\n    return x + 1  # one\n'
+    assert runinfo._same_code(old, 'def f(x):\n    """New."""\n    return x + 1\n', "a.py")
+    assert runinfo._same_code(old, "def f(x):\n    return x + 1\n", "a.py")
+    assert not runinfo._same_code(old, 'def f(x):\n    """Old words."""\n    return x + 2\n',
+                                  "a.py")
+    assert not runinfo._same_code(old, "def f(x:\n", "a.py")  # unparsable: changed
+    assert not runinfo._same_code("a", "a", "data.csv")  # not Python: changed
+    assert not runinfo._same_code(None, old, "a.py")  # added or removed: changed
+
+
 def test_summarize_marks_results_of_older_code_stale(tmp_path: Path) -> None:
     runinfo = _load("runinfo")
     head = runinfo.git("rev-parse", "HEAD")

@@ -7,12 +7,13 @@ import dask
 import pandas as pd
 
 import erblock
-from erblock.engine.cluster import local_client
+from erblock.engine.cluster import _close_all, local_client
 
 
 def test_own_local_cluster_runs_without_the_profiler_and_leaves_config_alone():
     with dask.config.set({"distributed.worker.profile.enabled": True,
                           "distributed.admin.tick.interval": "20ms"}):
+        _close_all()  # a cluster another test made (under the suite's config) is not it
         client = local_client()
         workers = list(client.cluster.workers.values())
         assert workers and all("profile" not in w.periodic_callbacks for w in workers)

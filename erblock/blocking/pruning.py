@@ -167,21 +167,26 @@ def purge_threshold(comparisons: np.ndarray, sizes: np.ndarray,
     """The largest comparisons per block that comparison-based block purging keeps.
 
     JedAI's rule (Papadakis et al., "Comparative analysis of approximate blocking
-    techniques for entity resolution", PVLDB 2016; pyJedAI's ``BlockPurging``): group the
+    techniques for entity resolution", PVLDB 2016; JedAI's
+    ``ComparisonsBasedBlockPurging``): group the
     blocks by their comparisons into levels c_0 < c_1 < ..., and let BC_i / CC_i be the
     records (block assignments) / comparisons of all blocks up to level i. Walking down
     from the largest level, a level is purged while dropping it raises the assignments per
     comparison BC/CC by at least the ``smoothing`` factor; the walk stops at the first
     level i with ``BC_i · CC_{i+1} < smoothing · CC_i · BC_{i+1}`` and keeps the blocks up
     to level i + 1. (If no level stops it, the blocks up to c_1 are kept, as in JedAI; a
-    single level is kept whole.) Blocks without comparisons play no part.
+    single level is kept whole. pyJedAI's port never tests the smallest level, so there it
+    keeps up to c_2, or purges everything when there are two levels; where a level stops
+    the walk, as on real token blocks, both give the same limit.) Blocks without
+    comparisons play no part.
 
     Parameters
     ----------
     comparisons, sizes
         Comparisons and records of every block (the whole input's, not a partition's).
     smoothing
-        JedAI's smoothing factor (>= 1): larger purges more.
+        JedAI's smoothing factor (>= 1): larger stops the walk sooner and so purges
+        less (``inf``: nothing).
     """
     c = np.asarray(comparisons, dtype=np.float64)
     s = np.asarray(sizes, dtype=np.float64)
