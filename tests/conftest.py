@@ -10,17 +10,15 @@ import os
 # of a core per idle process, measured. Tests do not read them, so they are off for the
 # in-process clusters and, through the environment, for every dask scheduler, worker and
 # CLI process the tests start.
-_QUIET = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
-          "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s"}
-for _k, _v in _QUIET.items():
-    os.environ.setdefault(_k, _v)
+_QUIET = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s"}
+for _k, _v in _QUIET.items():  # Dask's environment form: DASK_A__B__C
+    os.environ.setdefault("DASK_" + _k.upper().replace(".", "__"), str(_v))
 
 import dask  # noqa: E402
 import pytest  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402
 
-dask.config.set({"distributed.worker.profile.enabled": False,
-                 "distributed.admin.tick.interval": "1s"})
+dask.config.set(_QUIET)
 
 #: The longest test files (seconds on 2 cores, measured), run first: pytest-xdist
 #: (``--dist loadfile --no-loadscope-reorder`` in pyproject.toml) hands files out in
