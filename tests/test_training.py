@@ -185,3 +185,38 @@ def test_default_decision_precise_on_a_generated_link_with_a_high_match_rate(cli
                          truth[["left_id", "right_id"]])
     assert q["precision"] >= 0.9, q
     assert q["tp"] >= 0.9 * found["tp"], (q, found)  # and it keeps the true candidates
+
+
+def test_late_passes_each_get_their_session_anchored_on_earlier_keys(population):
+    """Passes that come after keys on every column they read (the tail of a 10-pass
+    person blocking) are trained one session per key, never pooled with another key's
+    pairs (their non-matches were selected on different columns). What only *earlier*
+    passes select on keeps the random-pair u and the m other sessions estimated, each
+    restricted to the levels left (the earlier keys took the exact agreements): with d
+    the only comparison no key touches, every session still finds its matches."""
+    gamma, match = population
+    top = [len(m) - 1 for m in M]
+    sel = [gamma[:, 0] == top[0], gamma[:, 1] == top[1], gamma[:, 2] == top[2],
+           (gamma[:, 0] == 1) & (gamma[:, 2] == 1)]
+    found = np.zeros(len(gamma), dtype=bool)
+    passes = {}
+    for p, s in enumerate(sel):
+        passes[p] = s & ~found
+        found |= s
+    hists = {p: _hist(gamma[s]) for p, s in passes.items()}
+    recall = match[found].sum() / match.sum()
+    res = train(hists, U, [3] * 4, {0: {0}, 1: {1}, 2: {2}, 3: {0, 2}}, N_PAIRS, NAMES,
+                recall=recall)
+    assert [s.passes for s in res.sessions] == [(0,), (1,), (2,), (3,)]
+    s2, s3 = res.sessions[2], res.sessions[3]
+    # b's m comes from session 0 (a is active in no session; c has one level left)
+    assert s2.m_fixed == (1,) and s3.m_fixed == (1,)
+    # a and b, selected against by passes 0 and 1: random-pair u without the exact level
+    for k in (0, 1):
+        np.testing.assert_allclose(s2.u_blocked[k], [*(U[k][:2] / U[k][:2].sum()), 0.0],
+                                   atol=1e-6)
+    for p, s in ((2, s2), (3, s3)):
+        assert s.trusted
+        assert s.lam == pytest.approx(match[passes[p]].mean(), abs=0.03), p
+    assert res.lam == pytest.approx(match.mean(), rel=LAM_REL_TOL)
+    _check_m(res, [0, 1, 2, 3])

@@ -11,11 +11,16 @@ random pairs do. Training follows from that:
    comparisons a pass *selects on* are set apart in its session: the columns its key
    reads, the columns the key says it derives from, those of every earlier pass (its
    pairs are the ones the earlier keys did *not* find: selected against them), and
-   comparisons detected from the data (step 3). Passes with the same set share a session.
+   comparisons detected from the data (step 3). Passes share a session only when both
+   their own keys' columns and that whole set are the same (two late passes keyed on
+   different columns select different non-matches: pooled, no one model fits them).
 2. **EM per session**: the comparisons the session does not select on keep u fixed at
-   the random-pair values (they anchor the fit); those it selects on get a free u,
-   estimated among the candidates (among candidates their non-matches agree far more
-   often than random pairs); λ_s and every m are free. EM starts from several λ (the
+   the random-pair values (they anchor the fit); those its own keys select on get a free
+   u, estimated among the candidates (among candidates their non-matches agree far more
+   often than random pairs). Those only *earlier* passes select on keep the random-pair
+   u restricted to the levels the session's candidates reach: a random non-match rarely
+   agrees on an earlier key anyway, so being selected against it mostly removes the
+   levels that key implies (its exact agreement). λ_s and every m are free. EM starts from several λ (the
    best likelihood wins); a small pseudo-count keeps unseen levels finite.
 3. **Detection.** An active comparison k is tested against conditional independence:
    among the session's *clear non-matches* by the other comparisons (posterior without k
@@ -34,11 +39,14 @@ random pairs do. Training follows from that:
    its own keys select on (declared or detected) held fixed (``m_fixed``), restricted to
    the levels the session's candidates reach (a key selects its matches too: on an exact
    date key only the exact level is left): only λ_s and those comparisons' u stay free
-   there. (Not for the columns of earlier passes: the session's pairs are those their
-   keys missed, so its matches do agree less there.) Without this, a pass whose free
-   comparisons are few or correlated with its key (a second pass on area code and house
-   number, where the city always agrees) can explain its candidates as mostly matches
-   that disagree on the phone.
+   there. The columns of earlier passes get the same treatment: the session's pairs are
+   those their keys missed, so its matches agree less there, which the restriction to
+   the levels left says (an earlier key on the exact name leaves no exact names), and
+   their u is fixed as in step 2; only what no key touches keeps a free m. Without
+   this, a pass whose free comparisons are few or correlated with its key (a second pass
+   on area code and house number, where the city always agrees; the tenth pass of a
+   person blocking, after keys on every name, date and postcode) can explain its
+   candidates as mostly matches that disagree on the phone or on both names.
 5. **λ** is the fixed point of λ = Σ_candidates P(match | γ; λ) / (pairs in all), i.e. EM
    over all record pairs assuming the pairs blocking did not find are non-matches
    (divided by the assumed ``recall`` of the blocking, 1 by default).
@@ -185,30 +193,49 @@ def _candidate_u(gamma: np.ndarray, counts: np.ndarray, k: int, n: int) -> np.nd
     return (c + 1.0) / (c.sum() + n)
 
 
+def _seen(gamma: np.ndarray, counts: np.ndarray, k: int, n: int) -> np.ndarray:
+    """Which levels of comparison ``k`` some pair of the histogram reaches."""
+    sel = gamma[:, k] >= 0
+    return np.bincount(gamma[sel, k], weights=counts[sel], minlength=n)[:n] > 0
+
+
+def _truncated(p: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """``p`` restricted to the ``seen`` levels and renormalised (``p`` if none is)."""
+    kept = np.where(seen, p, 0.0)
+    return kept / kept.sum() if float(kept.sum()) > 0 else p
+
+
 def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
              n_levels: Sequence[int], u: Sequence[np.ndarray], detect: bool,
              max_iter: int, tol: float,
-             m_known: Mapping[int, np.ndarray] | None = None) -> Session:
+             m_known: Mapping[int, np.ndarray] | None = None,
+             against: frozenset[int] = frozenset()) -> Session:
     """EM on one session: comparisons the passes select on keep a free u (estimated among
     the candidates), the others u of random pairs (module doc, steps 2–3); ``m_known``
-    holds the m of selected comparisons that other sessions estimated (step 4)."""
+    holds the m of selected comparisons that other sessions estimated (step 4);
+    ``against``: blocked comparisons that only earlier passes select on, whose u is the
+    random pairs' restricted to the levels the candidates reach (step 2)."""
     gamma, counts = hist.gamma(), hist.counts.astype(np.float64)
     s = Session(passes, tuple(sorted(blocked)), pairs=hist.total)
     detected: list[int] = []
     cols = list(range(len(n_levels)))
+    u_against = {k: _truncated(np.asarray(u[k], dtype=np.float64),
+                               _seen(gamma, counts, k, n_levels[k])) for k in against}
     while True:
-        fixed = [k not in blocked for k in cols]
-        if hist.total < MIN_SESSION_PAIRS or sum(fixed) < 1 or len(cols) < MIN_ACTIVE:
+        active = [k not in blocked for k in cols]
+        fixed = [a or k in u_against for k, a in zip(cols, active)]
+        if hist.total < MIN_SESSION_PAIRS or sum(active) < 1 or len(cols) < MIN_ACTIVE:
             return s
-        start_u = [u[k] if f else _candidate_u(gamma, counts, k, n_levels[k])
-                   for k, f in zip(cols, fixed)]
+        start_u = [u_against[k] if k in u_against and k in blocked
+                   else u[k] if a else _candidate_u(gamma, counts, k, n_levels[k])
+                   for k, a in zip(cols, active)]
         res = _em(gamma, counts, list(n_levels), start_u, fixed, max_iter, tol, m_known)
-        if detect and sum(fixed) > 1:
+        if detect and sum(active) > 1:
             # a fit that calls nearly every candidate a match has learnt the non-matches'
             # levels as m: judge clear non-matches by generic m and an even prior instead
             m_test, lam_test = ((res["m"], res["lambda"]) if res["lambda"] <= DEGENERATE
                                 else ([default_m(n) for n in n_levels], 0.5))
-            j = _selected(gamma, counts, cols, fixed, m_test, res["u"], lam_test)
+            j = _selected(gamma, counts, cols, active, m_test, res["u"], lam_test)
             if j is not None:
                 blocked = blocked | {cols[j]}
                 detected.append(cols[j])
@@ -236,33 +263,35 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     is known to select on; ``total_pairs``: all record pairs (n(n−1)/2 or n_R·n_S).
     """
     warnings: list[str] = []
-    groups: dict[frozenset[int], list[int]] = {}
+    groups: dict[tuple[frozenset[int], frozenset[int]], list[int]] = {}
     earlier: set[int] = set()
     for p in sorted(set(hists) | set(blocked)):
         # a pair belongs to the first pass that found it: a later pass's pairs are also
         # selected (against) on what every earlier pass selects on
-        earlier |= set(blocked.get(p, set()))
+        own = frozenset(blocked.get(p, set()))
+        earlier |= own
         if p in hists:
-            groups.setdefault(frozenset(earlier), []).append(p)
-    sessions, merged = [], []
-    for b, passes in groups.items():
+            groups.setdefault((frozenset(earlier), own), []).append(p)
+    sessions, merged, againsts = [], [], []
+    for (b, own), passes in groups.items():
         merged.append(PatternHistogram.merge([hists[p] for p in passes]))
+        againsts.append(frozenset(b - own))
         sessions.append(_session(merged[-1], tuple(passes), set(b), n_levels, u, detect,
-                                 max_iter, tol))
+                                 max_iter, tol, against=againsts[-1]))
     K = len(n_levels)
     # step 4: m is a property of the matches, which blocking does not make agree less; a
-    # session refits with the m other sessions estimated for what its own keys select on
-    # held fixed, so only λ_s and the non-matches' u of those comparisons are free there.
-    # Not for what earlier passes select on: this session's pairs are the ones those keys
-    # missed, so its matches do agree less there.
+    # session refits with the m other sessions estimated for what its own and earlier
+    # keys select on held fixed (restricted to the levels its candidates reach), so only
+    # λ_s, the m of what no key touches and the non-matches' u of its own key's
+    # comparisons are free there.
     _distrust(sessions)
     pooled = _pooled_m(sessions, K)
     for i, s in enumerate(sessions):
-        own = set(s.detected).union(*(blocked.get(p, set()) for p in s.passes))
-        known = _session_m(merged[i], {k: pooled[k] for k in own if k in pooled})
+        keyed = set(s.detected).union(*(blocked.get(p, set()) for p in s.passes), againsts[i])
+        known = _session_m(merged[i], {k: pooled[k] for k in keyed if k in pooled})
         if s.trained and known:
             refit = _session(merged[i], s.passes, set(s.blocked), n_levels, u, False,
-                             max_iter, tol, known)
+                             max_iter, tol, known, againsts[i] - set(s.detected))
             refit.detected = s.detected
             sessions[i] = refit
     for s in _distrust(sessions):
