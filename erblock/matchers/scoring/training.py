@@ -29,7 +29,10 @@ random pairs do. Training follows from that:
    the blocking selected on k (a ready-made key column derived from it, or a column
    correlated with the key): k gets a free u in that session and the session is refitted.
    (When the session's fit called nearly every candidate a match, which a selected
-   comparison with u fixed causes, clear non-matches are judged with generic m instead.)
+   comparison with u fixed causes, clear non-matches are judged with generic m instead;
+   when the others leave fewer clear non-matches than needed, every pair counts with the
+   weight 1 − P(match | the others): a restaurant link blocked on the first word of the
+   name, a third of its candidates true, has no clear non-match by address and phone.)
 4. **m** of a comparison is the average of its estimates over the sessions that did not
    select on it, weighted by their expected matches; a comparison every session selects
    on takes its estimates among the candidates (``m_source`` says which); one with no
@@ -175,11 +178,17 @@ def _selected(gamma: np.ndarray, counts: np.ndarray, cols: list[int], fixed: lis
         others = [i for i in range(len(cols)) if i != j]
         p_other = posterior(gamma[:, others], [m[i] for i in others], [u[i] for i in others],
                             lam)
-        clear = (p_other < 0.01) & (gamma[:, j] >= 0)
-        n_clear = float(counts[clear].sum())
+        present = gamma[:, j] >= 0
+        clear = (p_other < 0.01) & present
+        weight = counts * clear
+        if float(weight.sum()) < DETECT_MIN:
+            # the others cannot tell any non-match for sure: weigh every pair by how
+            # likely the others make it a non-match instead
+            weight = counts * (1.0 - p_other) * present
+        n_clear = float(weight.sum())
         if n_clear < DETECT_MIN:
             continue
-        share = float(counts[clear & (gamma[:, j] > 0)].sum()) / n_clear
+        share = float(weight[gamma[:, j] > 0].sum()) / n_clear
         lift = share / max(1.0 - float(u[j][0]), 1e-12)
         if share >= DETECT_SHARE and lift > worst_lift:
             worst, worst_lift = j, lift
