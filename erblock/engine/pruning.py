@@ -39,14 +39,14 @@ def prune_sources(client: Client, job: Job, sources: Sequence[Source], persist: 
                   ) -> tuple[list[Source], list[dict[str, Any]]]:
     """The sources with the pruned passes' rows dropped, and what each pass lost."""
     asked = {p: k for p, k in enumerate(job.keys) if isinstance(k, Pruned)}
-    specs = dict(asked)
-    if not specs:
+    if not asked:
         return list(sources), []
     report = []
-    before = _counts(client, sources, list(specs), job.link)
+    before = _counts(client, sources, list(asked), job.link)
+    # "auto" purging: the limit follows from the blocks' sizes, known only now
     specs = {p: spec.resolved(purge_threshold(before[p]["comparisons"].to_numpy(),
                                               before[p]["records"].to_numpy(), spec.smoothing))
-             if spec.max_comparisons == "auto" else spec for p, spec in specs.items()}
+             if spec.max_comparisons == "auto" else spec for p, spec in asked.items()}
     shipped = {p: (spec, before[p]["comparisons"]) for p, spec in specs.items()}
     [held] = hold(client, [shipped])  # rebuilt if a worker dies, unlike scattered data
     out = []
