@@ -26,6 +26,7 @@ from erblock.blocking import (
     prefix,
     soundex,
     token,
+    tokens,
 )
 
 ALL_SPECS = [Column("a"), Lower("a"), Prefix("a", 2), Prefix("a", 3, False), soundex("a"),
@@ -50,6 +51,10 @@ def test_values_of_each_spec():
     assert soundex("a").values(df).tolist()[4] == jellyfish.soundex("robert")
     assert nysiis("a").values(df).tolist()[4] == jellyfish.nysiis("robert")
     assert Token("a", 1).values(df).tolist()[0] == "anne"
+    pos, words = tokens("a").items(pd.concat([df, pd.DataFrame({"a": ["MÜLLER"]})],
+                                              ignore_index=True))
+    assert pos.tolist() == [0, 0, 1, 4, 5]  # accents folded, ASCII or not
+    assert words.tolist() == ["muller", "anne", "mueller", "robert", "muller"]
     ids = block_ids(df, composite("a", "b"))
     assert ids[2] == NULL_BLOCK and ids[3] == NULL_BLOCK and ids[4] == NULL_BLOCK
     assert ids[0] != NULL_BLOCK

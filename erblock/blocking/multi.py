@@ -20,7 +20,13 @@ import pandas as pd
 
 from .cli_args import cli_args, cli_int
 from .keys import CliParse, KeySpec
-from .text import as_key_strings, explode_uniques, explode_values, factorize_text, normalise_text
+from .text import (
+    as_key_strings,
+    explode_uniques,
+    explode_values,
+    factorize_text,
+    fold_text,
+)
 
 #: a token is a run of letters and digits (punctuation and ``_`` separate tokens)
 TOKEN = re.compile(r"[^\W_]+")
@@ -28,7 +34,10 @@ TOKEN = re.compile(r"[^\W_]+")
 
 def text_tokens(text: str, min_length: int = 1) -> list[str]:
     """Distinct tokens of a normalised text, in order of first appearance."""
-    return list(dict.fromkeys(t for t in TOKEN.findall(text) if len(t) >= min_length))
+    found = TOKEN.findall(text)
+    if min_length > 1:
+        found = [t for t in found if len(t) >= min_length]
+    return list(dict.fromkeys(found))
 
 
 def text_qgrams(text: str, q: int) -> list[str]:
@@ -63,9 +72,8 @@ class _TextKeys(MultiColumnKey):
         raise NotImplementedError
 
     def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
-        s = normalise_text(as_key_strings(df[self.column]))
-        uniques, codes = factorize_text(s)
-        pos, keys = explode_uniques([self.split(u) for u in uniques], codes)
+        uniques, codes = factorize_text(as_key_strings(df[self.column]).astype("string"))
+        pos, keys = explode_uniques([self.split(fold_text(u)) for u in uniques], codes)
         return pos, pd.Series(keys, dtype="string")
 
 

@@ -16,20 +16,23 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["as_key_strings", "explode_uniques", "explode_values", "factorize_text",
-           "normalise_text", "rebuild"]
+           "fold_text", "normalise_text", "rebuild"]
 
 
 def normalise_text(values: pd.Series) -> pd.Series:
     """Lower-case, strip accents and collapse white space (missing values stay missing)."""
     s = values.astype("string")
-
-    def _fold(text: str) -> str:
-        decomposed = unicodedata.normalize("NFKD", text)
-        return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
     uniques, codes = factorize_text(s)
-    folded = [" ".join(_fold(u).lower().split()) for u in uniques]
-    return rebuild(folded, codes, s.index)
+    return rebuild([fold_text(u) for u in uniques], codes, s.index)
+
+
+def fold_text(text: str) -> str:
+    """One value as :func:`normalise_text` writes it (lower case, no accents, single
+    spaces): for code that factorises once and works per distinct value."""
+    if not text.isascii():  # NFKD leaves ASCII as it is, with no combining marks to drop
+        decomposed = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return " ".join(text.lower().split())
 
 
 def factorize_text(s: pd.Series) -> tuple[list[str], np.ndarray]:
