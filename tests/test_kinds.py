@@ -58,7 +58,11 @@ def test_name(a, b, expected):
     ("1987-05-12", "1991-02-03", "within 10 years"),
     ("1987-05-12", "1950-01-01", "else"),
     ("1987-05-12", "not a date", NULL),  # unparsable = missing
-    ("1987-02-30", "1987-02-28", NULL),  # no such day
+    ("1987-02-30", "1987-02-28", NULL),  # no such day, and two digits apart
+    ("19231164", "19231114", "one edit or day/month swap"),  # a typo made day 64
+    ("1923-11-64", "19231164", "exact"),  # the same non-date, written both ways
+    ("19231164", "19231201", NULL),  # how far apart a non-date is cannot be said
+    ("not a date", "not a date", NULL),
     (None, "1987-05-12", NULL),
 ])
 def test_date(a, b, expected):
@@ -144,8 +148,9 @@ def test_unparsable_dates_are_counted_in_the_report(client):
                        "dob": ["1987-05-12", "12/05/1987", "not a date", None, "1987-02-30"]})
     pairs = erblock.dedupe(df, key="k", compare={"dob": "date"}, client=client)
     report = erblock.RunReport.of(pairs)
-    assert report.records["invalid_dob_date"] == 2  # "not a date" and 30 February
-    assert "2 dob_date values could not be compared" in report.summary()
+    # "not a date"; 30 February still has the digits of a date with a typo
+    assert report.records["invalid_dob_date"] == 1
+    assert "1 dob_date values could not be compared" in report.summary()
     assert pairs["dob_date"].isna().sum() == 10 - 1  # only one pair has two valid dates
 
 

@@ -4,7 +4,11 @@ Values are parsed once per record: pandas datetimes as they are; text (or intege
 ``19870512``) with ``format=`` when given, else ISO 8601 (``1987-05-12``, with or without
 a time), ``%Y%m%d`` and ``%m/%d/%Y``, tried in that order value by value. A value that
 does not parse is **missing** (no evidence either way) and is counted
-(:meth:`DateMethod.count_invalid`, shown in the run report).
+(:meth:`DateMethod.count_invalid`, shown in the run report), except a value written as
+``YYYYMMDD`` or ``YYYY-MM-DD`` that is no date because of a typo (``19231164``, day 64):
+its digits still reach the *exact* and *one edit* levels against another value (a typo is
+what the one-edit level is for), and any other level is missing (how far apart it is
+cannot be said).
 
 The similarity is graded so that its levels are the default Fellegi-Sunter levels:
 
@@ -71,6 +75,23 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
     return days, ok
 
 
+_DIGIT_FORMATS = (None, "%Y%m%d", "%Y-%m-%d")  #: formats whose typos keep YYYYMMDD digits
+
+
+def typo_digits(values: pd.Series, parsed: np.ndarray, fmt: str | None = None) -> np.ndarray:
+    """``YYYYMMDD`` as an integer for every value that did not parse but is written as
+    ``YYYYMMDD`` or ``YYYY-MM-DD`` (0 for the others)."""
+    out = np.zeros(len(values), dtype=np.int64)
+    if fmt not in _DIGIT_FORMATS or parsed.all() or \
+            pd.api.types.is_datetime64_any_dtype(values.dtype):
+        return out
+    idx = np.flatnonzero(~parsed)
+    text = as_key_strings(values.iloc[idx]).str.strip()
+    digits = text.str.fullmatch(r"\d{4}-?\d{2}-?\d{2}").fillna(False).to_numpy(dtype=bool)
+    out[idx[digits]] = text[digits].str.replace("-", "", regex=False).astype(np.int64)
+    return out
+
+
 def _ymd(days: np.ndarray) -> np.ndarray:
     """``YYYYMMDD`` as an integer, from days since the epoch."""
     d = (_EPOCH + days.astype("timedelta64[D]")).astype("datetime64[D]")
@@ -86,7 +107,7 @@ def _digits(ymd: np.ndarray) -> list[np.ndarray]:
 
 def date_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Graded similarity (see the module doc) of dates ``a`` and ``b`` (rows of
-    [days, YYYYMMDD]), broadcast against each other."""
+    [days, YYYYMMDD, 1 if a date else 0]), broadcast against each other."""
     da, db = a[..., 0], b[..., 0]
     ya, yb = a[..., 1], b[..., 1]
     gap = np.abs(da - db)
@@ -105,6 +126,10 @@ def date_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         [gap == 0, one_edit | day_month, gap <= MONTH_DAYS, gap <= YEAR_DAYS,
          gap <= 10 * YEAR_DAYS],
         [1.0, 0.9, 0.75, 0.5, 0.25], 0.0)
+    typo = (a[..., 2] == 0) | (b[..., 2] == 0)  # digits of a non-date: edit levels only
+    if typo.any():
+        sim = np.where(typo, np.where(ya == yb, 1.0, np.where(one_edit | day_month, 0.9,
+                                                              np.nan)), sim)
     return sim.astype(np.float32)
 
 
@@ -134,14 +159,16 @@ class DateMethod(Method):
 
     def prepare(self, values: pd.Series) -> Prepared:
         days, ok = parse_dates(values, self.format)
-        table = np.stack([days, np.where(ok, _ymd(days), 0)], axis=1)
-        return Prepared(table, ~ok)
+        typo = typo_digits(values, ok, self.format)
+        table = np.stack([days, np.where(ok, _ymd(days), typo), ok.astype(np.int64)], axis=1)
+        return Prepared(table, ~ok & (typo == 0))
 
     def count_invalid(self, values: pd.Series) -> int:
+        """Present values that are neither a date nor a date's digits with a typo."""
         present = ~(values.isna().to_numpy() | (as_key_strings(values).str.strip()
                                                  .fillna("") == "").to_numpy())
         _, ok = parse_dates(values, self.format)
-        return int((present & ~ok).sum())
+        return int((present & ~ok & (typo_digits(values, ok, self.format) == 0)).sum())
 
     def _matrix(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
         return date_similarity(lv[:, None, :], rv[None, :, :])
