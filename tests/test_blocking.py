@@ -125,3 +125,34 @@ def test_callable_key_errors_name_the_function():
         block_ids(df, as_key_spec(short))
     ids = block_ids(df, as_key_spec(lambda d: d["a"] % 2))
     assert ids[0] == ids[2] != ids[1]
+
+
+def test_a_key_that_starts_the_text_or_a_word_of_it():
+    from erblock.blocking.derived import starts_text_or_word
+
+    keys = pd.Series(["Empress", "court", None, "", "pal", "ct", "1987", "las vegas", "é"])
+    texts = pd.Series(["empress court", "Palace  Court", "x", "y", "palace", "court",
+                       "1987-05-12", "3570 Las Vegas Blvd", "Éclair"])
+    assert starts_text_or_word(keys, texts).tolist() == [
+        True, True, False, False, True, False, True, True, True]
+
+
+def test_derivation_needs_nearly_every_record_and_far_less_by_chance():
+    from erblock.blocking.derived import MIN_RECORDS, derivation
+
+    g = np.random.default_rng(3)
+    words = np.array([f"w{i:03d}" for i in range(200)])
+    text = pd.Series([" ".join(g.choice(words, 3)) for _ in range(300)])
+    first = text.str.split().str[0]
+    assert derivation(first, text).derived  # the first word of the name
+    assert derivation(text.str[:2], text).share == 1.0
+    assert not derivation(text.str[:2], text).derived  # "w0" starts most texts anyway
+    other = pd.Series(g.choice(words, 300))
+    assert not derivation(other, text).derived  # an unrelated column
+    some = first.where(np.arange(300) % 5 != 0, other)  # only 80 % cut from the text
+    assert not derivation(some, text).derived
+    with_missing = first.where(np.arange(300) % 3 != 0, None)
+    d = derivation(with_missing, text)  # missing keys are left out, not counted against
+    assert d.derived and d.n == 200
+    few = derivation(first[: MIN_RECORDS - 1], text[: MIN_RECORDS - 1])
+    assert few.share == 1.0 and not few.derived

@@ -240,12 +240,15 @@ def _random_pair_tasks(client: Client, job: Job, sources: Sequence[Source],
 
 def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
                   threshold: float | None, sources: Sequence[Source],
-                  records: dict[str, int], out_dir: str | None) -> tuple[Results, dict[str, Any]]:
+                  records: dict[str, int], out_dir: str | None,
+                  fit_keys: Sequence[Any] | None = None) -> tuple[Results, dict[str, Any]]:
     """A model that fits during the run (see :mod:`erblock.matchers.scoring.base`):
     (1) every reduce task compares without a threshold and keeps its pairs on its worker;
     only the model's summary of them is gathered, while random pairs and value counts are
     computed beside; (2) the client fits, broadcasts the model and each kept task is scored
-    where it is. Returns the results and what the phases measured."""
+    where it is. ``fit_keys``: the key passes as the model learns them (``job.keys`` with
+    what ready-made key columns were found to derive from). Returns the results and what
+    the phases measured."""
     import time
 
     request = model.fit_request()
@@ -285,7 +288,8 @@ def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
         timing["phase1"] = time.perf_counter() - t0
 
         t1 = time.perf_counter()
-        context = FitContext(link=job.link, keys=job.keys, records=dict(records),
+        context = FitContext(link=job.link, keys=tuple(fit_keys or job.keys),
+                             records=dict(records),
                              random_pairs=request.random_pairs)
         model.fit_summaries(summaries, random, counts, context)
         timing["fit"] = time.perf_counter() - t1

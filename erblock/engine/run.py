@@ -32,6 +32,7 @@ from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
 from .calibrate import resolve_cost_model, worth_calibrating
 from .cluster import total_threads
 from .corpus import with_corpus
+from .derivation import derived_keys
 from .execute import (
     count_invalid,
     invalid_totals,
@@ -134,8 +135,12 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
         elif scoring.fitted:
             results = run_fitted(client, job, ex, scoring, threshold, out_dir)
         else:
+            fit_keys, derived = derived_keys(client, job, frames)
+            if derived:  # ready-made key columns cut from compared columns
+                settings["derived_keys"] = {str(p): c for p, c in derived.items()}
             results, settings["scoring_seconds"] = run_two_phase(
-                client, job, ex, scoring, threshold, sources, profile.records, out_dir)
+                client, job, ex, scoring, threshold, sources, profile.records, out_dir,
+                fit_keys=fit_keys)
     phases["route_compare"] = time.perf_counter() - t2
 
     t3 = time.perf_counter()
