@@ -28,7 +28,10 @@ random pairs do. Training follows from that:
    they are far more frequent (more than 10 times, and in at least 30 % of those pairs),
    or "else" is far rarer (10 times: a city that random pairs share a fifth of the time
    can be shared by 93 % of the non-matches an area-code key selects, only 4.4 times as
-   often, but they disagree 11 times less often), the blocking selected on k (a ready-made key column derived from it, or a column
+   often, but they disagree 11 times less often), or they are 3 times as frequent in so
+   many non-matches that those reach half the matches the fit finds (a city key whose
+   non-matches share street words 9 times as often as random pairs, with few true
+   matches among many candidates), the blocking selected on k (a ready-made key column derived from it, or a column
    correlated with the key): k gets a free u in that session and the session is refitted.
    (When the session's fit called nearly every candidate a match, which a selected
    comparison with u fixed causes, clear non-matches are judged with generic m instead;
@@ -83,14 +86,11 @@ from typing import Any
 import numpy as np
 
 from ..levels import M_PSEUDO, PatternHistogram, default_m, fit_em, posterior
+from .detection import selected_comparison
 
 MIN_SESSION_PAIRS = 20  #: a session with fewer pairs trains nothing
 MIN_ACTIVE = 2  #: EM needs at least this many active comparisons to be identifiable
 LAMBDA_STARTS = (0.02, 0.2, 0.6)
-DETECT_LIFT = 10.0  #: selected: above else this many times as often as at random, or else
-#: this many times less often
-DETECT_SHARE = 0.3  #: ... and in at least this share of the clear non-matches
-DETECT_MIN = 30  #: clear non-matches needed to test a comparison
 DEGENERATE = 0.9  #: a session fit whose λ is above this is not used to find non-matches
 
 
@@ -170,35 +170,6 @@ def _em(gamma: np.ndarray, counts: np.ndarray, n_levels: Sequence[int],
     return best
 
 
-def _selected(gamma: np.ndarray, counts: np.ndarray, cols: list[int], fixed: list[bool],
-              m: list[np.ndarray], u: list[np.ndarray], lam: float) -> int | None:
-    """The comparison (index into ``cols``, among those with u fixed) whose levels among
-    clear non-matches are most unlike random pairs, if any is (module doc, step 3)."""
-    worst, worst_lift = None, DETECT_LIFT
-    for j in range(len(cols)):
-        if not fixed[j]:
-            continue
-        others = [i for i in range(len(cols)) if i != j]
-        p_other = posterior(gamma[:, others], [m[i] for i in others], [u[i] for i in others],
-                            lam)
-        present = gamma[:, j] >= 0
-        clear = (p_other < 0.01) & present
-        weight = counts * clear
-        if float(weight.sum()) < DETECT_MIN:
-            # the others cannot tell any non-match for sure: weigh every pair by how
-            # likely the others make it a non-match instead
-            weight = counts * (1.0 - p_other) * present
-        n_clear = float(weight.sum())
-        if n_clear < DETECT_MIN:
-            continue
-        share = float(weight[gamma[:, j] > 0].sum()) / n_clear
-        chance = min(max(1.0 - float(u[j][0]), 1e-12), 1.0 - 1e-12)
-        lift = max(share / chance, (1.0 - chance) / max(1.0 - share, 1e-12))
-        if share >= DETECT_SHARE and lift > worst_lift:
-            worst, worst_lift = j, lift
-    return worst
-
-
 def _candidate_u(gamma: np.ndarray, counts: np.ndarray, k: int, n: int) -> np.ndarray:
     """Level shares of comparison ``k`` among the candidates (a starting u)."""
     sel = gamma[:, k] >= 0
@@ -248,7 +219,7 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
             # levels as m: judge clear non-matches by generic m and an even prior instead
             m_test, lam_test = ((res["m"], res["lambda"]) if res["lambda"] <= DEGENERATE
                                 else ([default_m(n) for n in n_levels], 0.5))
-            j = _selected(gamma, counts, cols, active, m_test, res["u"], lam_test)
+            j = selected_comparison(gamma, counts, active, m_test, res["u"], lam_test)
             if j is not None:
                 blocked = blocked | {cols[j]}
                 detected.append(cols[j])

@@ -1,0 +1,69 @@
+"""Detection: did the blocking select pairs on a comparison it was not told about?
+
+A comparison that no key declares keeps the random-pair u in its session (it anchors the
+fit). When the blocking did select on it (a ready-made key column cut from it, a column
+correlated with the key), its non-matching candidates agree far more often than random
+pairs and the fit mistakes that agreement for match evidence. Tested against conditional
+independence among the session's *clear non-matches* by the other comparisons (their
+posterior below 1 %; with too few of those, every pair weighted by 1 − P(match | the
+others)): its levels above "else" are
+
+- more than 10 times as frequent as among random pairs, in at least 30 % of them, or
+- "else" more than 10 times rarer (agreement on a common value, a city that random
+  pairs share a fifth of the time, can rise at most five-fold), in at least 30 % of them,
+  or
+- 3 times as frequent in so many non-matches that the excess reaches half the matches the
+  fit finds (with few true matches among many candidates, they would become the match
+  class).
+
+The comparison most unlike random pairs is returned; :mod:`.training` frees its u.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..levels import posterior
+
+DETECT_LIFT = 10.0  #: selected: above else this many times as often as at random, or else
+#: this many times less often
+DETECT_SHARE = 0.3  #: ... and in at least this share of the clear non-matches
+DETECT_MIN = 30  #: clear non-matches needed to test a comparison
+EXCESS_LIFT = 3.0  #: or above else 3 times as often as at random, in so many non-matches
+EXCESS_SHARE = 0.5  #: ... that they reach half the matches the fit finds
+
+
+def selected_comparison(gamma: np.ndarray, counts: np.ndarray, fixed: Sequence[bool],
+                        m: Sequence[np.ndarray], u: Sequence[np.ndarray], lam: float
+                        ) -> int | None:
+    """The comparison (among those with u ``fixed``) whose levels among the clear
+    non-matches are most unlike random pairs', if any is (see the module doc)."""
+    worst, worst_lift = None, 0.0
+    for j in range(len(fixed)):
+        if not fixed[j]:
+            continue
+        others = [i for i in range(len(fixed)) if i != j]
+        p_other = posterior(gamma[:, others], [m[i] for i in others],
+                            [u[i] for i in others], lam)
+        present = gamma[:, j] >= 0
+        clear = (p_other < 0.01) & present
+        weight = counts * clear
+        if float(weight.sum()) < DETECT_MIN:
+            # the others cannot tell any non-match for sure: weigh every pair by how
+            # likely the others make it a non-match instead
+            weight = counts * (1.0 - p_other) * present
+        n_clear = float(weight.sum())
+        if n_clear < DETECT_MIN:
+            continue
+        share = float(weight[gamma[:, j] > 0].sum()) / n_clear
+        chance = min(max(1.0 - float(u[j][0]), 1e-12), 1.0 - 1e-12)
+        lift = max(share / chance, (1.0 - chance) / max(1.0 - share, 1e-12))
+        excess = (share - chance) * n_clear  # non-matches the random-pair u cannot explain
+        strong = share >= DETECT_SHARE and lift > DETECT_LIFT
+        swamping = (share / chance > EXCESS_LIFT
+                    and excess >= EXCESS_SHARE * lam * float(counts.sum()))
+        if (strong or swamping) and (worst is None or lift > worst_lift):
+            worst, worst_lift = j, lift
+    return worst
