@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -115,6 +116,17 @@ def test_pr_curve_literal():
     assert curve["precision"].tolist() == pytest.approx([1.0, 2 / 3, 0.5])
     assert curve["recall"].tolist() == pytest.approx([1 / 3, 2 / 3, 2 / 3])
     assert curve["f1"].tolist() == pytest.approx([0.5, 2 / 3, 4 / 7])
+
+
+def test_pr_curve_of_no_scored_pair_is_empty():
+    """A blocking that found nothing (or pairs without a score) gives an empty curve, not
+    an IndexError (found with a key column whose values differ between the sources)."""
+    truth = frame([(2, 1), (3, 4)])
+    for pairs in (frame(np.zeros((0, 2), dtype=np.int64), []),
+                  frame([(1, 2), (3, 4)], [np.nan, np.nan])):
+        curve = pr_curve(pairs, truth)
+        assert curve.empty and list(curve.columns) == ["threshold", "precision", "recall",
+                                                        "f1"]
 
 
 @settings(max_examples=60, deadline=None)

@@ -225,7 +225,8 @@ def pr_curve(
     keys, score = keys[ok], score[ok]
     # best score per distinct pair, then descending score
     order = np.lexsort((-score, keys))
-    first = np.r_[True, keys[order][1:] != keys[order][:-1]]
+    first = (np.r_[True, keys[order][1:] != keys[order][:-1]] if keys.size
+             else np.zeros(0, dtype=bool))  # no pair (or none scored): an empty curve
     keys, score = keys[order][first], score[order][first]
     order = np.argsort(-score, kind="stable")
     keys, score = keys[order], score[order]
