@@ -165,6 +165,8 @@ def describe_key(k: Any) -> str:
         return f"word{spec.i + 1}({spec.column})"
     if kind == "Phonetic":
         return f"{spec.algorithm}({spec.column})"
+    if kind == "Tokens":
+        return f"words({spec.column})"
     return repr(spec)
 
 

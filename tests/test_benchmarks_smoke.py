@@ -160,6 +160,17 @@ def test_bench_fresh_quick_draws_and_scores(tmp_path: Path, client) -> None:
     assert "Mean F1 at the default decision" in (tmp_path / "fresh.md").read_text()
 
 
+def test_bench_blockings_quick(tmp_path: Path, client) -> None:
+    blk = _load("bench_blockings")
+    res = blk.main(["--quick", "--out", str(tmp_path)], client=client)
+    assert [r["blocking"] for r in res["rows"]] == [b[1] for b in blk.QUICK_BLOCKINGS]
+    for r in res["rows"]:
+        assert r["candidates"] > 0 and 0 <= r["default"]["f1"] <= 1
+        assert not r["collapse"], r
+    md = (tmp_path / "blockings.md").read_text()
+    assert "Collapses: none." in md and "phone[:3]" in md
+
+
 def test_bench_encoded_quick(tmp_path: Path, client) -> None:
     enc = _load("bench_encoded")
     res = enc.main(["--quick", "--no-splink", "--out", str(tmp_path)], client=client)
