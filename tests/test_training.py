@@ -10,12 +10,15 @@ ready-made column the model was not told about (found by detection).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import erblock
 from erblock.matchers.levels import PatternHistogram
+from erblock.matchers.scoring import ModelWarning
 from erblock.matchers.scoring.training import train
 
 M = [np.array([0.05, 0.05, 0.9]), np.array([0.04, 0.08, 0.88]),
@@ -260,6 +263,16 @@ def test_a_key_column_cut_from_a_compared_column_is_found_before_training(client
     found = erblock.evaluate(pairs, truth)
     q = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], truth)
     assert q["precision"] >= 0.9 and q["tp"] >= 0.9 * found["tp"], (q, found)
+    # the saved model, reused on the same key as the user wrote it, keeps its sessions
+    # (it knows the key as given, not as training extended it) and scores alike
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelWarning)
+        again = erblock.link(r, s, key="first_word", scoring=model, client=client,
+                             compare=RESTAURANT_KINDS)
+    both = pairs.merge(again, on=["left_id", "right_id"], suffixes=("", "_again"))
+    assert len(both) == len(pairs) == len(again)
+    np.testing.assert_allclose(both["match_probability_again"], both["match_probability"],
+                               rtol=1e-6, atol=1e-12)
 
 
 RESTAURANT_KINDS = {"name": "text", "addr": "text", "city": "name", "phone": "phone",
@@ -336,3 +349,38 @@ def test_a_comparison_the_key_makes_agree_more_often_than_there_are_matches_is_d
     assert s.lam == pytest.approx(share, rel=0.3)
     for k in (0, 1):
         np.testing.assert_allclose(res.m[k], m[k], atol=0.05)
+
+
+
+def test_the_derivation_sample_of_a_sorted_dask_frame_spans_it(client):
+    """A Dask input sorted by the compared column: its first records hold a few key
+    values, which would make any key look as likely by chance. The sample comes from
+    partitions drawn at random (only those are computed), so a birth-year key is still
+    found cut from the date."""
+    import dask.dataframe as dd
+
+    from erblock.blocking.derived import SAMPLE, derivation
+    from erblock.engine.derivation import SAMPLE_PARTITIONS, _sample
+
+    rng = np.random.default_rng(4)
+    days = np.sort(rng.integers(0, 80 * 365, 200_000))
+    dob = pd.Series(pd.Timestamp("1920-01-01") + pd.to_timedelta(days, unit="D"))
+    df = pd.DataFrame({"dob": dob.dt.strftime("%Y-%m-%d"), "birth_year": dob.dt.year})
+    ddf = dd.from_pandas(df, npartitions=20)
+    sample = _sample(client, ddf, ["birth_year", "dob"])
+    assert SAMPLE // 2 <= len(sample) <= SAMPLE + SAMPLE_PARTITIONS
+    assert derivation(sample["birth_year"], sample["dob"]).derived
+    head = df.head(SAMPLE)  # what the first records alone would say
+    assert not derivation(head["birth_year"], head["dob"]).derived
+
+
+def test_a_ready_made_column_inside_a_composite_key_is_found_too(client):
+    """The first-word column of the restaurant link as one part of a composite key: the
+    pass selects on the name as well (the city part is compared itself)."""
+    r, s, truth = _restaurants(seed=5003)
+    r, s = (x.assign(first_word=x["name"].str.split().str[0]) for x in (r, s))
+    pairs = erblock.link(r, s, key=("first_word", "city"), scoring="em", client=client,
+                         compare=RESTAURANT_KINDS)
+    assert erblock.RunReport.of(pairs).settings["derived_keys"] == {"0": ["name"]}
+    model = erblock.load_model(pairs.attrs["erblock_model"])
+    assert "name_text" in model.sessions_[0]["deactivated"]

@@ -289,7 +289,7 @@ def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
 
         t1 = time.perf_counter()
         context = FitContext(link=job.link, keys=tuple(fit_keys or job.keys),
-                             records=dict(records),
+                             run_keys=tuple(job.keys), records=dict(records),
                              random_pairs=request.random_pairs)
         model.fit_summaries(summaries, random, counts, context)
         timing["fit"] = time.perf_counter() - t1

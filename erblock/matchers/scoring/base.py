@@ -64,12 +64,19 @@ class FitRequest:
 @dataclass(frozen=True)
 class FitContext:
     """What the run tells a model when it fits: the mode, the key passes (their
-    ``columns``), record counts and how many random pairs were compared."""
+    ``columns``), record counts and how many random pairs were compared.
+
+    ``keys`` are the passes as training sees them: a ready-made key column found cut
+    from compared columns carries them in ``derived_from``. ``run_keys`` are the passes
+    as the run was given them (``keys`` when empty): what a later run must repeat for the
+    model's per-pass sessions to apply.
+    """
 
     link: bool
     keys: tuple[Any, ...]
     records: Mapping[str, int] = field(default_factory=dict)
     random_pairs: int = 0
+    run_keys: tuple[Any, ...] = ()
 
 
 class ScoringModel:

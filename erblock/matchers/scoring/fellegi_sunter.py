@@ -264,7 +264,7 @@ class FellegiSunter(ScoringModel):
                   else np.zeros(s.n_levels + 1) for k, s in enumerate(specs)]
         blocked = {p: self._selected_by(key) for p, key in enumerate(context.keys)}
         total = _total_pairs(context)
-        self.pass_keys_ = [repr(k) for k in context.keys]
+        self.pass_keys_ = [repr(k) for k in (context.run_keys or context.keys)]
         self._fit(merged, self.u_from_counts(counts), blocked, total)
         self.n_u_pairs_ = int(sum(r[1] for r in random))
         for name, vc in value_counts.items():
