@@ -19,7 +19,8 @@ numpy: the fair baseline of the pair-by-pair work), erblock with ``encode="never
 with the same blocking, ``JaroWinklerAtThresholds`` for the Jaro-Winkler columns and
 ``ExactMatch`` for the exact ones (fixed m/u, no training; it decides on a match
 probability, so its kept pairs differ: only its time is comparable). The kernel scores a missing value as an empty
-string (Jaro-Winkler 0) where erblock averages over the present values, so its kept pairs
+string (Jaro-Winkler 0) and two missing exact values as unequal, where erblock averages
+over the present values, so its kept pairs
 differ slightly where values are missing. Peak RSS of this process is recorded after
 each run (erblock's local cluster runs in-process threads).
 
@@ -113,7 +114,8 @@ def run_kernel(job: dict[str, Any], threshold: float, threads: int, chunk: int
         for a in range(0, k - 1, step):
             mats = [cdist(v[a:a + step], v[a + 1:], scorer=JaroWinkler.normalized_similarity,
                           dtype=np.float32, workers=threads) if compare[c] == "jaro_winkler"
-                    else (v[a:a + step, None] == v[None, a + 1:]).astype(np.float32)
+                    else ((v[a:a + step, None] == v[None, a + 1:])
+                          & (v[a:a + step, None] >= 0)).astype(np.float32)  # -1: missing
                     for c, v in vals.items()]
             score = sum(mats) / np.float32(len(mats))
             kept += int(np.count_nonzero(np.triu(score >= np.float32(threshold))))

@@ -182,6 +182,24 @@ def test_bench_encoded_quick(tmp_path: Path, client) -> None:
 
 
 @NIGHTLY
+def test_bench_scale_real_quick(tmp_path: Path, client) -> None:
+    """Every pair of a historical_50k slice, one block: erblock compares them all and
+    keeps what the threshold keeps (a superset of the kernel's: it averages over the
+    present values where the kernel scores a missing one 0)."""
+    real = _load("bench_scale_real")
+    peers = [] if os.environ.get("ERBLOCK_NIGHTLY") else ["--no-splink"]
+    res = real.main(["--quick", "--out", str(tmp_path), *peers], client=client)
+    job = res["result"]["job"]
+    n = real.QUICK["records"]
+    assert job["records"] == n and job["candidate_pairs"] == n * (n - 1) // 2
+    (run,) = res["result"]["runs"]["erblock"]
+    (kernel,) = res["result"]["runs"]["kernel"]
+    assert run["comparisons"] == job["candidate_pairs"]
+    assert run["kept_pairs"] >= kernel["kept_pairs"] > 0
+    assert (tmp_path / "scale_real.md").read_text().startswith("## Scale on real data")
+
+
+@NIGHTLY
 def test_bench_tokens_quick(tmp_path: Path, client) -> None:
     tok = _load("bench_tokens")
     # pyJedAI (and the Ray it starts) only in the nightly run: ~15 s of the suite's budget

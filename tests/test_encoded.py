@@ -143,12 +143,17 @@ def test_auto_encodes_repeated_values_and_computes_fewer_cells(client) -> None:
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 3),
        thr=st.sampled_from([0.5, 0.7, 0.85, 0.9, 1.0]),
-       weights=st.sampled_from([(1.0, 1.0, 1.0), (2.0, 1.0, 0.5), (0.3, 3.0, 1.0),
-                                (1.0, 20.0, 1.0), (0.05, 1.0, 3.0), (20.0, 1.0, 1.0)]),
-       nan_share=st.sampled_from([0.0, 0.1, 0.5]), jitter=st.booleans())
+       weights=st.sampled_from([(1.0, 1.0, 1.0, 1.0, 1.0), (2.0, 1.0, 0.5, 1.0, 3.0),
+                                (0.3, 3.0, 1.0, 0.5, 1.0), (1.0, 20.0, 1.0, 2.0, 1.0),
+                                (0.05, 1.0, 3.0, 1.0, 0.2), (20.0, 1.0, 1.0, 1.0, 1.0)]),
+       nan_share=st.sampled_from([0.0, 0.1, 0.5]), jitter=st.booleans(),
+       exact=st.integers(0, 2))
 def test_threshold_pushdown_keeps_exactly_what_the_dense_path_keeps(seed, k, thr, weights,
-                                                                    nan_share, jitter):
-    from erblock.engine.tasks.encoded import BlockCodes, pushdown
+                                                                    nan_share, jitter,
+                                                                    exact):
+    """Matrix comparisons (and ``exact`` ones by code equality, missing codes -1) with
+    missing values: the pairs kept and every value equal the dense chunk's."""
+    from erblock.engine.tasks.encoded import BlockCodes, CodeEquality, pushdown
     from erblock.engine.tasks.mean import mean_score
 
     rng = np.random.default_rng(seed)
@@ -163,7 +168,12 @@ def test_threshold_pushdown_keeps_exactly_what_the_dense_path_keeps(seed, k, thr
                           ).astype(np.float32)
         mat[rng.random((dl, dr)) < nan_share] = np.nan
         blocks.append(BlockCodes(mat, rng.integers(0, dl, rows), rng.integers(0, dr, cols)))
-    w = np.array(weights[:k], dtype=np.float32)
+    for _ in range(exact):  # codes 0..3, -1 missing in about nan_share of the records
+        lc, rc = rng.integers(0, 4, rows), rng.integers(0, 4, cols)
+        lc[rng.random(rows) < nan_share] = -1
+        rc[rng.random(cols) < nan_share] = -1
+        blocks.insert(int(rng.integers(0, len(blocks) + 1)), CodeEquality(lc, rc))
+    w = np.array(weights[:k + exact], dtype=np.float32)
     push = pushdown(blocks, w, thr)
     mask = rng.random((rows - 5, cols - 3)) < 0.8
     mats = [b.gather(5, rows, 3, cols) for b in blocks]
@@ -225,3 +235,43 @@ def test_exact_compares_codes_as_the_kernel_compares_values():
     same = CodeEquality(dc, dc).gather(0, len(left), 0, len(left))
     np.testing.assert_array_equal(np.nan_to_num(same, nan=-1),
                                   np.nan_to_num(comp.matrix(pl, pl), nan=-1))
+
+
+def _varied(seed: int, n: int, names: int, side: str) -> pd.DataFrame:
+    """One block, ``names`` distinct surnames (too many pairs of them for one matrix at a
+    small ``cell_budget``), an exact place with missing values, a few first names."""
+    rng = np.random.default_rng(seed)
+    place = pd.Series(rng.integers(0, 6, n).astype(str), dtype=object)
+    place[rng.random(n) < 0.2] = None
+    return pd.DataFrame({
+        "k": "all",
+        "surname": [f"sur{v:04d}x" for v in rng.integers(0, names, n)],
+        "first": rng.choice(["ann", "anna", "bob", "rob", "zoë"], n),
+        "place": place,
+    }, index=pd.Index([f"{side}{i}" for i in range(n)], name="rid"))
+
+
+@pytest.mark.parametrize("mode", ["link", "dedupe"])
+def test_a_block_too_varied_for_one_matrix_is_encoded_in_row_slabs(client, mode) -> None:
+    """More distinct surname pairs than ``cell_budget`` allows in one matrix: the block is
+    encoded slab by slab of rows (a dedupe's triangle too), with the pushdown's tests on
+    code equality for the exact place (missing in a fifth of the records). The pairs and
+    values equal the pair-by-pair run's, with far fewer similarities computed (one
+    matrix-less surname alone would cost a third of the pairs)."""
+    compare = {"surname": "jaro_winkler", "first": "jaro_winkler", "place": "exact"}
+    if mode == "link":  # ~590 x ~150 distinct surnames > 2**16: slabs of 2**16 // 150 rows
+        r, s = _varied(1, 3000, 600, "r"), _varied(2, 800, 150, "s")
+        opts = {"cell_budget": 1 << 16}
+        run = lambda e: erblock.link(r, s, key="k", compare=compare, threshold=0.8,  # noqa: E731
+                                     client=client, sort=True, n_tasks=1, encode=e, **opts)
+    else:  # ~450 distinct: 202,500 > 2**17; slabs of 2**17 // 450 = 291 rows
+        df = _varied(3, 3000, 450, "d")
+        opts = {"cell_budget": 1 << 17}
+        run = lambda e: erblock.dedupe(df, key="k", compare=compare, threshold=0.8,  # noqa: E731
+                                       client=client, sort=True, n_tasks=1, encode=e, **opts)
+    runs = {e: run(e) for e in ("auto", "never")}
+    assert len(runs["auto"]) > 0
+    pd.testing.assert_frame_equal(runs["auto"].reset_index(drop=True),
+                                  runs["never"].reset_index(drop=True))
+    cells = {e: sum(t.cells for t in RunReport.of(p).tasks) for e, p in runs.items()}
+    assert cells["auto"] < cells["never"] / 4, cells

@@ -42,7 +42,7 @@ from ...balancing.plan import RANGE, TRIANGLE, Plan
 from ...balancing.ranges import range_bands
 from ...matchers.comparisons import Comparison
 from ..job import DEFAULT_CELL_BUDGET
-from .encoded import ENCODED_CHUNK_CELLS, BlockCodes, block_encoding, pushdown
+from .encoded import ENCODED_CHUNK_CELLS, BlockCodes, block_encoding, pushdown, slab_rows
 from .join import (
     JOIN_MAX_SHARE,
     JOIN_MIN_CELLS,
@@ -68,8 +68,9 @@ TRIANGLE_ROWS = 128
 
 def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,
                comparisons: Sequence[Comparison], weights: np.ndarray, threshold: float | None,
-               out: Collector, cell_budget: int) -> int:
-    """Compare rows [l0, l1) of ``left`` with [r0, r1) of ``right``; return comparisons."""
+               out: Collector, cell_budget: int, slab: bool = False) -> int:
+    """Compare rows [l0, l1) of ``left`` with [r0, r1) of ``right``; return comparisons.
+    ``slab``: already a row slab of a bigger block (not split again)."""
     ncols_total = r1 - r0
     if ncols_total <= 0 or l1 <= l0:
         return 0
@@ -77,6 +78,14 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
                        threshold, out, cell_budget)
     if joined is not None:
         return joined
+    rows = None if slab or left.encode_mode == "never" else slab_rows(
+        left.encoded, right.encoded, l0, l1, r0, r1, left.equal_codes, cell_budget)
+    if rows is not None:  # too many distinct pairs for one matrix: slabs of rows
+        # a triangle's slab meets only the columns after its first row
+        return sum(_run_block(left, right, a, min(a + rows, l1), max(r0, a) if triangle
+                              else r0, r1, triangle, comparisons, weights, threshold, out,
+                              cell_budget, slab=True)
+                   for a in range(l0, l1, rows))
     done = 0
     single = len(comparisons) == 1
     cutoff = threshold if (single and threshold is not None and threshold > 0) else None

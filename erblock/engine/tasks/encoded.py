@@ -139,7 +139,13 @@ def block_encoding(left: list[Encoded | None], right: list[Encoded | None],
     :func:`erblock.engine.memory.cell_bytes`)."""
     limit = min(cell_budget, ENCODE_MAX_CELLS)
     nl, nr = l1 - l0, r1 - r0
-    cells = nl * (nl - 1) // 2 if triangle else nl * nr
+    if triangle and (l0, l1) == (r0, r1):
+        cells = nl * (nl - 1) // 2
+    elif triangle:  # a slab of a triangle: each row meets the columns after it
+        rows = np.arange(l0, l1, dtype=np.int64)
+        cells = int(np.maximum(r1 - np.maximum(rows + 1, r0), 0).sum())
+    else:
+        cells = nl * nr
     out: list[BlockCodes | CodeEquality | None] = [None] * len(comparisons)
     if cells < ENCODE_MIN_CELLS and not always:
         return out
@@ -164,72 +170,169 @@ def block_encoding(left: list[Encoded | None], right: list[Encoded | None],
     return out
 
 
-#: threshold pushdown when the first comparison alone rules out at least this share of the
-#: distinct pairs (below, a dense lookup of every comparison is as fast)
+#: a block whose distinct pairs exceed the matrix limit is compared in row slabs of at
+#: least this many rows, each encoded on its own (fewer rows, fewer distinct values)
+SLAB_MIN_ROWS = 256
+
+
+def slab_rows(left: list[Encoded | None], right: list[Encoded | None],
+              l0: int, l1: int, r0: int, r1: int,
+              equal: Sequence[tuple[np.ndarray, np.ndarray] | None] = (),
+              cell_budget: int = ENCODE_MAX_CELLS) -> int | None:
+    """Rows per slab when block ``[l0, l1) × [r0, r1)`` holds too many distinct value
+    pairs for one matrix per comparison, but slabs of its rows would not: a slab of ``S``
+    rows has at most ``S`` distinct left values, so ``S = limit // distinct right values``
+    fits (the largest over the comparisons that do not fit); None when every comparison
+    fits whole, or when a slab would be under :data:`SLAB_MIN_ROWS` rows (their right side
+    alone is too varied: the direct path)."""
+    limit = min(cell_budget, ENCODE_MAX_CELLS)
+    widest = 0
+    for k, (le, re) in enumerate(zip(left, right)):
+        if (k < len(equal) and equal[k] is not None) or le is None or re is None:
+            continue
+        dl = len(np.unique(le.codes[l0:l1]))
+        dr = len(np.unique(re.codes[r0:r1]))
+        if dl * dr > limit:
+            widest = max(widest, dr)
+    if widest == 0:
+        return None
+    rows = limit // widest
+    return rows if SLAB_MIN_ROWS <= rows < l1 - l0 else None
+
+
+#: threshold pushdown when the tests applied to every cell of a chunk leave at most this
+#: share of its cells (above, a dense lookup of every comparison is as fast)
 PUSHDOWN_MAX_DENSITY = 0.3
+#: tests applied to every cell of a chunk (the most selective); the others only to the
+#: cells those leave
+DENSE_TESTS = 2
 
 
 @dataclass
 class Pushdown:
-    """Threshold pushdown on an encoded block: ``passing`` marks the distinct pairs of
-    comparison ``first`` whose similarity could still lift the mean score to the
-    threshold if every other comparison scored its maximum; a chunk looks up that bool
-    first and the other comparisons only for the pairs that pass it. Their score comes
-    from the same :func:`~erblock.engine.tasks.mean.mean_score`, cell by cell the same
-    float32 operations as the dense path, so the kept pairs and their values are
-    identical."""
+    """Threshold pushdown on an encoded block. ``tests``, most selective first: per
+    comparison whose value alone can rule a pair out, a bool over its distinct-pair matrix
+    that marks the similarities that could still lift the mean score to the threshold if
+    every other comparison scored its maximum (None for an ``exact`` comparison whose
+    disagreement rules a pair out: equal codes or a missing value pass). A chunk applies
+    the first ``dense`` tests to every cell, the others to the cells left, and computes
+    the similarities (matrix lookups, code equality) only for the cells that pass them
+    all. Each test is a necessary condition, and the score comes from the same
+    :func:`~erblock.engine.tasks.mean.mean_score`, cell by cell the same float32
+    operations as the dense path, so the kept pairs and their values are identical."""
 
-    blocks: list[BlockCodes]
+    blocks: list[BlockCodes | CodeEquality]
     weights: np.ndarray
-    first: int
-    passing: np.ndarray  # bool, distinct left × distinct right of comparison ``first``
+    tests: list[tuple[int, np.ndarray | None]]
+    dense: int = 1
+
+    def _cells(self, k: int, passing: np.ndarray | None, a: int, b: int, c: int, d: int
+               ) -> np.ndarray:
+        """Test k on every cell of block rows [a, b) × columns [c, d)."""
+        blk = self.blocks[k]
+        if passing is not None:
+            return passing.take(blk.rows[a:b], axis=0).take(blk.cols[c:d], axis=1)
+        lc, rc = blk.rows[a:b], blk.cols[c:d]
+        ok = lc[:, None] == rc[None, :]
+        ok[lc < 0, :] = True
+        ok[:, rc < 0] = True
+        return ok
 
     def pairs(self, a: int, b: int, c: int, d: int, mask: np.ndarray | None
               ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
         """Rows / columns (within the chunk) of the pairs that may pass, their
         similarities per comparison and their mean score."""
-        f = self.blocks[self.first]
-        ok = self.passing.take(f.rows[a:b], axis=0).take(f.cols[c:d], axis=1)
+        ok = self._cells(*self.tests[0], a, b, c, d)
+        for k, passing in self.tests[1:self.dense]:
+            ok &= self._cells(k, passing, a, b, c, d)
         if mask is not None:
             ok &= mask
         _, ri, cj = cell_positions(ok)
-        sims = [blk.matrix.ravel().take(blk.rows[a + ri] * blk.matrix.shape[1]
-                                        + blk.cols[c + cj]) for blk in self.blocks]
+        for k, passing in self.tests[self.dense:]:
+            blk = self.blocks[k]
+            rows, cols = blk.rows[a + ri], blk.cols[c + cj]
+            if passing is None:  # exact: agree, or miss a value
+                sel = (rows == cols) | (rows < 0) | (cols < 0)
+            else:
+                sel = passing.ravel().take(rows * passing.shape[1] + cols)
+            ri, cj = ri[sel], cj[sel]
+        sims = [_lookup(blk, a + ri, c + cj) for blk in self.blocks]
         # mean_score is elementwise: on these pairs it gives the dense chunk's values
         return ri, cj, sims, mean_score(sims, self.weights)
 
 
+def _cell_share(blk: BlockCodes | CodeEquality, passing: np.ndarray | None) -> float:
+    """Share of the block's cells (record pairs) that pass a test: distinct pairs weighed
+    by how many records hold each value."""
+    n = len(blk.rows) * len(blk.cols)
+    if n == 0:
+        return 0.0
+    if passing is not None:
+        cl = np.bincount(blk.rows, minlength=passing.shape[0]).astype(np.float64)
+        cr = np.bincount(blk.cols, minlength=passing.shape[1]).astype(np.float64)
+        return float(cl @ (passing @ cr)) / n
+    lp, rp = blk.rows[blk.rows >= 0], blk.cols[blk.cols >= 0]
+    size = int(max(lp.max(initial=-1), rp.max(initial=-1))) + 1
+    equal = float(np.bincount(lp, minlength=size).astype(np.float64)
+                  @ np.bincount(rp, minlength=size).astype(np.float64))
+    return (equal + n - len(lp) * len(rp)) / n
+
+
+def _lookup(blk: BlockCodes | CodeEquality, rows: np.ndarray, cols: np.ndarray
+            ) -> np.ndarray:
+    """Similarities of the aligned block positions (rows[i], cols[i]): what ``gather``
+    gives at those cells."""
+    if isinstance(blk, BlockCodes):
+        return blk.matrix.ravel().take(blk.rows[rows] * blk.matrix.shape[1] + blk.cols[cols])
+    lc, rc = blk.rows[rows], blk.cols[cols]
+    out = (lc == rc).astype(np.float32)
+    out[(lc < 0) | (rc < 0)] = np.nan
+    return out
+
+
 def pushdown(blocks: Sequence[BlockCodes | CodeEquality | None], weights: np.ndarray,
              threshold: float | None) -> Pushdown | None:
-    """A :class:`Pushdown` for a block whose comparisons are all encoded, when one
-    comparison alone rules out most distinct pairs; else None (the dense path).
+    """A :class:`Pushdown` for a block whose comparisons are all encoded (distinct-pair
+    matrices or code equality, at least one matrix), when the most selective tests (at
+    most :data:`DENSE_TESTS`) together rule out most of its cells; else None (the dense
+    path).
 
     The mean is over the comparisons present for a pair (a missing value drops its
     weight), so a pair with similarity ``s`` on comparison k can reach threshold ``t``
     only if ``w_k (t − s) <= Σ_j w_j max(M_j − t, 0)`` over the other comparisons (``M_j``
-    their largest similarity in the block): the best case includes exactly the others
-    above ``t``. Pairs missing comparison k always pass to the exact computation."""
-    if threshold is None or any(not isinstance(b, BlockCodes) for b in blocks):
+    their largest similarity in the block, 1 for code equality): the best case includes
+    exactly the others above ``t``. Pairs missing comparison k always pass to the exact
+    computation."""
+    if threshold is None or any(b is None for b in blocks):
         return None
     full = [b for b in blocks if isinstance(b, BlockCodes)]
     if not full or any(b.matrix.size == 0 for b in full):
         return None
     w = weights.astype(np.float64)
     tops = []
-    for b in full:
-        present = b.matrix[~np.isnan(b.matrix)]
-        tops.append(float(present.max()) if present.size else 0.0)
+    for b in blocks:
+        if isinstance(b, BlockCodes):
+            present = b.matrix[~np.isnan(b.matrix)]
+            tops.append(float(present.max()) if present.size else 0.0)
+        else:
+            tops.append(1.0)
     lift = w * np.maximum(np.array(tops) - threshold, 0.0)
-    best: tuple[float, int, np.ndarray] | None = None
-    for k, b in enumerate(full):
+    tests: list[tuple[float, int, np.ndarray | None]] = []
+    for k, b in enumerate(blocks):
         # float64 bound with a margin for float32 rounding (of the score and of the
         # threshold), scaled to comparison k: never rules out a pair float32 would keep
         need = threshold - (lift.sum() - lift[k]) / w[k] - 1e-5 * w.sum() / w[k]
-        with np.errstate(invalid="ignore"):
-            passing = (b.matrix >= need) | np.isnan(b.matrix)
-        density = float(passing.mean()) if passing.size else 0.0
-        if best is None or density < best[0]:
-            best = (density, k, passing)
-    if best is None or best[0] > PUSHDOWN_MAX_DENSITY:
+        if isinstance(b, BlockCodes):
+            with np.errstate(invalid="ignore"):
+                passing = (b.matrix >= need) | np.isnan(b.matrix)
+            tests.append((_cell_share(b, passing), k, passing))
+        elif b is not None and need > 0:  # an exact disagreement (0) alone rules it out
+            tests.append((_cell_share(b, None), k, None))
+    tests = sorted((t for t in tests if t[0] < 1.0), key=lambda t: t[0])
+    if not tests:
         return None
-    return Pushdown(full, weights, best[1], best[2])
+    dense = min(DENSE_TESTS, len(tests))
+    if float(np.prod([t[0] for t in tests[:dense]])) > PUSHDOWN_MAX_DENSITY:
+        return None
+    return Pushdown([b for b in blocks if b is not None], weights,
+                    [(k, p) for _, k, p in tests], dense)
