@@ -186,6 +186,8 @@ def slab_rows(left: list[Encoded | None], right: list[Encoded | None],
     fits whole, or when a slab would be under :data:`SLAB_MIN_ROWS` rows (their right side
     alone is too varied: the direct path)."""
     limit = min(cell_budget, ENCODE_MAX_CELLS)
+    if l1 - l0 <= SLAB_MIN_ROWS or (l1 - l0) * (r1 - r0) <= limit:
+        return None  # no slab to cut, or every distinct-pair matrix fits
     widest = 0
     for k, (le, re) in enumerate(zip(left, right)):
         if (k < len(equal) and equal[k] is not None) or le is None or re is None:

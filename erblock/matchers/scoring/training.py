@@ -20,8 +20,9 @@ random pairs do. Training follows from that:
    often than random pairs). Those only *earlier* passes select on keep the random-pair
    u restricted to the levels the session's candidates reach: a random non-match rarely
    agrees on an earlier key anyway, so being selected against it mostly removes the
-   levels that key implies (its exact agreement). λ_s and every m are free. EM starts from several λ (the
-   best likelihood wins); a small pseudo-count keeps unseen levels finite.
+   levels that key implies (its exact agreement). λ_s and every m are free. EM starts
+   from several λ (the best likelihood wins); a small pseudo-count keeps unseen levels
+   finite.
 3. **Detection.** An active comparison k is tested against conditional independence:
    among the session's *clear non-matches* by the other comparisons (posterior without k
    below 1 %), its levels above "else" should be as frequent as among random pairs. When
@@ -31,8 +32,12 @@ random pairs do. Training follows from that:
    often, but they disagree 11 times less often), or they are 3 times as frequent in so
    many non-matches that those reach half the matches the fit finds (a city key whose
    non-matches share street words 9 times as often as random pairs, with few true
-   matches among many candidates), the blocking selected on k (a ready-made key column derived from it, or a column
-   correlated with the key): k gets a free u in that session and the session is refitted.
+   matches among many candidates), the blocking selected on k (a ready-made key column
+   derived from it, or a column correlated with the key): k gets a free u in that
+   session and the session is refitted. A known risk: when the others leave no clear
+   non-match (below), the weighted pairs include true matches, and the third test can
+   then flag a strong comparison the key does not select on (its u is freed; in
+   simulations the fit held).
    (When the session's fit called nearly every candidate a match, which a selected
    comparison with u fixed causes, clear non-matches are judged with generic m instead;
    when the others leave fewer clear non-matches than needed, every pair counts with the
