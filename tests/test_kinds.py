@@ -231,3 +231,17 @@ def test_idf_weights_come_from_the_whole_input(client):
         ref = [sum(w[t] for t in x & y) / sum(w[t] for t in x | y) for x, y in zip(ta, tb)]
         np.testing.assert_allclose(pairs["t_text"].to_numpy(), ref, rtol=1e-6)
     assert all(np.array_equal(runs[0], r) for r in runs[1:])
+
+
+def test_date_typos_count_only_when_written_as_a_date_of_the_format():
+    """A non-date keeps its digits for the typo levels only when it is written as the
+    format writes dates: ``19231164`` under ``%Y%m%d``, ``1923-11-64`` under ``%Y-%m-%d``,
+    either without a format; a half-dashed ``1923-1164`` never."""
+    from erblock.matchers.methods.dates import typo_digits
+
+    values = pd.Series(["19231164", "1923-11-64", "1923-1164", "abc"])
+    none = np.zeros(len(values), dtype=bool)
+    assert typo_digits(values, none).tolist() == [19231164, 19231164, 0, 0]
+    assert typo_digits(values, none, "%Y%m%d").tolist() == [19231164, 0, 0, 0]
+    assert typo_digits(values, none, "%Y-%m-%d").tolist() == [0, 19231164, 0, 0]
+    assert typo_digits(values, none, "%d/%m/%Y").tolist() == [0, 0, 0, 0]

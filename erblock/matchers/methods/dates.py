@@ -75,19 +75,22 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
     return days, ok
 
 
-_DIGIT_FORMATS = (None, "%Y%m%d", "%Y-%m-%d")  #: formats whose typos keep YYYYMMDD digits
+#: formats whose typos keep YYYYMMDD digits, and how such a typo is written in each
+_DIGIT_FORMATS = {None: r"\d{8}|\d{4}-\d{2}-\d{2}", "%Y%m%d": r"\d{8}",
+                  "%Y-%m-%d": r"\d{4}-\d{2}-\d{2}"}
 
 
 def typo_digits(values: pd.Series, parsed: np.ndarray, fmt: str | None = None) -> np.ndarray:
     """``YYYYMMDD`` as an integer for every value that did not parse but is written as
-    ``YYYYMMDD`` or ``YYYY-MM-DD`` (0 for the others)."""
+    ``YYYYMMDD`` or ``YYYY-MM-DD`` (0 for the others; with ``fmt``, only as ``fmt``
+    writes a date)."""
     out = np.zeros(len(values), dtype=np.int64)
     if fmt not in _DIGIT_FORMATS or parsed.all() or \
             pd.api.types.is_datetime64_any_dtype(values.dtype):
         return out
     idx = np.flatnonzero(~parsed)
     text = as_key_strings(values.iloc[idx]).str.strip()
-    digits = text.str.fullmatch(r"\d{4}-?\d{2}-?\d{2}").fillna(False).to_numpy(dtype=bool)
+    digits = text.str.fullmatch(_DIGIT_FORMATS[fmt]).fillna(False).to_numpy(dtype=bool)
     out[idx[digits]] = text[digits].str.replace("-", "", regex=False).astype(np.int64)
     return out
 
