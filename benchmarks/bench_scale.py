@@ -565,6 +565,32 @@ def _loads(runs: dict[str, list[dict[str, Any]]]) -> str:
     return f"{min(vals):.2f}–{max(vals):.2f}" if vals else "?"
 
 
+def thresholded_table(runs: dict[str, list[dict[str, Any]]], med: dict[str, float],
+                      pairs: int) -> list[str]:
+    """The table of a thresholded job: kernel, erblock, Splink (the median seconds)."""
+    labels = {"kernel": "raw kernel", "erblock": "erblock `encode='auto'`",
+              "splink": "Splink 5 + DuckDB (predict at p ≥ 0.5)"}
+    lines = ["| system | s | M pairs/s | kept pairs | peak MiB (+added) |",
+             "|---|---:|---:|---:|---:|"]
+    for name, v in runs.items():
+        if v:
+            lines.append(f"| {labels[name]} | {med[name]:.1f} | "
+                         f"{pairs / med[name] / 1e6:,.0f} | "
+                         f"{v[-1]['kept_pairs']:,} | {_mem(max(v, key=lambda r: r['peak_mib']))} |")
+    return lines
+
+
+def ratio_line(ratios: dict[str, float], kernel_target: float, splink_target: float,
+               splink_note: str) -> str:
+    """erblock over the kernel and over Splink, each against its target."""
+    return (f"erblock / kernel = **{ratios['erblock_over_kernel']:.3f}** (target ≤ "
+            f"{kernel_target}: {_met(ratios['erblock_over_kernel'], kernel_target)}); "
+            + (f"erblock / Splink = **{ratios['erblock_over_splink']:.4f}** (target ≤ "
+               f"{splink_target}: {_met(ratios['erblock_over_splink'], splink_target)})."
+               if "erblock_over_splink" in ratios else
+               f"Splink not measured ({splink_note})."))
+
+
 def render(res: dict[str, Any]) -> str:
     p, m = res["params"], res["machine"]
     thr = p["threshold"]
@@ -598,23 +624,9 @@ def render(res: dict[str, Any]) -> str:
                   + ", ".join(f"{c} {v:.2%}" for c, v in ai["distinct_pair_share"].items())
                   + f". Median of {p['a_repeats']} interleaved runs (Splink once); load "
                   f"{_loads(a['runs'])}.", "",
-                  "| system | s | M pairs/s | kept pairs | peak MiB (+added) |",
-                  "|---|---:|---:|---:|---:|"]
-        labels = {"kernel": "raw kernel", "erblock": "erblock `encode='auto'`",
-                  "splink": "Splink 5 + DuckDB (predict at p ≥ 0.5)"}
-        for name, v in a["runs"].items():
-            if v:
-                lines.append(f"| {labels[name]} | {am[name]:.1f} | "
-                             f"{ai['candidate_pairs'] / am[name] / 1e6:,.0f} | "
-                             f"{v[-1]['kept_pairs']:,} | {_mem(max(v, key=lambda r: r['peak_mib']))} |")
-        lines += ["", f"erblock / kernel = **{ar['erblock_over_kernel']:.3f}** (target ≤ "
-                  f"{TARGETS['a_erblock_over_kernel']}: "
-                  f"{_met(ar['erblock_over_kernel'], TARGETS['a_erblock_over_kernel'])}); "
-                  + (f"erblock / Splink = **{ar['erblock_over_splink']:.4f}** (target ≤ "
-                     f"{TARGETS['a_erblock_over_splink']}: "
-                     f"{_met(ar['erblock_over_splink'], TARGETS['a_erblock_over_splink'])})."
-                     if "erblock_over_splink" in ar else
-                     f"Splink not measured ({res['splink_note']})."),
+                  *thresholded_table(a["runs"], am, ai["candidate_pairs"]),
+                  "", ratio_line(ar, TARGETS["a_erblock_over_kernel"],
+                                 TARGETS["a_erblock_over_splink"], res["splink_note"]),
                   "Kept pairs differ by design: the kernel scores a missing value as an empty "
                   "string, Splink decides on a match probability.", ""]
     if "b" not in res:
@@ -690,6 +702,32 @@ def _loads_rows(rows: list[dict[str, Any]]) -> str:
     return f"{min(vals):.2f}–{max(vals):.2f}" if vals else "?"
 
 
+def cluster_client(stack: ExitStack, client: Any = None) -> tuple[Any, list[int]]:
+    """``client``, or one of a LocalCluster of 2 worker processes × 1 thread closed with
+    ``stack``; and the pids of the processes its workers run in."""
+    from distributed import Client, LocalCluster
+
+    if client is None:
+        cluster = stack.enter_context(LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+            silence_logs=logging.ERROR))
+        client = stack.enter_context(Client(cluster))
+    return client, sorted(set(client.run(os.getpid).values()))
+
+
+def header(args: argparse.Namespace, params: dict[str, Any], targets: dict[str, float]
+           ) -> dict[str, Any]:
+    """What every scale result opens with: name, parameters, targets, date, machine and
+    why Splink was not measured (empty when it was)."""
+    return {
+        "name": args.name, "quick": args.quick, "params": params, "targets": targets,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": runinfo.machine_info((*runinfo.DEFAULT_PACKAGES, "splink", "duckdb",
+                                         "psutil")),
+        "splink_note": ("--no-splink" if args.no_splink else
+                        "Splink 5 is not installed" if not splink_available() else "")}
+
+
 def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any]:
     """Run (a), (b), (d) (with (c) throughout), write ``<name>.json``, ``<name>.md`` and
     the chart."""
@@ -716,26 +754,14 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
     log = (lambda m: None) if args.quick else (lambda m: print(m, flush=True))
     splink_ok = splink_available() and not args.no_splink
     png = args.png or (args.out / f"{args.name}.png" if args.quick else PNG)
-    res: dict[str, Any] = {
-        "name": args.name, "quick": args.quick, "params": p, "targets": TARGETS,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": runinfo.machine_info((*runinfo.DEFAULT_PACKAGES, "splink", "duckdb",
-                                         "psutil")),
-        "splink_note": ("--no-splink" if args.no_splink else
-                        "Splink 5 is not installed" if not splink_available() else ""),
-        "png": str(png)}
-    from distributed import Client, LocalCluster
+    res = header(args, p, TARGETS)
+    res["png"] = str(png)
 
     with ExitStack() as stack, warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         tmp = Path(tempfile.mkdtemp(prefix="erblock-bench-scale-", dir=args.tmp))
         stack.callback(shutil.rmtree, tmp, True)
-        if client is None:
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                silence_logs=logging.ERROR))
-            client = stack.enter_context(Client(cluster))
-        workers = sorted(set(client.run(os.getpid).values()))
+        client, workers = cluster_client(stack, client)
         res["worker_processes"] = len([w for w in workers if w != os.getpid()])
         t0 = time.perf_counter()
         res["warmup_seconds"] = warm_up(client, p, tmp, calibrate=not args.quick)

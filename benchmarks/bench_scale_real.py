@@ -32,9 +32,6 @@ Run (one benchmark at a time; about 12 minutes on 2 cores with Splink)::
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
-import logging
-import os
 import sys
 import time
 import warnings
@@ -143,27 +140,12 @@ def render(res: dict[str, Any]) -> str:
              f"{bs._loads(j['runs'])}; peak memory as in the scale benchmark. See "
              "`benchmarks/bench_scale_real.py`."
              + (" **Quick (smoke) sizes: the figures mean nothing.**" if res["quick"] else ""),
-             "", "| system | s | M pairs/s | kept pairs | peak MiB (+added) |",
-             "|---|---:|---:|---:|---:|"]
-    labels = {"kernel": "raw kernel", "erblock": "erblock `encode='auto'`",
-              "splink": "Splink 5 + DuckDB (predict at p ≥ 0.5)"}
-    for name, v in j["runs"].items():
-        if v:
-            lines.append(f"| {labels[name]} | {med[name]:.1f} | "
-                         f"{info['candidate_pairs'] / med[name] / 1e6:,.0f} | "
-                         f"{v[-1]['kept_pairs']:,} | "
-                         f"{bs._mem(max(v, key=lambda r: r['peak_mib']))} |")
-    lines += ["", f"erblock / kernel = **{rat['erblock_over_kernel']:.3f}** (target ≤ "
-              f"{TARGETS['erblock_over_kernel']}: "
-              f"{bs._met(rat['erblock_over_kernel'], TARGETS['erblock_over_kernel'])}); "
-              + (f"erblock / Splink = **{rat['erblock_over_splink']:.4f}** (target ≤ "
-                 f"{TARGETS['erblock_over_splink']}: "
-                 f"{bs._met(rat['erblock_over_splink'], TARGETS['erblock_over_splink'])})."
-                 if "erblock_over_splink" in rat else
-                 f"Splink not measured ({res['splink_note']})."),
-              "Kept pairs differ by design: the kernel scores a missing value as an empty "
-              "string (and two missing exact values as unequal), erblock averages over the "
-              "present values, Splink decides on a match probability."]
+             "", *bs.thresholded_table(j["runs"], med, info["candidate_pairs"]),
+             "", bs.ratio_line(rat, TARGETS["erblock_over_kernel"],
+                               TARGETS["erblock_over_splink"], res["splink_note"]),
+             "Kept pairs differ by design: the kernel scores a missing value as an empty "
+             "string (and two missing exact values as unequal), erblock averages over the "
+             "present values, Splink decides on a match probability."]
     return "\n".join(lines) + "\n"
 
 
@@ -179,24 +161,12 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
     p = dict(QUICK if args.quick else FULL)
     log = (lambda m: None) if args.quick else (lambda m: print(m, flush=True))
     splink_ok = bs.splink_available() and not args.no_splink
-    res: dict[str, Any] = {
-        "name": args.name, "quick": args.quick, "params": p, "targets": TARGETS,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": runinfo.machine_info((*runinfo.DEFAULT_PACKAGES, "splink", "duckdb",
-                                         "psutil")),
-        "splink_note": ("--no-splink" if args.no_splink else
-                        "Splink 5 is not installed" if not bs.splink_available() else "")}
+    res = bs.header(args, p, TARGETS)
     df = frame(args.data, p["records"])
-    from distributed import Client, LocalCluster
 
     with ExitStack() as stack, warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        if client is None:
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                silence_logs=logging.ERROR))
-            client = stack.enter_context(Client(cluster))
-        workers = sorted(set(client.run(os.getpid).values()))
+        client, workers = bs.cluster_client(stack, client)
         t0 = time.perf_counter()  # untimed: calibrates auto's cost model for this job
         run_erblock(df.iloc[: p["warmup_records"]], p["threshold"], client,
                     cost_model=None if args.quick else "calibrate")
