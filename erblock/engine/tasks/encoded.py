@@ -265,7 +265,8 @@ class Pushdown:
 
 def _cell_share(blk: BlockCodes | CodeEquality, passing: np.ndarray | None) -> float:
     """Share of the block's cells (record pairs) that pass a test: distinct pairs weighed
-    by how many records hold each value."""
+    by how many records hold each value (a triangle counted as its whole rectangle: the
+    share only orders the tests)."""
     n = len(blk.rows) * len(blk.cols)
     if n == 0:
         return 0.0
@@ -274,9 +275,11 @@ def _cell_share(blk: BlockCodes | CodeEquality, passing: np.ndarray | None) -> f
         cr = np.bincount(blk.cols, minlength=passing.shape[1]).astype(np.float64)
         return float(cl @ (passing @ cr)) / n
     lp, rp = blk.rows[blk.rows >= 0], blk.cols[blk.cols >= 0]
-    size = int(max(lp.max(initial=-1), rp.max(initial=-1))) + 1
-    equal = float(np.bincount(lp, minlength=size).astype(np.float64)
-                  @ np.bincount(rp, minlength=size).astype(np.float64))
+    # codes are the task's: renumber the block's own, so the cost follows the block
+    uniq, inv = np.unique(np.concatenate([lp, rp]), return_inverse=True)
+    inv = inv.ravel()
+    equal = float(np.bincount(inv[:len(lp)], minlength=len(uniq)).astype(np.float64)
+                  @ np.bincount(inv[len(lp):], minlength=len(uniq)).astype(np.float64))
     return (equal + n - len(lp) * len(rp)) / n
 
 
