@@ -127,9 +127,24 @@ def test_phone(a, b, expected):
     ("sony digital camera", "canon digital camera", ">= 0.5"),  # 2/4
     ("sony dsc w55", "canon eos 40d camera", "else"),
     (None, "x", NULL),
+    # a word holding a digit is one token without its punctuation: model numbers agree
+    # however they are written, and are not half-shared when split at the hyphen
+    ("Denon Turntable - DP29F", "Denon DP-29F Turntable", "same tokens"),
+    ("Apple iPod Nano - MB735LL/A", "apple ipod nano mb735lla", "same tokens"),
+    ("Logitech V470 Mouse 910-000692", "Logitech V470 Mouse - 910000692", "same tokens"),
+    ("sony hdr-sr12", "sony hdr sr12", ">= 0.25"),  # 1 of 4: sony, hdrsr12 | hdr, sr12
+    ("wireless-g router", "Wireless G Router", "same tokens"),  # no digit: word runs
 ])
 def test_text(a, b, expected):
     assert level("text", a, b) == expected
+
+
+def test_text_codes_option():
+    """``codes=False``: runs of letters and digits only, as the words are split."""
+    assert level("text", "Denon DP-29F", "Denon DP29F", codes=False) == ">= 0.25"  # 1/4
+    assert level("text", "sony hdr-sr12", "sony hdr sr12", codes=False) == "same tokens"
+    with pytest.raises(ValueError, match="codes"):
+        erblock.comparison("x", "text", codes="yes")
 
 
 def test_exact_and_numeric():

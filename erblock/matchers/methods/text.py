@@ -1,8 +1,13 @@
 """``text``: titles, descriptions, product names: token sets, not characters.
 
-Values are tokenised once per record (lower case, accents stripped, runs of letters and
-digits; every distinct token a 64-bit hash; the first 256 distinct tokens of a value) and
-compared as token *sets*: with
+Values are tokenised once per record (lower case, accents stripped; every distinct token
+a 64-bit hash; the first 256 distinct tokens of a value) and compared as token *sets*. A
+token is a run of letters and digits, except that a word (between spaces) holding a digit
+is one token with its punctuation dropped (``codes=True``, the default): model and part
+numbers are written with and without hyphens and slashes (``KDL-40S5100`` /
+``KDL40S5100``, ``MB735LL/A`` / ``MB735LLA``, ``910-000692`` / ``910000692``), and split
+at the punctuation they would share no token (``kdl`` + ``40s5100`` against
+``kdl40s5100``). ``codes=False``: runs of letters and digits only. Compared with
 ``metric="jaccard"`` (default) ``|A ∩ B| / |A ∪ B|``, with ``"cosine"``
 ``|A ∩ B| / √(|A|·|B|)``, with ``"overlap"`` ``|A ∩ B| / min(|A|, |B|)``. Intersections of a
 whole block are one sparse matrix product (scipy), never a loop over pairs. The default
@@ -63,11 +68,23 @@ class TokenWeights:
 MAX_TOKENS = 256  #: distinct tokens kept per value (the first ones, in text order)
 
 
-def token_table(values: pd.Series) -> np.ndarray:
+def tokens_of(text: pd.Series, codes: bool = True) -> pd.Series:
+    """The tokens of normalised texts, one row each, indexed by the text's position (see
+    the module doc; ``codes``: a word holding a digit is one token without punctuation)."""
+    text = text.reset_index(drop=True)
+    if not codes:
+        return text.str.findall(r"[0-9a-z]+").explode().dropna()
+    # a whole word when it holds a digit (tried first at a word's start), else word runs
+    tokens = text.str.findall(r"\S*[0-9]\S*|[0-9a-z]+").explode().dropna()
+    tokens = tokens.str.replace(r"[^0-9a-z]", "", regex=True)
+    return tokens[tokens.str.len() > 0]
+
+
+def token_table(values: pd.Series, codes: bool = True) -> np.ndarray:
     """(values × MAX_TOKENS) int64: the distinct token hashes of every value, sorted,
     padded with 0 (a hash is never 0: :func:`_hash` maps 0 to 1)."""
     text = normalise_text(as_key_strings(values)).fillna("")
-    tokens = text.reset_index(drop=True).str.findall(r"[0-9a-z]+").explode().dropna()
+    tokens = tokens_of(text, codes)
     row = tokens.index.to_numpy(dtype=np.int64)
     hashes = _hash(tokens.to_numpy(dtype=object))
     order = np.lexsort((hashes, row))
@@ -116,6 +133,7 @@ class TextMethod(Method):
 
     metric: str = "jaccard"
     weighting: str = "idf"
+    codes: bool = True  #: a word holding a digit is one token, punctuation dropped
     #: the input's token weights, set by the engine (:meth:`with_corpus`); not an option
     corpus: TokenWeights | None = field(default=None, compare=False, repr=False,
                                         metadata={"state": True})
@@ -124,6 +142,8 @@ class TextMethod(Method):
         if self.metric not in METRICS:
             raise ValueError(f"text metric must be one of {', '.join(METRICS)}, "
                              f"got {self.metric!r}")
+        if not isinstance(self.codes, bool):
+            raise ValueError(f"text codes must be True or False, got {self.codes!r}")
         if self.weighting not in WEIGHTINGS:
             raise ValueError(f"text weighting must be one of {', '.join(WEIGHTINGS)}, "
                              f"got {self.weighting!r}")
@@ -146,10 +166,10 @@ class TextMethod(Method):
         return self.corpus.of(vocab)
 
     def prepare_key(self) -> Any:
-        return (TextMethod.prepare,)
+        return (TextMethod.prepare, self.codes)
 
     def prepare(self, values: pd.Series) -> Prepared:
-        table = token_table(values)
+        table = token_table(values, self.codes)
         return Prepared(table, ~(table != 0).any(axis=1))
 
     def _sets(self, lv: np.ndarray, rv: np.ndarray
