@@ -63,6 +63,12 @@ Generated sets (seeds fixed here, never changed after looking at a score)
   differently, and every ``df_s`` record (copy or not, so that errors do not give away
   matches) gets name abbreviations ("&", "deli", dropped or moved "the"), one-character
   typos, dropped words, city aliases, phone digit errors and missing values.
+- ``gen_products``: ``gen_products.generate_products`` (1,000 + 1,000 offers of two shops,
+  700 true pairs): name, description, price of electronics in model families (a family's
+  other models are the hard non-matches), model codes written plain, hyphenated or with a
+  slash, B's descriptions and prices mostly missing; the second product set beside Abt-Buy
+  (added in session 12 with the ``text`` kind's code tokens, its design fixed before it
+  was scored).
 
 Cleaning (the same for every data set)
 --------------------------------------
@@ -175,6 +181,7 @@ __all__ = [
     "load_fodors_zagat",
     "load_gen_person_link",
     "load_gen_person_small",
+    "load_gen_products",
     "load_gen_restaurants",
     "load_rldata500",
     "load_rldata10000",
@@ -843,6 +850,21 @@ def load_gen_restaurants() -> HeldOut:
                    "Fodors-Zagat-like styles and noise; noise on every df_s record.")
 
 
+def load_gen_products() -> HeldOut:
+    """Generated product-offer link, 1,000 x 1,000, 700 true pairs (``gen_products.py``)."""
+    from gen_products import generate_products
+
+    a, b, truth = generate_products()
+    return HeldOut("gen_products", "link", (_clean(a), _clean(b)), truth,
+                   {"name": "text", "description": "text", "price": "numeric"},
+                   [token("name", 0)],
+                   "benchmarks/gen_products.py: generate_products(1000, 1000, 700, "
+                   "seed=20261126)",
+                   "Two shops' electronics offers: model families (hard non-matches), "
+                   "codes written with and without hyphens/slashes, Zipf brands; blocked "
+                   "on the first word of the name, as Abt-Buy.")
+
+
 # --------------------------------------------------------------------------- registry
 
 LOADERS: dict[str, Callable[[], HeldOut]] = {
@@ -856,6 +878,7 @@ LOADERS: dict[str, Callable[[], HeldOut]] = {
     "gen_person_link": load_gen_person_link,
     "gen_person_small": load_gen_person_small,
     "gen_restaurants": load_gen_restaurants,
+    "gen_products": load_gen_products,
 }
 
 
