@@ -32,7 +32,6 @@ Run (one benchmark at a time; ~5 minutes on 2 cores)::
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import logging
 import resource
@@ -237,13 +236,7 @@ def render(res: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any]:
     """Run every job, write ``<name>.json`` and ``<name>.md``."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--no-splink", action="store_true")
-    ap.add_argument("--data", default=None, help="folder of the shared data sets")
-    ap.add_argument("--out", type=Path, default=RESULTS)
-    ap.add_argument("--name", default="encoded")
-    args = ap.parse_args(argv)
+    args = runinfo.job_parser(__doc__, "encoded", RESULTS).parse_args(argv)
     p = dict(QUICK if args.quick else FULL)
     log = (lambda m: None) if args.quick else (lambda m: print(m, flush=True))
     try:

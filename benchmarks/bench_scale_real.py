@@ -31,7 +31,6 @@ Run (one benchmark at a time; about 12 minutes on 2 cores with Splink)::
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -151,12 +150,7 @@ def render(res: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any]:
     """Run the job, write ``<name>.json`` and ``<name>.md``."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smoke size (seconds)")
-    ap.add_argument("--no-splink", action="store_true")
-    ap.add_argument("--data", default=None, help="folder of the shared data sets")
-    ap.add_argument("--out", type=Path, default=RESULTS)
-    ap.add_argument("--name", default="scale_real")
+    ap = runinfo.job_parser(__doc__, "scale_real", RESULTS, "smoke size (seconds)")
     args = ap.parse_args(argv)
     p = dict(QUICK if args.quick else FULL)
     log = (lambda m: None) if args.quick else (lambda m: print(m, flush=True))

@@ -16,6 +16,7 @@ records no commit, was measured on a dirty tree, or ``erblock/`` changed since i
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import subprocess
@@ -144,3 +145,16 @@ def write_results(out: Path | str, name: str, res: Any, markdown: str) -> Path:
                                else str(o)) + "\n")
     (out / f"{name}.md").write_text(markdown)
     return path
+
+
+def job_parser(doc: str, name: str, out: Path, quick_help: str | None = None
+               ) -> argparse.ArgumentParser:
+    """The options of a timed job against Splink (``bench_encoded``, ``bench_scale_real``):
+    ``--quick``, ``--no-splink``, ``--data``, ``--out`` (default ``out``), ``--name``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    ap.add_argument("--no-splink", action="store_true")
+    ap.add_argument("--data", default=None, help="folder of the shared data sets")
+    ap.add_argument("--out", type=Path, default=out)
+    ap.add_argument("--name", default=name)
+    return ap

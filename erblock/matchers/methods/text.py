@@ -74,10 +74,10 @@ def tokens_of(text: pd.Series, codes: bool = True) -> pd.Series:
     text = text.reset_index(drop=True)
     if not codes:
         return text.str.findall(r"[0-9a-z]+").explode().dropna()
-    # a whole word when it holds a digit (tried first at a word's start), else word runs
+    # a whole word when it holds a digit (tried first at a word's start), else word runs;
+    # either keeps a digit or letter, so no token comes out empty
     tokens = text.str.findall(r"\S*[0-9]\S*|[0-9a-z]+").explode().dropna()
-    tokens = tokens.str.replace(r"[^0-9a-z]", "", regex=True)
-    return tokens[tokens.str.len() > 0]
+    return tokens.str.replace(r"[^0-9a-z]", "", regex=True)
 
 
 def token_table(values: pd.Series, codes: bool = True) -> np.ndarray:
