@@ -351,7 +351,6 @@ def test_a_comparison_the_key_makes_agree_more_often_than_there_are_matches_is_d
         np.testing.assert_allclose(res.m[k], m[k], atol=0.05)
 
 
-
 def test_the_derivation_sample_of_a_sorted_dask_frame_spans_it(client):
     """A Dask input sorted by the compared column: its first records hold a few key
     values, which would make any key look as likely by chance. The sample comes from
