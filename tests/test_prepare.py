@@ -56,11 +56,9 @@ def test_plan_is_the_same_prepared_on_the_client_or_the_workers(client, name):
                                           getattr(plans[1].match, field))
 
 
-@pytest.mark.parametrize("strategy", ["cellblock", "blocksplit", "auto"])
+@pytest.mark.parametrize("strategy", ["cellblock", "pairrange"])
 @pytest.mark.parametrize("name", sorted(KEYS))
 def test_pairs_are_the_brute_force_ones_whoever_prepares(client, name, strategy):
-    if strategy == "cellblock" and name in ("sn", "pruned"):
-        pytest.skip("cell strategies plan single-valued keys only")
     df_r, df_s = _frame(80, 3), _frame(60, 4)
     key = KEYS[name]
     runs = {}
