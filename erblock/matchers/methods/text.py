@@ -11,7 +11,7 @@ at the punctuation they would share no token (``kdl`` + ``40s5100`` against
 ``metric="jaccard"`` (default) ``|A ∩ B| / |A ∪ B|``, with ``"cosine"``
 ``|A ∩ B| / √(|A|·|B|)``, with ``"overlap"`` ``|A ∩ B| / min(|A|, |B|)``. Intersections of a
 whole block are one sparse matrix product (scipy), never a loop over pairs. The default
-levels: the same token set (1), ≥ 0.8, ≥ 0.65, ≥ 0.5, ≥ 0.35, ≥ 0.2, else.
+levels: the same token set (1), ≥ 0.75, ≥ 0.5, ≥ 0.25, else.
 
 ``weighting="idf"`` (the default) counts a token by its inverse document frequency in
 the whole input (both sources of a link): ``w_t = ln((1 + N) / (1 + df_t)) + 1`` for
@@ -126,9 +126,9 @@ class TextMethod(Method):
 
     name: ClassVar[str] = "text"
     accepts: ClassVar[str] = "text"
-    LEVELS: ClassVar[tuple[float, ...]] = (0.2, 0.35, 0.5, 0.65, 0.8, 1.0)
-    LABELS: ClassVar[tuple[str, ...]] = ("else", ">= 0.2", ">= 0.35", ">= 0.5", ">= 0.65",
-                                         ">= 0.8", "same tokens")
+    LEVELS: ClassVar[tuple[float, ...]] = (0.25, 0.5, 0.75, 1.0)
+    LABELS: ClassVar[tuple[str, ...]] = ("else", ">= 0.25", ">= 0.5", ">= 0.75",
+                                         "same tokens")
     summary: ClassVar[str] = "token sets (titles, descriptions): Jaccard, cosine or overlap"
 
     metric: str = "jaccard"
