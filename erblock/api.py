@@ -43,8 +43,7 @@ from .report import RunReport
 STRATEGY_NAMES = strategy_names()
 #: keyword options of ``link``/``dedupe`` (the fields of :class:`RunOptions` a user sets)
 OPTION_NAMES = ("npartitions", "persist", "progress", "sort", "overwrite", "memory_budget",
-                "cost_model", "sample", "sketch", "cell_budget", "shuffle_method", "encode",
-                "prepare")
+                "cost_model", "sample", "sketch", "cell_budget", "shuffle_method", "encode")
 
 
 def _is_dask(df: Any) -> bool:
@@ -268,10 +267,7 @@ def link(
     ``cell_budget`` (cells of one compare chunk), ``encode`` (``"auto"``: inside a block,
     compare each distinct value pair once and look the pairs' similarities up when the
     distinct pairs are few, e.g. first names in a surname block; ``"always"``;
-    ``"never"``: pair by pair; the similarities are bit-identical either way),
-    ``prepare`` (``"auto"``: pandas input of at most 20,000 records in all is prepared on
-    the client, which saves a round trip to the workers; ``"client"``; ``"cluster"``;
-    the blocks, pairs and plan are the same either way).
+    ``"never"``: pair by pair; the similarities are bit-identical either way).
     """
     return _result(run_frames([df_r, df_s], key, compare, scoring, strategy, n_tasks,
                               threshold, client, output, id, **options))
@@ -370,7 +366,6 @@ def plan(
     threshold: float | None = None,
     sketch: Any = None,
     progress: bool = False,
-    prepare: str | None = None,
 ) -> Plan:
     """Profile the input (the BDM) and return the plan a run would execute, without comparing.
 
@@ -383,8 +378,6 @@ def plan(
     ``strategy="auto"``) an uncalibrated session first calibrates on a sample of the input
     with those comparisons, as a run would. ``sample={"delta": 0.1, "alpha": 0.95}`` plans
     from a progressive sample of input partitions (paper 001) instead of a full profile.
-    ``prepare``: where pandas input is prepared (see :func:`link`; small input on the
-    client, so planning a few thousand records does not wait on the workers).
     """
     frames = [("df_r", df_r)] + ([("df_s", df_s)] if df_s is not None else [])
     for name, df in frames:
@@ -401,7 +394,7 @@ def plan(
                          "compare= too (erblock.plan), or cost_model='default'")
     options = run_options(strategy, {"cost_model": cost_model, "sample": sample,
                                      "sketch": sketch, "npartitions": npartitions,
-                                     "progress": progress, "prepare": prepare})
+                                     "progress": progress})
     ids = id if isinstance(id, tuple) else (id, id)
     check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
     c = get_client(client)

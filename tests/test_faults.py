@@ -115,9 +115,7 @@ def test_worker_killed_mid_compare_output_parts_exact(job_frame, expected, tmp_p
 def test_worker_killed_mid_compare_in_memory_equals_undisturbed_run(job_frame, expected,
                                                                     client):
     with ProcCluster(n_workers=2) as pc, Client(pc.address, set_as_default=False) as c:
-        # prepared on the workers here (small pandas input is prepared on the client by
-        # default, the other test's path); the undisturbed run below uses the default
-        th, box = _run_in_thread(**_kwargs(job_frame, c, sort=True, prepare="cluster"))
+        th, box = _run_in_thread(**_kwargs(job_frame, c, sort=True))
 
         def compare_tasks_done() -> int:
             held = c.who_has()  # key -> workers holding it (empty while not computed)

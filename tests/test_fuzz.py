@@ -87,11 +87,6 @@ def _maybe_dask(df: pd.DataFrame, as_dask: bool, m: int):
     return dd.from_pandas(df, npartitions=max(1, min(m, max(len(df), 1))), sort=False)
 
 
-#: small pandas input is prepared on the client under "auto"; "cluster" keeps the workers'
-#: path under test for it too
-PREPARE = ["auto", "cluster"]
-
-
 def _check_pairs(pairs: pd.DataFrame, expected: set[tuple]) -> None:
     got = pair_list(pairs)
     assert len(got) == len(set(got)), "a pair appeared twice"
@@ -102,12 +97,12 @@ def _check_pairs(pairs: pd.DataFrame, expected: set[tuple]) -> None:
 @pytest.mark.parametrize("strategy", STRATEGY_NAMES)
 @FUZZ
 @given(df=frames(), key=st.sampled_from(sorted(KEYS)), m=st.integers(1, 6),
-       r=st.integers(1, 24), as_dask=st.booleans(), prepare=st.sampled_from(PREPARE))
-def test_fuzz_dedupe(client, strategy, df, key, m, r, as_dask, prepare):
+       r=st.integers(1, 24), as_dask=st.booleans())
+def test_fuzz_dedupe(client, strategy, df, key, m, r, as_dask):
     keys = KEYS[key]
     pairs = erblock.dedupe(_maybe_dask(df, as_dask, m), key=keys, compare=COMPARE,
                            strategy=strategy, n_tasks=r, client=client,
-                           npartitions=None if as_dask else m, prepare=prepare)
+                           npartitions=None if as_dask else m)
     _check_pairs(pairs, brute_dedupe(df, keys))
     pos = {label: i for i, label in enumerate(df.index)}
     assert all(pos[a] < pos[b] for a, b in pair_list(pairs)), "left must precede right"
@@ -116,12 +111,12 @@ def test_fuzz_dedupe(client, strategy, df, key, m, r, as_dask, prepare):
 @pytest.mark.parametrize("strategy", STRATEGY_NAMES)
 @FUZZ
 @given(df_r=frames(), df_s=frames(), key=st.sampled_from(sorted(KEYS)), m=st.integers(1, 6),
-       r=st.integers(1, 24), as_dask=st.booleans(), prepare=st.sampled_from(PREPARE))
-def test_fuzz_link(client, strategy, df_r, df_s, key, m, r, as_dask, prepare):
+       r=st.integers(1, 24), as_dask=st.booleans())
+def test_fuzz_link(client, strategy, df_r, df_s, key, m, r, as_dask):
     keys = KEYS[key]
     pairs = erblock.link(_maybe_dask(df_r, as_dask, m), df_s, key=keys, compare=COMPARE,
                          strategy=strategy, n_tasks=r, client=client,
-                         npartitions=None if as_dask else m, prepare=prepare)
+                         npartitions=None if as_dask else m)
     _check_pairs(pairs, brute_link(df_r, df_s, keys))
 
 

@@ -6,12 +6,6 @@ partitions are taken as they are, *before* any column projection, so every pass 
 merges partitions when fewer columns are read). Each partition is then prepared once
 (:func:`erblock.engine.tasks.prepare.prepare_partition`) and, by default, kept in cluster
 memory so profile and route do not compute keys twice.
-
-Small pandas input (``prepare="auto"``: at most :data:`CLIENT_RECORDS` records in all, or
-``prepare="client"``) is prepared on the client instead, with the same function, and
-handed to the cluster prepared: the profile then counts the client's copies and skips a
-round trip to the workers, which is most of the time :func:`erblock.plan` takes on a
-few thousand records. Which side prepares changes no block, pair or plan.
 """
 
 from __future__ import annotations
@@ -30,7 +24,6 @@ from .job import Job
 from .tasks.prepare import prepare_partition
 
 SAMPLE_PARTITION_RECORDS = 2000  #: partition size for progressive sampling (pandas input)
-CLIENT_RECORDS = 20_000  #: ``prepare="auto"`` prepares pandas input this small on the client
 
 
 @dataclass
@@ -38,8 +31,7 @@ class Source:
     """One input of a run: its prepared partitions (Dask futures, or lazy delayed objects
     when not persisted), the dtype of its record ids and an empty prepared frame.
 
-    ``local``: the prepared partitions themselves when the client prepared them (the
-    profile reads these), else None. ``held`` keeps the futures of a pandas input's partitions (:func:`hold`) for as
+    ``held`` keeps the futures of a pandas input's partitions (:func:`hold`) for as
     long as the run needs them: prepared partitions lost with a worker are recomputed
     from them."""
 
@@ -48,7 +40,6 @@ class Source:
     id_dtype: object
     meta: pd.DataFrame
     held: tuple[Any, ...] = ()
-    local: list[pd.DataFrame] | None = None
 
     @property
     def n_parts(self) -> int:
@@ -100,48 +91,27 @@ class Raw:
     held: tuple[Any, ...] = ()
 
 
-def split_source(client: Client, df: Any, job: Job, threads: int, local: bool = False) -> Raw:
-    """The partitions of one input: a Dask frame's own, a pandas frame's contiguous pieces
-    (held by the cluster, or kept on the client when it prepares them: ``local``)."""
+def split_source(client: Client, df: Any, job: Job, threads: int) -> Raw:
+    """The partitions of one input: a Dask frame's own, a pandas frame's contiguous pieces."""
     if isinstance(df, dd.DataFrame):
         return Raw(list(df.to_delayed()), df._meta)
     n_parts = job.options.npartitions or default_npartitions(
         len(df), threads, job.options.sample is not None)
-    pieces = split_frame(df, n_parts)
-    if local:
-        return Raw(list(pieces), df.iloc[:0])
-    held = hold(client, pieces)
+    held = hold(client, split_frame(df, n_parts))
     return Raw(list(held), df.iloc[:0], tuple(held))
 
 
-def prepares_locally(frames: Sequence[Any], job: Job, persist: bool) -> bool:
-    """Whether the client prepares the input (see the module doc): only pandas input whose
-    prepared partitions the cluster keeps (``persist``)."""
-    choice = job.options.prepare
-    dask_input = [i for i, f in enumerate(frames) if isinstance(f, dd.DataFrame)]
-    if choice == "client" and dask_input:
-        which = "df_s" if dask_input[0] == 1 else ("df_r" if len(frames) > 1 else "df")
-        raise ValueError(f"prepare='client' prepares pandas input on the client, but {which} "
-                         "is a Dask DataFrame; use prepare='auto' or 'cluster'")
-    if choice == "cluster" or dask_input or not persist:
-        return False
-    return choice == "client" or sum(len(f) for f in frames) <= CLIENT_RECORDS
-
-
-def sort_orders(client: Client, job: Job, raws: Sequence[Raw], local: bool = False
-                ) -> list[dict[int, Any]]:
+def sort_orders(client: Client, job: Job, raws: Sequence[Raw]) -> list[dict[int, Any]]:
     """For every input partition, the order tables of the job's sorted-neighbourhood
     passes: ``[source][partition] -> {pass: starts}`` (empty dicts when there are none).
-    Every partition counts its sort values on the cluster (on the client: ``local``);
-    only the counts travel."""
+    Every partition counts its sort values on the cluster; only the counts travel."""
     ordered = [p for p, k in enumerate(job.keys) if k.ordered]
     out: list[dict[int, Any]] = [dict() for _ in raws]
     if not ordered:
         return out
     todo = [dask.delayed(value_counts, pure=False)(part, job.keys[p])
             for raw in raws for part in raw.parts for p in ordered]
-    counts = iter(dask.compute(*todo, scheduler="sync") if local
-                  else client.compute(todo, sync=True))
+    counts = iter(client.compute(todo, sync=True))
     per_pass: dict[int, dict[tuple[int, int], Any]] = {p: {} for p in ordered}
     for src, raw in enumerate(raws):
         for i in range(len(raw.parts)):
@@ -155,35 +125,24 @@ def sort_orders(client: Client, job: Job, raws: Sequence[Raw], local: bool = Fal
 
 def prepare_sources(client: Client, frames: Sequence[Any], job: Job, threads: int,
                     persist: bool) -> list[Source]:
-    """Every input of ``job`` prepared (sorted-neighbourhood passes ordered first), on the
-    client when :func:`prepares_locally` says so."""
-    local = prepares_locally(frames, job, persist)
-    raws = [split_source(client, f, job, threads, local) for f in frames]
-    orders = sort_orders(client, job, raws, local)
-    return [prepare_source(client, raw, job, src, threads, persist, orders[src], local)
+    """Every input of ``job`` prepared (sorted-neighbourhood passes ordered first)."""
+    raws = [split_source(client, f, job, threads) for f in frames]
+    orders = sort_orders(client, job, raws)
+    return [prepare_source(client, raw, job, src, threads, persist, orders[src])
             for src, raw in enumerate(raws)]
 
 
 def prepare_source(client: Client, df: Any, job: Job, src: int, threads: int,
-                   persist: bool, orders: dict[int, Any] | None = None,
-                   local: bool = False) -> Source:
+                   persist: bool, orders: dict[int, Any] | None = None) -> Source:
     """Partitions of input ``src`` prepared for ``job`` (see the module doc); ``df`` is a
-    frame or its :class:`Raw` partitions, ``orders`` the partitions' order tables;
-    ``local``: ``df``'s partitions are pandas pieces the client prepares and hands over."""
+    frame or its :class:`Raw` partitions, ``orders`` the partitions' order tables."""
     keys, id_column = job.keys, job.id_columns[src]
     value_columns = job.value_columns_for(src)
-    raw = df if isinstance(df, Raw) else split_source(client, df, job, threads, local)
+    raw = df if isinstance(df, Raw) else split_source(client, df, job, threads)
     orders = orders or {}
     meta = prepare_partition(raw.meta, part=0, src=src, keys=keys,
                              value_columns=value_columns, id_column=id_column,
                              orders=_empty_orders(job))
-    if local:
-        prepared = [prepare_partition(p, part=i, src=src, keys=keys,
-                                      value_columns=value_columns, id_column=id_column,
-                                      orders=orders.get(i)) for i, p in enumerate(raw.parts)]
-        held = hold(client, prepared)  # the cluster can rebuild them if a worker dies
-        return Source(src, held, _id_dtype(raw.meta, id_column), meta, tuple(held),
-                      local=prepared)
     parts = [dask.delayed(prepare_partition, pure=False)(
         p, part=i, src=src, keys=keys, value_columns=value_columns, id_column=id_column,
         orders=orders.get(i)) for i, p in enumerate(raw.parts)]

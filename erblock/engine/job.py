@@ -31,8 +31,6 @@ COST_MODEL_CHOICES = ("calibrate", "default")
 #: ``encode=``: compare distinct values once per block when it pays ("auto"), whenever the
 #: values can be encoded ("always"), or pair by pair ("never"); the pairs are the same
 ENCODE_CHOICES = ("auto", "always", "never")
-#: ``prepare=``: where pandas input is prepared (see :mod:`erblock.engine.inputs`)
-PREPARE_CHOICES = ("auto", "client", "cluster")
 
 
 @dataclass(frozen=True)
@@ -47,8 +45,7 @@ class RunOptions:
     ``cost_model``: None, ``"calibrate"``, ``"default"`` or a :class:`CostModel`;
     ``sample``: plan from a progressive sample; ``strategy_options``: the options spec of
     the strategy (e.g. :class:`~erblock.balancing.strategies.CellOptions`); ``encode``:
-    see :data:`ENCODE_CHOICES` (similarities are bit-identical either way); ``prepare``:
-    see :data:`PREPARE_CHOICES` (where pandas input is prepared; nothing else changes).
+    see :data:`ENCODE_CHOICES` (similarities are bit-identical either way).
     """
 
     npartitions: int | None = None
@@ -63,12 +60,8 @@ class RunOptions:
     sample: SampleGoal | None = None
     strategy_options: Any = None
     encode: str = "auto"
-    prepare: str = "auto"
 
     def __post_init__(self) -> None:
-        if self.prepare not in PREPARE_CHOICES:
-            raise ValueError(f"prepare must be one of {', '.join(PREPARE_CHOICES)}, "
-                             f"got {self.prepare!r}")
         if self.encode not in ENCODE_CHOICES:
             raise ValueError(f"encode must be one of {', '.join(ENCODE_CHOICES)}, "
                              f"got {self.encode!r}")

@@ -107,25 +107,18 @@ def _n_parts(sources: Sequence[Source]) -> tuple[int, int]:
     return sources[0].n_parts, sources[1].n_parts if len(sources) > 1 else 0
 
 
-def _on_client(sources: Sequence[Source]) -> bool:
-    return all(s.local is not None for s in sources)
-
-
 def profile_bdm(client: Client, job: Job, sources: Sequence[Source],
                 check_ids: Sequence[bool]) -> Profile:
-    """The BDM of the prepared input (and record counts, records not blocked, id check);
-    counted on the client when the client prepared the input."""
-    srcs = [s.src for s in sources for _ in s.parts]
-    if _on_client(sources):
-        results = [profile_partition(p, check_ids[s.src]) for s in sources
-                   for p in s.local or ()]
-    else:
-        tasks = [dask.delayed(profile_partition)(p, check_ids[s.src])
-                 for s in sources for p in s.parts]
-        futures = client.compute(tasks, optimize_graph=False) if tasks else []
-        if job.options.progress and futures:
-            show_progress(futures, "profile")
-        results = client.gather(futures) if futures else []
+    """The BDM of the prepared input (and record counts, records not blocked, id check)."""
+    tasks, srcs = [], []
+    for s in sources:
+        for p in s.parts:
+            tasks.append(dask.delayed(profile_partition)(p, check_ids[s.src]))
+            srcs.append(s.src)
+    futures = client.compute(tasks, optimize_graph=False) if tasks else []
+    if job.options.progress and futures:
+        show_progress(futures, "profile")
+    results = client.gather(futures) if futures else []
     records = [0, 0]
     ids: dict[int, list[np.ndarray]] = {SRC_R: [], SRC_S: []}
     for src, res in zip(srcs, results):
@@ -143,22 +136,17 @@ def profile_sketch(client: Client, job: Job, sources: Sequence[Source],
     """The sketch profile (paper 003) instead of the BDM, for the cell strategies (``w =
     64·r`` by default)."""
     spec = as_sketch_spec(sketch).resolved(r)
-    if _on_client(sources):
-        results = [merge_sketch_results(*(sketch_partition(p, spec, check_ids[s.src])
-                                          for p in s.local or ())) for s in sources]
-    else:
-        roots = []
-        for s in sources:
-            level = [dask.delayed(sketch_partition)(p, spec, check_ids[s.src])
-                     for p in s.parts]
-            while len(level) > 1:
-                level = [dask.delayed(merge_sketch_results)(*level[i:i + SKETCH_FAN_IN])
-                         for i in range(0, len(level), SKETCH_FAN_IN)]
-            roots.append(level[0])
-        futures = client.compute(roots, optimize_graph=False)
-        if job.options.progress:
-            show_progress(futures, "profile")
-        results = client.gather(futures)
+    roots = []
+    for s in sources:
+        level = [dask.delayed(sketch_partition)(p, spec, check_ids[s.src]) for p in s.parts]
+        while len(level) > 1:
+            level = [dask.delayed(merge_sketch_results)(*level[i:i + SKETCH_FAN_IN])
+                     for i in range(0, len(level), SKETCH_FAN_IN)]
+        roots.append(level[0])
+    futures = client.compute(roots, optimize_graph=False)
+    if job.options.progress:
+        show_progress(futures, "profile")
+    results = client.gather(futures)
     check_unique_ids({s.src: [res["ids"]] if "ids" in res else []
                       for s, res in zip(sources, results)}, job.link)
     prof = SketchProfile(spec, results[SRC_R]["sketch"],

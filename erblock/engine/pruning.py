@@ -54,8 +54,7 @@ def prune_sources(client: Client, job: Job, sources: Sequence[Source], persist: 
         parts = [dask.delayed(prune_partition, pure=False)(part, held) for part in s.parts]
         if persist:
             parts = client.compute(parts, optimize_graph=False)
-        # the client's prepared copies (if any) are not pruned: profile on the cluster
-        out.append(dataclasses.replace(s, parts=list(parts), local=None))
+        out.append(dataclasses.replace(s, parts=list(parts)))
     after = _counts(client, out, list(specs), job.link)
     for p, spec in specs.items():
         limit = spec.max_comparisons
