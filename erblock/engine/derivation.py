@@ -91,15 +91,17 @@ def derived_keys(client: Client, job: Job, frames: Sequence[Any]
         read = key_cols | {c.right_column if src == 1 else c.column for c in job.comparisons}
         wanted.append(sorted(c for c in read if c in df.columns))
     samples = [_sample(client, df, cols) for df, cols in zip(frames, wanted)]
-    tested: dict[tuple[str, str], bool] = {}
+    tested: dict[tuple[str, str, str], bool] = {}
 
     def is_derived(key_col: str, c: Any) -> bool:
-        if (key_col, c.column) not in tested:
+        # a link's comparison reads one column on each side: both are part of what it is
+        memo = (key_col, c.column, c.right_column)
+        if memo not in tested:
             per_source = [derivation(s[key_col], s[c.right_column if src == 1 else c.column])
                           for src, s in enumerate(samples)
                           if key_col in s and (c.right_column if src == 1 else c.column) in s]
-            tested[key_col, c.column] = _pooled(per_source).derived
-        return tested[key_col, c.column]
+            tested[memo] = _pooled(per_source).derived
+        return tested[memo]
 
     keys = list(job.keys)
     found: dict[int, list[str]] = {}

@@ -19,7 +19,7 @@ phase; a model that fits during the run in two (:func:`run_two_phase`).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,6 +238,13 @@ def _random_pair_tasks(client: Client, job: Job, sources: Sequence[Source],
                                            job.options.cell_budget, rows) for rows in ranges]
 
 
+def _nbytes(summary: Any) -> int:
+    """Bytes of one task's phase-1 summary (a histogram, or a dict of them per pass)."""
+    if isinstance(summary, Mapping):
+        return sum(_nbytes(v) for v in summary.values())
+    return int(getattr(summary, "nbytes", 0))
+
+
 def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
                   threshold: float | None, sources: Sequence[Source],
                   records: dict[str, int], out_dir: str | None,
@@ -293,7 +300,7 @@ def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
                              random_pairs=request.random_pairs)
         model.fit_summaries(summaries, random, counts, context)
         timing["fit"] = time.perf_counter() - t1
-        timing["summary_bytes"] = int(sum(getattr(s, "nbytes", 0) for s in summaries))
+        timing["summary_bytes"] = int(sum(_nbytes(s) for s in summaries))
 
         t2 = time.perf_counter()
         [model_f] = hold(client, [model])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -110,13 +110,14 @@ def check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
 
 
 def resolve_levels(comparisons: Sequence[Comparison], levels: Mapping[str, Any] | None,
-                   tf: Sequence[str] | bool | None = None) -> tuple[LevelSpec, ...]:
+                   tf: Sequence[str] | Literal[False] | None = None
+                   ) -> tuple[LevelSpec, ...]:
     """Level specs of ``comparisons``: each method's default levels and labels unless
     ``levels`` overrides them (by result name or column). ``tf``: the comparisons (names
     or columns) whose exact level term frequencies adjust; None: each method's default
     (names and emails); False: none."""
     levels = dict(levels or {})
-    wanted = None if tf is None or tf is True else set(tf or ())
+    wanted = None if tf is None else set(tf or ())
     used: set[str] = set()
     out = []
     for c in comparisons:
@@ -127,7 +128,7 @@ def resolve_levels(comparisons: Sequence[Comparison], levels: Mapping[str, Any] 
         else:
             ts, labels = c.kernel.levels, c.kernel.labels
         if wanted is None:
-            use_tf = bool(c.kernel.tf) if tf is None else True
+            use_tf = bool(c.kernel.tf)
         else:
             use_tf = c.name in wanted or c.column in wanted
         out.append(LevelSpec(c.name, c.column, c.method, tuple(ts), tuple(labels), use_tf))

@@ -182,7 +182,16 @@ def sample_records(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFra
     first = part.drop_duplicates(RID)
     if fraction >= 1.0:
         return first
-    return first[_sampled(first[RID].to_numpy(np.int64), fraction, seed)]
+    return first[_sampled(_record_keys(first), fraction, seed)]
+
+
+def _record_keys(part: pd.DataFrame) -> np.ndarray:
+    """Record ids with the source mixed in: record ids restart in every input, so a link
+    sampled on the ids alone would draw the same positions on both sides (pair (i, i)
+    with probability f instead of f²: two extracts of one table in the same order would
+    give a random-pair sample full of true matches)."""
+    with np.errstate(over="ignore"):
+        return part[RID].to_numpy(np.int64) + part[SRC].to_numpy(np.int64) * PASS_MIX
 
 
 def _sampled(keys: np.ndarray, fraction: float, seed: int) -> np.ndarray:
@@ -196,11 +205,7 @@ def probe_rows(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
     records: what the keep-rate probe (:mod:`erblock.engine.keeprate`) pairs up."""
     if fraction >= 1.0:
         return part
-    # record ids restart in every input: mix the source in, or a link would sample the
-    # same positions on both sides (pairs drawn with probability f instead of f²)
-    with np.errstate(over="ignore"):
-        keys = part[RID].to_numpy(np.int64) + part[SRC].to_numpy(np.int64) * PASS_MIX
-    return part[_sampled(keys, fraction, seed)]
+    return part[_sampled(_record_keys(part), fraction, seed)]
 
 
 def value_counts(part: pd.DataFrame, column: str, comparison: Comparison) -> pd.Series:

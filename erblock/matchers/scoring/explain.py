@@ -76,8 +76,10 @@ def waterfall(model: FellegiSunter, pair: pd.Series | pd.DataFrame,
     row = pair.to_frame().T if isinstance(pair, pd.Series) else pair.iloc[:1]
     gamma = model.gamma_of(row)[0]
     contrib = contributions(model, row, tf_values).iloc[0]
-    steps = [{"step": "prior", "level": f"λ = {model.lambda_ or 0.0:.3g}",
-              "weight": float(contrib["prior"])}]
+    prior_w = float(contrib["prior"])
+    lam = 1.0 / (1.0 + 2.0 ** -prior_w)  # the pair's own prior: its key pass's λ if any
+    where = "" if math.isclose(lam, model.lambda_ or 0.0, rel_tol=1e-6) else " (its key pass)"
+    steps = [{"step": "prior", "level": f"λ = {lam:.3g}{where}", "weight": prior_w}]
     for k, s in enumerate(model.specs_ or ()):
         g = int(gamma[k])
         steps.append({"step": s.name, "level": "null (no evidence)" if g < 0

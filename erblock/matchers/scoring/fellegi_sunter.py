@@ -54,7 +54,7 @@ from .base import (
 )
 from .explain import boundary_examples, model_report, summary
 from .offline import fit_frame
-from .options import check_options
+from .options import check_options, check_same_comparisons, keys_differ_message
 from .persist import fs_from_dict, fs_to_dict
 from .training import train
 from .weights import (
@@ -99,8 +99,8 @@ class FellegiSunter(ScoringModel):
     m_, u_
         Level probabilities per comparison for matches / random pairs, lowest level first.
     m_source_
-        Where each comparison's m comes from: ``"em"``, ``"posterior"`` (it was
-        deactivated in every session), ``"default"`` (untrained).
+        Where each comparison's m comes from: ``"em"``, ``"em among candidates"`` (every
+        session's keys select on it), ``"default"`` (untrained).
     sessions_, warnings_
         The EM sessions (passes, deactivated and detected comparisons, pairs, λ of the
         session, iterations, convergence) and what went wrong.
@@ -166,22 +166,16 @@ class FellegiSunter(ScoringModel):
         λ and the random-pair u (what its sessions learnt belongs to their keys).
         """
         comparisons = as_comparisons(compare)
+        if self.fitted:
+            check_same_comparisons(comparisons, self.comparisons_,
+                                   [s.name for s in self.specs_ or ()])
         if self.fitted and keys is not None and self.pass_keys_:
             same = [repr(k) for k in keys] == self.pass_keys_
             if not same and self.use_passes:
-                warnings.warn("scoring: the run's blocking keys differ from those the model "
-                              "was fitted on; pairs are scored with the prior of a random "
-                              "pair, not with what each key pass learnt", ModelWarning,
-                              stacklevel=3)
+                warnings.warn(keys_differ_message(self.m_source_, self._specs()),
+                              ModelWarning, stacklevel=3)
             self.use_passes = same
         if self.fitted:
-            names = [c.name for c in comparisons]
-            fitted = [s.name for s in self.specs_ or ()]
-            if names != fitted:
-                raise ValueError(
-                    f"scoring: the model was fitted on comparisons {fitted}, but this run "
-                    f"compares {names}; use the same compare= as when fitting"
-                )
             return self
         self.specs_ = resolve_levels(comparisons, self.levels, self.tf_adjust)
         self.comparisons_ = comparisons

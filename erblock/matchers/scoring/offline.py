@@ -7,6 +7,7 @@ random pairs for u when they have them and EM among the candidates when not.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,10 +16,13 @@ import pandas as pd
 
 from ..comparisons import Comparison
 from ..levels import PatternHistogram
-from .base import RESERVED_COLUMNS, model_columns
+from .base import RESERVED_COLUMNS, ModelWarning, model_columns
 from .training import train_candidates
 
 __all__ = ["fit_frame"]
+
+#: the key passes an offline fit with random pairs records (no run's keys are these)
+OFFLINE_KEYS = "the candidate pairs given to fit()"
 
 
 def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
@@ -35,7 +39,9 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
         if not cols:
             raise ValueError("pairs: no similarity columns to fit on")
         model.bind([Comparison(c, "jaro_winkler", name=c) for c in cols])
-    model.lambda_ = None
+    # a refit starts clean: nothing of an earlier fit may outlive it
+    model.lambda_, model.warnings_, model.sessions_, model.tf_ = None, [], [], {}
+    model.n_u_pairs_, model.pass_keys_, model.use_passes = 0, [], True
     specs = model.specs_
     hist = PatternHistogram.from_gamma(model.gamma_of(pairs), model.radix)
     if random_pairs is None:
@@ -44,6 +50,9 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
         model.m_source_ = res.m_source
         model.sessions_ = [s.to_dict([x.name for x in specs]) for s in res.sessions]
         model.n_candidates_, model.total_pairs_ = hist.total, float(hist.total)
+        model.warnings_ = res.warnings
+        for w in res.warnings:
+            warnings.warn(w, ModelWarning, stacklevel=3)
     else:
         counts = [np.bincount(g + 1, minlength=s.n_levels + 1)
                   for g, s in zip(model.gamma_of(random_pairs).T.astype(np.int64), specs)]
@@ -52,5 +61,8 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
         model._fit({0: hist}, model.u_from_counts(counts), blocked,
                    float(total_pairs) if total_pairs else float(len(pairs)))
         model.n_u_pairs_ = len(random_pairs)
+        # its session learnt from these pairs, found by no key a run knows: a run with any
+        # keys scores with λ of a random pair instead (bind warns), not with pass 0's
+        model.pass_keys_ = [OFFLINE_KEYS]
     for name, shares in (tf or {}).items():
         model.tf_[name] = pd.Series(shares, dtype=np.float64)

@@ -1,17 +1,19 @@
-"""Validation of the Fellegi-Sunter model's options (names the argument and what it expects)."""
+"""Validation of the Fellegi-Sunter model's options (names the argument and what it
+expects), and of what a fitted model is bound to."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from ..levels import check_thresholds
+from ..comparisons import Comparison
+from ..levels import LevelSpec, check_thresholds
 
-__all__ = ["check_options"]
+__all__ = ["check_options", "check_same_comparisons", "keys_differ_message"]
 
 
 def check_options(levels: Any, tf_adjust: Any, recall: Any, u_pairs: Any, max_iter: Any
-                  ) -> tuple[str, ...] | bool | None:
+                  ) -> tuple[str, ...] | Literal[False] | None:
     """Raise on a bad option; return ``tf_adjust`` normalised (a str becomes a 1-tuple)."""
     if levels is not None and not isinstance(levels, Mapping):
         raise TypeError(f"levels must be a dict {{comparison: thresholds}}, got {levels!r}")
@@ -30,4 +32,40 @@ def check_options(levels: Any, tf_adjust: Any, recall: Any, u_pairs: Any, max_it
         raise ValueError(f"u_pairs must be an integer >= 1, got {u_pairs!r}")
     if not isinstance(max_iter, int) or isinstance(max_iter, bool) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-    return tf_adjust if tf_adjust is None or tf_adjust is False else tuple(tf_adjust)
+    if tf_adjust is None or tf_adjust is False:
+        return tf_adjust
+    return tuple(tf_adjust)
+
+
+def _spec(c: Comparison) -> dict[str, Any]:
+    d = c.to_dict()
+    d.pop("weight", None)  # the mean score's weight: no part of a Fellegi-Sunter model
+    return d
+
+
+def check_same_comparisons(given: Sequence[Comparison], fitted: Sequence[Comparison],
+                           fitted_names: Sequence[str]) -> None:
+    """Raise unless a fitted model's comparisons are ``given`` (columns, method, options:
+    its levels, m and u mean nothing for another comparison of the same name)."""
+    names = [c.name for c in given]
+    if names != list(fitted_names):
+        raise ValueError(f"scoring: the model was fitted on comparisons {list(fitted_names)}, "
+                         f"but this run compares {names}; use the same compare= as when "
+                         "fitting")
+    for g, f in zip(given, fitted):  # models saved before comparisons were kept have none
+        if _spec(g) != _spec(f):
+            raise ValueError(f"scoring: comparison {g.name!r} was fitted as {_spec(f)}, but "
+                             f"this run compares {_spec(g)}; use the same compare= as when "
+                             "fitting")
+
+
+def keys_differ_message(m_source: Sequence[str], specs: Sequence[LevelSpec]) -> str:
+    """The warning for a fitted model bound to a run whose key passes differ."""
+    msg = ("scoring: the run's blocking keys differ from those the model was fitted on; "
+           "pairs are scored with the prior of a random pair, not with what each key pass "
+           "learnt")
+    among = [s.name for s, src in zip(specs, m_source) if src == "em among candidates"]
+    if among:
+        msg += (f"; the m of {', '.join(among)} was estimated only among candidates of keys "
+                "that select on it and is used against the random-pair u")
+    return msg

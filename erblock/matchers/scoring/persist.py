@@ -43,6 +43,7 @@ def fs_to_dict(model: FellegiSunter) -> dict[str, Any]:
             "n_u_pairs": model.n_u_pairs_,
             "total_pairs": model.total_pairs_,
             "pass_keys": list(model.pass_keys_),
+            "use_passes": bool(model.use_passes),
         }
         d["tf"] = {name: {"values": t.index.astype(str).tolist(), "freq": t.tolist()}
                    for name, t in model.tf_.items()}
@@ -73,6 +74,7 @@ def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunte
         model.n_u_pairs_ = int(p.get("n_u_pairs", 0))
         model.total_pairs_ = float(p.get("total_pairs", 0.0))
         model.pass_keys_ = list(p.get("pass_keys", []))
+        model.use_passes = bool(p.get("use_passes", True))
     for name, t in (d.get("tf") or {}).items():
         model.tf_[name] = pd.Series(t["freq"], index=pd.Index(t["values"], dtype=str),
                                     dtype=np.float64)

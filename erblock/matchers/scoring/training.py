@@ -94,9 +94,11 @@ from ..levels import M_PSEUDO, PatternHistogram, default_m, fit_em, posterior
 from .detection import selected_comparison
 
 MIN_SESSION_PAIRS = 20  #: a session with fewer pairs trains nothing
-MIN_ACTIVE = 2  #: EM needs at least this many active comparisons to be identifiable
+MIN_COMPARISONS = 2  #: a model of fewer comparisons is not identifiable: nothing trains
 LAMBDA_STARTS = (0.02, 0.2, 0.6)
 DEGENERATE = 0.9  #: a session fit whose λ is above this is not used to find non-matches
+LAMBDA_MAX_ITER = 500  #: iterations of the random-pair λ's fixed point
+LAMBDA_FLOOR = 1e-12  #: the smallest random-pair λ (a fit that expects no match at all)
 
 
 @dataclass
@@ -116,10 +118,17 @@ class Session:
     m_blocked: dict[int, np.ndarray] = field(default_factory=dict)
     u_blocked: dict[int, np.ndarray] = field(default_factory=dict)
     m_fixed: tuple[int, ...] = ()  #: selected comparisons whose m other sessions gave
+    #: per comparison, the session's expected matches among the pairs where it is present
+    seen_matches: dict[int, float] = field(default_factory=dict)
 
     @property
     def matches(self) -> float:
         return self.lam * self.pairs if self.trained and self.trusted else 0.0
+
+    def matches_with(self, k: int) -> float:
+        """Expected matches whose comparison ``k`` is present: what the session's m of
+        ``k`` was estimated from (a comparison always missing here learnt nothing)."""
+        return self.seen_matches.get(k, 0.0) if self.trained and self.trusted else 0.0
 
     def to_dict(self, names: Sequence[str]) -> dict[str, Any]:
         return {"passes": list(self.passes), "pairs": self.pairs,
@@ -143,18 +152,8 @@ class Trained:
     sessions: list[Session]
     warnings: list[str]
     n_candidates: int
-    lam_iterations: int
+    lam_iterations: int  #: of the random-pair λ's fixed point (``LAMBDA_MAX_ITER``: unsettled)
     u: list[np.ndarray] = field(default_factory=list)  #: only when u was trained too
-
-
-def _marginal(gamma: np.ndarray, counts: np.ndarray, cols: Sequence[int]
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """Histogram of ``gamma`` restricted to columns ``cols`` (rows merged)."""
-    sub = gamma[:, list(cols)]
-    if len(sub) == 0:
-        return sub, counts
-    uniq, inv = np.unique(sub, axis=0, return_inverse=True)
-    return uniq, np.bincount(inv.ravel(), weights=counts, minlength=len(uniq))
 
 
 def _em(gamma: np.ndarray, counts: np.ndarray, n_levels: Sequence[int],
@@ -213,7 +212,7 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
     while True:
         active = [k not in blocked for k in cols]
         fixed = [a or k in u_against for k, a in zip(cols, active)]
-        if hist.total < MIN_SESSION_PAIRS or sum(active) < 1 or len(cols) < MIN_ACTIVE:
+        if hist.total < MIN_SESSION_PAIRS or sum(active) < 1 or len(cols) < MIN_COMPARISONS:
             return s
         start_u = [u_against[k] if k in u_against and k in blocked
                    else u[k] if a else _candidate_u(gamma, counts, k, n_levels[k])
@@ -234,10 +233,12 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
     s.m_fixed = tuple(sorted(k for k in (m_known or {}) if k in blocked))
     s.lam, s.n_iter, s.converged, s.trained = (float(res["lambda"]), int(res["n_iter"]),
                                                bool(res["converged"]), True)
+    post = counts * posterior(gamma, res["m"], res["u"], res["lambda"])
     for k in cols:
         (s.m_blocked if k in blocked else s.m)[k] = np.asarray(res["m"][k])
         if k in blocked:
             s.u_blocked[k] = np.asarray(res["u"][k])
+        s.seen_matches[k] = float(post[gamma[:, k] >= 0].sum())
     return s
 
 
@@ -300,8 +301,8 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
             m.append(default_m(n_levels[k]))
             source.append("default")
             warnings.append(f"{names[k]}: m could not be trained (no session with enough "
-                            "pairs and a comparison the blocking does not select on); "
-                            "using default m")
+                            "pairs where it is present and the blocking does not select "
+                            "on it); using default m")
     for s in sessions:
         if not s.trained:
             continue
@@ -316,6 +317,12 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
             warnings.append(f"{names[k]}: its top level is rarer among matches than among "
                             "random pairs (m < u): a weak or inverted comparison")
     lam, iters, n_cand = _lambda_random(hists, m, u, total_pairs, sessions)
+    if iters >= LAMBDA_MAX_ITER:
+        warnings.append(f"λ of a random pair did not settle in {iters} iterations "
+                        f"(last {lam:.3g})")
+    elif n_cand and lam <= LAMBDA_FLOOR:
+        warnings.append("λ of a random pair ran to 0: the model expects no matches among "
+                        "the candidates; check the comparisons and the blocking")
     lam = min(lam / max(recall, 1e-9), 1 - 1e-9)
     return Trained(lam, m, source, sessions, warnings, n_cand, iters)
 
@@ -351,11 +358,12 @@ def _pooled_m(sessions: Sequence[Session], K: int, selected: bool = False
               ) -> dict[int, np.ndarray]:
     """m of each comparison averaged over the sessions that did not select on it (with
     ``selected``: over those that did, estimated among their candidates), weighted by
-    their expected matches; comparisons no such session trained are left out."""
+    their expected matches where it is present; comparisons no such session saw are
+    left out."""
     out: dict[int, np.ndarray] = {}
     for k in range(K):
-        pool = [((s.m_blocked if selected else s.m)[k], s.matches) for s in sessions
-                if k in (s.m_blocked if selected else s.m) and s.matches > 0]
+        pool = [((s.m_blocked if selected else s.m)[k], s.matches_with(k)) for s in sessions
+                if k in (s.m_blocked if selected else s.m) and s.matches_with(k) > 0]
         if pool:
             out[k] = np.average(np.stack([x for x, _ in pool]), axis=0,
                                 weights=[w for _, w in pool])
@@ -365,22 +373,21 @@ def _pooled_m(sessions: Sequence[Session], K: int, selected: bool = False
 def _lambda_random(hists: Mapping[int, PatternHistogram], m: Sequence[np.ndarray],
                    u: Sequence[np.ndarray], total_pairs: float, sessions: Sequence[Session]
                    ) -> tuple[float, int, int]:
-    """Fixed point of λ = Σ_candidates P(match | γ; λ) / total_pairs (module doc, step 5)."""
+    """Fixed point of λ = Σ_candidates P(match | γ; λ) / total_pairs (module doc, step 5):
+    (λ, iterations, candidates); ``LAMBDA_MAX_ITER`` iterations means it did not settle."""
     merged = PatternHistogram.merge(list(hists.values())) if hists else None
     if merged is None or merged.total == 0 or total_pairs <= 0:
         return 1e-9, 0, 0
     gamma, counts = merged.gamma(), merged.counts.astype(np.float64)
     expected = sum(s.matches for s in sessions)
-    lam = min(max(expected / total_pairs, 1e-12), 0.5)
-    it = 0
-    for it in range(1, 500):  # noqa: B007
+    lam = min(max(expected / total_pairs, LAMBDA_FLOOR), 0.5)
+    for it in range(1, LAMBDA_MAX_ITER + 1):
         new = float(np.sum(counts * posterior(gamma, m, u, lam))) / total_pairs
-        new = min(max(new, 1e-12), 1 - 1e-9)
+        new = min(max(new, LAMBDA_FLOOR), 1 - 1e-9)
         if abs(math.log(new) - math.log(lam)) < 1e-9:
-            lam = new
-            break
+            return new, it, merged.total
         lam = new
-    return lam, it, merged.total
+    return lam, LAMBDA_MAX_ITER, merged.total
 
 
 def train_candidates(hist: PatternHistogram, n_levels: Sequence[int], max_iter: int = 1000,
@@ -393,5 +400,11 @@ def train_candidates(hist: PatternHistogram, n_levels: Sequence[int], max_iter: 
     lam = float(res["lambda"])
     s = Session(passes=(0,), blocked=(), pairs=hist.total, lam=lam, n_iter=res["n_iter"],
                 converged=res["converged"], trained=True)
-    return Trained(lam, list(res["m"]), ["em"] * len(n_levels), [s], [], hist.total,
+    warnings = []
+    if not s.converged:
+        warnings.append(f"EM among the candidates did not converge in {s.n_iter} iterations")
+    if lam < 1e-4 or lam > 0.99:
+        warnings.append(f"EM among the candidates: the share of matches ran to {lam:.3g}; "
+                        "check the comparisons (the candidates may not tell matches apart)")
+    return Trained(lam, list(res["m"]), ["em"] * len(n_levels), [s], warnings, hist.total,
                    res["n_iter"], u=list(res["u"]))
