@@ -131,3 +131,68 @@ def test_bad_memory_budget_exits_2(people, capsys):
     assert main(["dedupe", str(path), "--key", "surname", "--compare", "first:jaro",
                  "--memory-budget", "lots", "--quiet"]) == 2
     assert "memory_budget" in capsys.readouterr().err
+
+
+def test_demo_never_replaces_an_existing_directory_unasked(tmp_path, capsys):
+    """`erblock demo -o DIR` used to delete what DIR held; now it refuses before running."""
+    out = tmp_path / "precious"
+    (out / "sub").mkdir(parents=True)
+    (out / "sub" / "notes.txt").write_text("keep")
+    assert main(["demo", "-o", str(out), "--quiet"]) == 2
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert (out / "sub" / "notes.txt").read_text() == "keep"
+
+
+def test_output_that_is_a_file_exits_2(people, tmp_path, capsys):
+    _, path = people
+    target = tmp_path / "afile.txt"
+    target.write_text("mine")
+    assert main(["dedupe", str(path), "--key", "surname", "--compare", "first:jaro",
+                 "--quiet", "-o", str(target)]) == 2
+    assert "is a file, not a directory" in capsys.readouterr().err
+    assert target.read_text() == "mine"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["dedupe", "X", "--key", "a+", "--compare", "a:jaro"], "an empty part between '+'"),
+    (["dedupe", "X", "--key", "a", "--compare", "a:jaro:wieght=2"],
+     "every comparison also takes weight="),
+    (["dedupe", "X", "--key", "a", "--compare", "a:numeric:scale=abc"],
+     "scale must be a number > 0, got 'abc'"),
+])
+def test_more_bad_arguments_exit_2_with_a_message(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_n_tasks_must_be_positive(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["dedupe", "X", "--key", "a", "--compare", "a:jaro", "--n-tasks", "0"])
+    assert exc.value.code == 2
+    assert "--n-tasks: expected a whole number >= 1, got '0'" in capsys.readouterr().err
+
+
+def test_an_empty_or_corrupt_input_names_the_file(tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not a parquet file at all")
+    for path in (empty, bad):
+        assert main(["dedupe", str(path), "--key", "a", "--compare", "a:jaro", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"input {str(path)!r} could not be read" in err and "Traceback" not in err
+
+
+def test_dedupe_help_has_no_link_only_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["dedupe", "--help"])
+    out = capsys.readouterr().out
+    assert "--map" not in out and "for link with different names" not in out
+
+
+def test_no_progress_bars_when_stderr_is_not_a_terminal(people, tmp_path, capsys):
+    _, path = people
+    assert main(["dedupe", str(path), "--key", "surname", "--compare", "first:jaro",
+                 "-o", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "[#" not in err and "\r" not in err

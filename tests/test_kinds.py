@@ -260,3 +260,16 @@ def test_date_typos_count_only_when_written_as_a_date_of_the_format():
     assert typo_digits(values, none, "%Y%m%d").tolist() == [19231164, 0, 0, 0]
     assert typo_digits(values, none, "%Y-%m-%d").tolist() == [0, 19231164, 0, 0]
     assert typo_digits(values, none, "%d/%m/%Y").tolist() == [0, 0, 0, 0]
+
+
+def test_the_cli_guide_lists_every_registered_key_form():
+    """docs/guide/cli.md's key table follows the registry (a new key kind must add its
+    command-line form there too)."""
+    from pathlib import Path
+
+    from erblock.blocking.registry import KEY_KINDS
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "cli.md").read_text()
+    for kind in KEY_KINDS.values():
+        for name in kind.cli_names:
+            assert f"`{name}:" in text, name

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..engine.output import staged_output
+from ..engine.output import check_output, staged_output
 from ..matchers.comparisons import parse_compare
 from .common import _client, _inputs, _keys, _progress, _say
 from .parser import UsageError
@@ -90,7 +90,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
         if entities is not None:
             _say(args, f"{entities['records']:,} records in {entities['entities']:,} "
                        f"entities (largest {entities['largest']:,})"
-                       + (f"; written to {args.output}/entities" if args.output else ""))
+                       + (f"; written to {args.output}/entities" if args.output
+                          else "; the entity ids are not kept: use -o DIR to write them"))
         if args.save_model:
             _say(args, f"model saved to {args.save_model}")
         if pairs is None:
@@ -222,6 +223,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from erblock.blocking import Column, Composite, Token
     from erblock.datasets import load_dblp_acm
 
+    if args.output:  # before the run: an existing directory is never replaced unasked
+        check_output(args.output, args.overwrite)
     dblp, acm, truth = load_dblp_acm()
     _say(args, f"DBLP-ACM: {len(dblp):,} DBLP × {len(acm):,} ACM records, "
                f"{len(truth):,} true matches (bundled)")
@@ -240,7 +243,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     quality = erblock.evaluate(kept, truth, candidates=pairs, n_left=len(dblp),
                                n_right=len(acm))
     if args.output:
-        _write_dir_atomically(kept, args.output)
+        _write_dir_atomically(kept, args.output, args.overwrite)
     if args.report:
         d = report.to_dict()
         d["quality"] = quality
@@ -261,9 +264,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_dir_atomically(pairs: Any, output: str) -> None:
-    """Write ``pairs`` as ``output/part-00000.parquet``, replacing ``output`` only once the
-    new directory is complete (an interrupted write leaves the old one, or nothing)."""
-    with staged_output(output, overwrite=True) as work:
+def _write_dir_atomically(pairs: Any, output: str, overwrite: bool) -> None:
+    """Write ``pairs`` as ``output/part-00000.parquet``, replacing an existing ``output``
+    (only with ``overwrite``) once the new directory is complete (an interrupted write
+    leaves the old one, or nothing)."""
+    with staged_output(output, overwrite=overwrite) as work:
         assert work is not None
         pairs.to_parquet(os.path.join(work, "part-00000.parquet"), index=False)

@@ -19,7 +19,8 @@ def _say(args: argparse.Namespace, *msg: Any) -> None:
 
 
 def _progress(args: argparse.Namespace) -> bool:
-    return not (args.quiet or args.json)
+    """Progress bars only on a terminal (not in logs or a CI's captured stderr)."""
+    return not (args.quiet or args.json) and sys.stderr.isatty()
 
 
 def _client(args: argparse.Namespace) -> Any:

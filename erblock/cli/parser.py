@@ -122,7 +122,17 @@ def _add_display(p: argparse.ArgumentParser) -> None:
                         "no progress display)")
 
 
-def _add_common(p: argparse.ArgumentParser, compare: bool = True) -> None:
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return n
+
+
+def _add_common(p: argparse.ArgumentParser, compare: bool = True, link: bool = True) -> None:
     p.add_argument("--key", action="append", required=True, metavar="KEY", help=KEY_HELP)
     if compare:
         p.add_argument("--compare", action="append", required=True, metavar="SPEC",
@@ -150,18 +160,20 @@ def _add_common(p: argparse.ArgumentParser, compare: bool = True) -> None:
         g.add_argument("--save-model", default=None, metavar="JSON",
                        help="write the fitted model here (with --scoring em)")
     p.add_argument("--strategy", default="auto", metavar="STRATEGY", help=STRATEGY_HELP)
-    p.add_argument("--n-tasks", type=int, default=None, help="reduce tasks (default 4 × threads)")
+    p.add_argument("--n-tasks", type=_positive_int, default=None,
+                   help="reduce tasks (default 4 × threads)")
     if compare:
         p.add_argument("--memory-budget", default=None, metavar="BYTES",
                        help="memory one reduce task may use, e.g. 512MB, or 'auto' (from the "
                             "workers' memory limit); tasks and compare chunks are sized to fit "
                             "(see docs/memory.md)")
     g = _add_input(p, "input", "column holding unique record ids (default: row number in "
-                   "input order, or the index a parquet file was written with); for link "
-                   "with different names LEFT=RIGHT")
-    g.add_argument("--map", action="append", default=None, metavar="LEFT=RIGHT",
-                   help="link only: S's column RIGHT is R's column LEFT (repeatable); keys and "
-                        "comparisons then name R's column for both")
+                   "input order, or the index a parquet file was written with)"
+                   + ("; for link with different names LEFT=RIGHT" if link else ""))
+    if link:
+        g.add_argument("--map", action="append", default=None, metavar="LEFT=RIGHT",
+                       help="link only: S's column RIGHT is R's column LEFT (repeatable); "
+                            "keys and comparisons then name R's column for both")
     _add_cluster(p)
     _add_display(p)
 
@@ -205,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "records that shares a block, once.",
                        formatter_class=fmt)
     p.add_argument("input", help="CSV/parquet file, directory, glob or fsspec URL")
-    _add_common(p)
+    _add_common(p, link=False)
     p.add_argument("--cluster", type=float, default=None, metavar="T",
                    help="entity id per record: connected components of the pairs whose "
                         "match_probability (score with --scoring mean) is >= T; with -o DIR "
@@ -248,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "with their true matches) and print precision and recall.",
                        epilog=EXAMPLES["demo"], formatter_class=fmt)
     p.add_argument("-o", "--output", default=None, help="also write the pairs here (parquet)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     p.add_argument("--report", default=None, metavar="JSON", help="write the run report")
     p.add_argument("--threshold", type=float, default=0.75, help="score threshold (default 0.75)")
     _add_cluster(p)

@@ -12,16 +12,26 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def check_output(output: str, overwrite: bool) -> str:
+    """The absolute path of ``output``; raises when it is a file, or a non-empty directory
+    and not ``overwrite`` (checked before a run starts, so nothing is computed in vain)."""
+    final = os.path.abspath(output)
+    if os.path.exists(final) and not os.path.isdir(final):
+        raise FileExistsError(f"output: {final!r} is a file, not a directory; choose a "
+                              "directory name")
+    if os.path.exists(final) and os.listdir(final) and not overwrite:
+        raise FileExistsError(
+            f"output: {final!r} exists and is not empty; choose a new directory or pass "
+            "overwrite=True (--overwrite on the command line)"
+        )
+    return final
+
+
 def start_output(output: str | None, overwrite: bool) -> tuple[str | None, str | None]:
     """(directory the workers write into, final directory) for ``output``."""
     if output is None:
         return None, None
-    final = os.path.abspath(output)
-    if os.path.exists(final) and os.listdir(final) and not overwrite:
-        raise FileExistsError(
-            f"output: {final!r} exists and is not empty; choose a new directory or pass "
-            "overwrite=True"
-        )
+    final = check_output(output, overwrite)
     work = f"{final}.erblock-tmp-{uuid.uuid4().hex[:12]}"
     Path(work).mkdir(parents=True)
     return work, final

@@ -97,7 +97,8 @@ class Method:
             if k not in allowed:
                 raise ValueError(
                     f"compare: option {k!r} is not valid for method {cls.name!r} "
-                    f"(column {column!r}); valid options: {allowed or 'none'}"
+                    f"(column {column!r}); its options: {', '.join(allowed) or 'none'}; "
+                    "every comparison also takes weight= (and name= in Python)"
                 )
         try:
             return cls(**dict(options))

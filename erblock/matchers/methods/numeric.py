@@ -30,7 +30,9 @@ class NumericMethod(Method):
         if self.mode not in ("abs", "rel"):
             raise ValueError(f"numeric mode must be 'abs' or 'rel', got {self.mode!r}")
         s = self.scale
-        if isinstance(s, bool) or not isinstance(s, (int, float)) or not s > 0:
+        if isinstance(s, bool) or not isinstance(s, (int, float)):
+            raise ValueError(f"numeric scale must be a number > 0, got {s!r}")
+        if not s > 0:
             raise ValueError(f"numeric scale must be > 0, got {s!r}")
 
     def prepare(self, values: pd.Series) -> Prepared:
