@@ -156,3 +156,74 @@ def test_derivation_needs_nearly_every_record_and_far_less_by_chance():
     assert d.derived and d.n == 200
     few = derivation(first[: MIN_RECORDS - 1], text[: MIN_RECORDS - 1])
     assert few.share == 1.0 and not few.derived
+
+
+def _ids(values: pd.Series) -> np.ndarray:
+    from erblock.blocking import column
+    from erblock.blocking.ids import block_ids
+
+    return np.asarray(block_ids(pd.DataFrame({"v": values}), column("v")))
+
+
+def test_a_date_time_is_one_key_whatever_else_its_partition_holds():
+    """pandas writes a datetime column without times when all are midnight and with them
+    otherwise: the same date must still be one block in both partitions (and a tz-aware
+    time the same as its UTC time)."""
+    p1 = pd.Series(pd.to_datetime(["1987-05-01", "1990-01-01"]))
+    p2 = pd.Series(pd.to_datetime(["1987-05-01", "1990-01-01 10:30"], format="ISO8601"))
+    assert _ids(p1)[0] == _ids(p2)[0]
+    assert _ids(p1)[1] != _ids(p2)[1]
+    berlin = pd.Series(pd.to_datetime(["1990-01-01 11:30"]).tz_localize("Europe/Berlin"))
+    assert _ids(berlin)[0] == _ids(p2)[1]
+    # the same values as objects (e.g. a column mixing dates and text) meet them too
+    mixed = pd.Series([pd.Timestamp("1987-05-01"), "x", pd.NaT], dtype=object)
+    assert _ids(mixed)[0] == _ids(p1)[0]
+
+
+def test_categorical_and_decimal_numbers_meet_the_same_float():
+    from decimal import Decimal
+
+    plain = _ids(pd.Series([1987.0, 2.5]))
+    assert (_ids(pd.Series([1987.0, 2.5], dtype="category")) == plain).all()
+    assert (_ids(pd.Series([Decimal("1987.00"), Decimal("2.5")])) == plain).all()
+
+
+def test_missing_times_and_decimals_block_nothing_in_any_partition():
+    from decimal import Decimal
+
+    from erblock.blocking.keys import NULL_BLOCK
+
+    alone = pd.Series([pd.NaT, np.datetime64("NaT"), Decimal("NaN")], dtype=object)
+    with_text = pd.Series([pd.NaT, np.datetime64("NaT"), Decimal("NaN"), "x"], dtype=object)
+    assert (_ids(alone) == NULL_BLOCK).all()
+    assert (_ids(with_text)[:3] == NULL_BLOCK).all()
+
+
+def test_list_elements_true_and_one_stay_apart():
+    from erblock.blocking.text import explode_values
+
+    _, a = explode_values(pd.Series([[True, 1]]), "x")
+    _, b = explode_values(pd.Series([[1, True]]), "x")
+    assert a.tolist() == ["True", "1"] and b.tolist() == ["1", "True"]
+
+
+def test_a_function_key_repr_has_no_memory_address():
+    """A model saves its keys' reprs and compares them with a later run's (another
+    process): an address would never match."""
+    from erblock.blocking.function import FunctionKey
+
+    r = repr(FunctionKey(_first_letter, needs=("name",)))
+    assert "0x" not in r and "test_blocking._first_letter" in r and "'name'" in r
+
+
+def _first_letter(df: pd.DataFrame) -> pd.Series:
+    return df["name"].str[:1]
+
+
+def test_an_empty_or_untyped_composite_is_refused_clearly():
+    from erblock.blocking import Composite, composite
+
+    with pytest.raises(ValueError, match="at least one part"):
+        composite()
+    with pytest.raises(TypeError, match="parts are key specs, got 'a'"):
+        Composite(("a", "b"))  # type: ignore[arg-type]

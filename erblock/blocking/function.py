@@ -53,6 +53,14 @@ class FunctionKey(KeySpec):
     def _name(self) -> str:
         return str(getattr(self.func, "__name__", repr(self.func)))
 
+    def __repr__(self) -> str:
+        # no memory address: a model saves its keys' reprs and compares them with a later
+        # run's, in another process (a lambda is only as distinct as its module and name)
+        f = self.func
+        name = f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', self._name)}"
+        return (f"FunctionKey(func={name}, needs={self.needs!r}, "
+                f"derived_from={self.derived_from!r}, multi_valued={self.multi_valued!r})")
+
     def values(self, df: pd.DataFrame) -> pd.Series:
         if self.multi_valued:
             raise TypeError(f"key function {self._name!r} is multi-valued: use items()")

@@ -289,7 +289,13 @@ class Composite(KeySpec):
     kind: ClassVar[str] = "composite"
 
     def __post_init__(self) -> None:
+        if not self.parts:
+            raise ValueError("a composite key needs at least one part, e.g. "
+                             "composite('city', prefix('surname', 3))")
         for p in self.parts:
+            if not isinstance(p, KeySpec):
+                raise TypeError(f"a composite key's parts are key specs, got {p!r}: use "
+                                "erblock.blocking.composite(...), which takes column names too")
             if p.kind in ("sorted_neighbourhood", "pruned"):
                 raise ValueError(
                     f"a composite key cannot hold {p!r}: a {p.kind.replace('_', ' ')} key "

@@ -8,8 +8,10 @@ record in Python.
 
 from __future__ import annotations
 
+import datetime as _dt
 import unicodedata
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -50,20 +52,33 @@ def rebuild(values: Sequence[Any], codes: np.ndarray, index: pd.Index) -> pd.Ser
 
 
 def as_key_strings(values: pd.Series) -> pd.Series:
-    """Key values as strings, with numbers written the same way in every source.
+    """Key values as strings, with numbers and times written the same way in every source.
 
     Integral floats (a column that became float because of NaN) are written as integers,
     so a key ``1987`` in one source and ``1987.0`` in the other still meet. The rule is per
     value, never per column or partition: ``1987.0`` is ``"1987"`` whether or not the same
     partition also holds ``1987.5``. Object columns mixing numbers and text get the same
-    treatment value by value (``1``, ``1.0`` and ``"1"`` are all ``"1"``).
+    treatment value by value (``1``, ``1.0``, ``Decimal("1.00")`` and ``"1"`` are all
+    ``"1"``); categories are written as their values are. Date-times are ``YYYY-MM-DD`` at
+    midnight and ``YYYY-MM-DD HH:MM:SS[.ffffff]`` otherwise, in UTC when they carry a time
+    zone (again per value: pandas' own text of a column changes with its other values);
+    ``NaT`` is missing.
     """
-    if pd.api.types.is_float_dtype(values.dtype):
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):  # once per category, then by code
+        cats = as_key_strings(pd.Series(np.asarray(dtype.categories, dtype=object),
+                                        dtype=dtype.categories.dtype))
+        return rebuild(cats.tolist(), values.cat.codes.to_numpy(), values.index)
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return _datetime_key_strings(values)
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return values.map(lambda t: None if pd.isna(t) else t.isoformat()).astype("string")
+    if pd.api.types.is_float_dtype(dtype):
         return _float_key_strings(values)
-    if pd.api.types.is_bool_dtype(values.dtype):
+    if pd.api.types.is_bool_dtype(dtype):
         return values.astype("boolean").astype("string")
-    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) in (
-            "integer", "floating", "mixed-integer", "mixed-integer-float", "mixed", "boolean"):
+    if pd.api.types.is_object_dtype(dtype) and \
+            pd.api.types.infer_dtype(values, skipna=True) != "string":
         return values.map(_scalar_key_string).astype("string")
     return values.astype("string")
 
@@ -73,7 +88,8 @@ _EXACT_INT = 2.0**53  # floats below this are integers exactly
 
 def _float_key_strings(values: pd.Series) -> pd.Series:
     arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
-    whole = np.isfinite(arr) & (np.mod(arr, 1) == 0) & (np.abs(arr) < _EXACT_INT)
+    with np.errstate(invalid="ignore"):  # inf has no remainder
+        whole = np.isfinite(arr) & (np.mod(arr, 1) == 0) & (np.abs(arr) < _EXACT_INT)
     text = values.astype("string")
     if whole.any():
         ints = pd.Series(np.where(whole, arr, 0).astype(np.int64), index=values.index)
@@ -81,16 +97,43 @@ def _float_key_strings(values: pd.Series) -> pd.Series:
     return text
 
 
+def _datetime_key_strings(values: pd.Series) -> pd.Series:
+    s = values
+    if getattr(s.dt, "tz", None) is not None:
+        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+    day = s.dt.strftime("%Y-%m-%d")
+    frac = s.dt.microsecond != 0
+    full = s.dt.strftime("%Y-%m-%d %H:%M:%S").where(~frac, s.dt.strftime("%Y-%m-%d %H:%M:%S.%f"))
+    return day.where(s == s.dt.normalize(), full).astype("string")
+
+
+def _timestamp_key_string(v: Any) -> str:
+    ts = pd.Timestamp(v)
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC").tz_localize(None)
+    if ts == ts.normalize():
+        return ts.strftime("%Y-%m-%d")
+    return ts.strftime("%Y-%m-%d %H:%M:%S.%f" if ts.microsecond else "%Y-%m-%d %H:%M:%S")
+
+
 def _scalar_key_string(v: Any) -> str | None:
     """Canonical text of one key value of an object column (None when missing)."""
-    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
-        return None
+    if v is None or (not isinstance(v, str) and pd.api.types.is_scalar(v) and pd.isna(v)):
+        return None  # None, NaN, pd.NA, NaT (any kind), Decimal("NaN")
+    if isinstance(v, str):
+        return v
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
     if isinstance(v, (int, np.integer)):
         return str(int(v))
+    if isinstance(v, Decimal):
+        v = float(v)
     if isinstance(v, (float, np.floating)) and float(v).is_integer() and abs(v) < _EXACT_INT:
         return str(int(v))
+    if isinstance(v, (pd.Timestamp, np.datetime64, _dt.datetime, _dt.date)):
+        return _timestamp_key_string(v)
+    if isinstance(v, (pd.Timedelta, np.timedelta64, _dt.timedelta)):
+        return pd.Timedelta(v).isoformat()
     return str(v)
 
 
@@ -106,12 +149,20 @@ def explode_values(values: pd.Series, name: str) -> tuple[np.ndarray, pd.Series]
     if ex.dtype == object and ex.head(1000).map(_nested).any():
         raise TypeError(f"{name}: expected a list of keys per record, got nested lists or "
                         "dicts")
-    # written once per distinct element, not per element
-    codes, uniques = pd.factorize(ex.astype(object), use_na_sentinel=True)
-    text = as_key_strings(pd.Series(np.asarray(uniques, dtype=object), dtype=object))
-    keys = rebuild(text.tolist(), codes, ex.index)
+    # written once per distinct element, not per element, unless factorize would merge
+    # values that are written differently (True == 1, Decimal(1) == 1 as Python objects)
+    if pd.api.types.infer_dtype(ex, skipna=True) not in _FACTORIZE_SAFE:
+        keys = as_key_strings(ex.astype(object))
+    else:
+        codes, uniques = pd.factorize(ex.astype(object), use_na_sentinel=True)
+        text = as_key_strings(pd.Series(np.asarray(uniques, dtype=object), dtype=object))
+        keys = rebuild(text.tolist(), codes, ex.index)
     keep = keys.notna().to_numpy() & (keys.fillna("").str.len() > 0).to_numpy()
     return ex.index.to_numpy(np.int64)[keep], keys[keep].reset_index(drop=True)
+
+
+#: element types whose equal Python objects are written alike (no bool, Decimal, …)
+_FACTORIZE_SAFE = ("string", "integer", "floating", "mixed-integer-float", "empty")
 
 
 def _nested(v: Any) -> bool:
