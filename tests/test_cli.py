@@ -196,3 +196,20 @@ def test_no_progress_bars_when_stderr_is_not_a_terminal(people, tmp_path, capsys
                  "-o", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err
     assert "[#" not in err and "\r" not in err
+
+
+def test_input_errors_name_the_file_and_the_flag(people, tmp_path, capsys):
+    """The API's messages say df / id='...'; the command line's name the file and flags."""
+    df, path = people
+    assert main(["dedupe", str(path), "--key", "nosuch", "--compare", "first:jaro",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--key column 'nosuch' is not in input {str(path)!r}" in err
+    dup = tmp_path / "dup.csv"
+    df.assign(pid="011").to_csv(dup, index=False)
+    assert main(["dedupe", str(dup), "--id", "pid", "--key", "surname", "--compare",
+                 "first:jaro", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"input {str(dup)!r}: record ids are not unique" in err
+    assert "pick an --id column whose values are unique" in err
+    assert "reset_index" not in err and "id='" not in err

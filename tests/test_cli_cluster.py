@@ -94,9 +94,17 @@ def _bars(err: str) -> dict[str, list[tuple[int, int, str]]]:
     return bars
 
 
+@pytest.fixture
+def terminal(capsys, monkeypatch):
+    """stderr as a terminal: the bars are drawn only there."""
+    monkeypatch.setattr("erblock.cli.common._terminal", lambda: True)
+    return capsys
+
+
 @pytest.mark.parametrize("where", ["remote", "local"])
-def test_progress_bars_for_each_phase_with_eta(people_csv, real_cluster, tmp_path, capsys,
+def test_progress_bars_for_each_phase_with_eta(people_csv, real_cluster, tmp_path, terminal,
                                                where):
+    capsys = terminal
     _, path = people_csv
     extra = ["--scheduler", real_cluster] if where == "remote" else []
     assert main(["dedupe", str(path), *ARGS, *extra, "-o", str(tmp_path / "o")]) == 0
@@ -114,7 +122,8 @@ def test_progress_bars_for_each_phase_with_eta(people_csv, real_cluster, tmp_pat
 
 
 def test_plan_command_shows_the_profile_bar_on_a_remote_cluster(people_csv, real_cluster,
-                                                               capsys):
+                                                               terminal):
+    capsys = terminal
     _, path = people_csv
     assert main(["plan", str(path), "--key", "city", "--n-tasks", "6", "--scheduler",
                  real_cluster]) == 0

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..engine.output import check_output, staged_output
 from ..matchers.comparisons import parse_compare
-from .common import _client, _inputs, _keys, _progress, _say
+from .common import _client, _inputs, _keys, _progress, _say, in_cli_terms
 from .parser import UsageError
 
 
@@ -69,7 +69,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     with staged_output(staged, args.overwrite) as work:
         if work is not None:
             kwargs["output"] = os.path.join(work, "pairs")
-        result = api.run_frames(frames, **kwargs)
+        with in_cli_terms(paths):
+            result = api.run_frames(frames, **kwargs)
         entities = _entities(args, cluster_at, result, frames[0], work, client)
     report, pairs = result.report, result.pairs
     if args.report:
@@ -136,8 +137,6 @@ def cmd_link(args: argparse.Namespace) -> int:
 
 def cmd_dedupe(args: argparse.Namespace) -> int:
     """``erblock dedupe IN …``."""
-    if args.map:
-        raise UsageError("--map renames columns of S for link; dedupe has one input")
     return _run(args, [args.input])
 
 
@@ -148,9 +147,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     keys = _keys(args)
     client = _client(args)
     frames = _inputs(args, [args.left] + ([args.right] if args.right else []), client)
-    p = erblock.plan(frames[0], frames[1] if len(frames) > 1 else None,
-                     key=keys if len(keys) > 1 else keys[0], strategy=args.strategy,
-                     n_tasks=args.n_tasks, client=client, progress=_progress(args))
+    with in_cli_terms([args.left] + ([args.right] if args.right else [])):
+        p = erblock.plan(frames[0], frames[1] if len(frames) > 1 else None,
+                         key=keys if len(keys) > 1 else keys[0], strategy=args.strategy,
+                         n_tasks=args.n_tasks, client=client, progress=_progress(args))
     if args.plot:
         plot = getattr(p, "plot", None)
         if plot is None:

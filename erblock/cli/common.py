@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ..blocking.registry import parse_key
 from .parser import UsageError, parse_id, parse_pairs
 
-__all__ = ["_client", "_inputs", "_keys", "_progress", "_say"]
+__all__ = ["_client", "_inputs", "_keys", "_progress", "_say", "in_cli_terms"]
+
+_FRAME = re.compile(r"\b(df_r|df_s|df)\b")
+#: the API's advice on repeated ids, and what a command-line user does instead
+_ID_ADVICE = re.compile(r"call reset_index\(drop=True\).*?or pass id='<a unique column>'")
 
 
 def _say(args: argparse.Namespace, *msg: Any) -> None:
@@ -18,9 +24,13 @@ def _say(args: argparse.Namespace, *msg: Any) -> None:
         print(*msg, file=sys.stderr)
 
 
+def _terminal() -> bool:
+    return sys.stderr.isatty()
+
+
 def _progress(args: argparse.Namespace) -> bool:
     """Progress bars only on a terminal (not in logs or a CI's captured stderr)."""
-    return not (args.quiet or args.json) and sys.stderr.isatty()
+    return not (args.quiet or args.json) and _terminal()
 
 
 def _client(args: argparse.Namespace) -> Any:
@@ -70,3 +80,19 @@ def _keys(args: argparse.Namespace) -> list[Any]:
         return [parse_key(k) for k in args.key]
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+@contextmanager
+def in_cli_terms(paths: Sequence[str]) -> Iterator[None]:
+    """Bad-input errors of the Python API reworded for the command line: the input files
+    instead of ``df``/``df_r``/``df_s``, flags instead of keyword arguments."""
+    names = {"df": f"input {paths[0]!r}", "df_r": f"R ({paths[0]!r})",
+             "df_s": f"S ({paths[-1]!r})"}
+    try:
+        yield
+    except (ValueError, KeyError) as exc:
+        text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        text = _FRAME.sub(lambda m: names[m.group(1)], str(text))
+        text = _ID_ADVICE.sub("pick an --id column whose values are unique", text)
+        text = re.sub(r"^(key|compare|id) column", r"--\1 column", text)
+        raise UsageError(text) from exc
