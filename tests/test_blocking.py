@@ -227,3 +227,19 @@ def test_an_empty_or_untyped_composite_is_refused_clearly():
         composite()
     with pytest.raises(TypeError, match="parts are key specs, got 'a'"):
         Composite(("a", "b"))  # type: ignore[arg-type]
+
+
+def test_nested_values_are_refused_wherever_they_are():
+    """The check used to read the first 1,000 values only: a list further down raised an
+    unclear error, a tuple became a key like "('x', 'y')"."""
+    from erblock.blocking.function import FunctionKey
+    from erblock.blocking.text import explode_values
+
+    late = pd.Series([["a"]] * 1500 + [[("x", "y")]])
+    with pytest.raises(TypeError, match="nested lists"):
+        explode_values(late, "items('t')")
+    df = pd.DataFrame({"name": ["a"] * 1500 + ["b"]})
+    listy = FunctionKey(lambda d: pd.Series([("x", "y") if v == "b" else v for v in d["name"]],
+                                            index=d.index), needs=("name",))
+    with pytest.raises(TypeError, match="returned lists"):
+        listy.values(df)

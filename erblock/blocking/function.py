@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .keys import KeySpec, _names
-from .text import as_key_strings, explode_values
+from .text import as_key_strings, explode_values, has_nested
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,7 @@ class FunctionKey(KeySpec):
         if self.multi_valued:
             raise TypeError(f"key function {self._name!r} is multi-valued: use items()")
         series = self._call(df)
-        head = series.head(1000).tolist() if series.dtype == object else []
-        if any(isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in head):
+        if has_nested(series):
             raise TypeError(
                 f"key function {self._name!r} returned lists; a function that gives several "
                 "keys per record is a multi-valued key: erblock.blocking.items(func)")

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["as_key_strings", "explode_uniques", "explode_values", "factorize_text",
-           "fold_text", "normalise_text", "rebuild"]
+           "fold_text", "has_nested", "normalise_text", "rebuild"]
 
 
 def normalise_text(values: pd.Series) -> pd.Series:
@@ -146,7 +146,7 @@ def explode_values(values: pd.Series, name: str) -> tuple[np.ndarray, pd.Series]
     """
     s = pd.Series(values.to_numpy(dtype=object), index=np.arange(len(values)))
     ex = s.explode()
-    if ex.dtype == object and ex.head(1000).map(_nested).any():
+    if has_nested(ex):
         raise TypeError(f"{name}: expected a list of keys per record, got nested lists or "
                         "dicts")
     # written once per distinct element, not per element, unless factorize would merge
@@ -167,6 +167,18 @@ _FACTORIZE_SAFE = ("string", "integer", "floating", "mixed-integer-float", "empt
 
 def _nested(v: Any) -> bool:
     return isinstance(v, (list, tuple, set, frozenset, np.ndarray, dict))
+
+
+def has_nested(values: pd.Series) -> bool:
+    """Whether any value is a container (list, tuple, set, array, dict): checked on every
+    value, once per distinct one (an unhashable value cannot be distinct-counted)."""
+    if not pd.api.types.is_object_dtype(values.dtype):
+        return False
+    try:
+        _, uniques = pd.factorize(values, use_na_sentinel=True)
+    except TypeError:  # lists, dicts, arrays
+        return True
+    return any(_nested(u) for u in uniques)
 
 
 def explode_uniques(lists: Sequence[Sequence[Any]], codes: np.ndarray
