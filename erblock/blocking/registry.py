@@ -42,11 +42,12 @@ def cli_key_forms() -> list[str]:
 def parse_key(text: str) -> KeySpec:
     """A key from its command-line form: ``COLUMN``, ``prefix:COLUMN:N`` and the other
     forms of :func:`cli_key_forms`; parts joined with ``+`` make a composite key."""
+    if not text.strip():
+        raise ValueError(f"--key {text!r}: empty key")
     parts = text.split("+")
-    if not text or not all(p.strip() for p in parts):
-        raise ValueError(f"--key {text!r}: empty key" if not text.strip() else
-                         f"--key {text!r}: an empty part between '+' signs (a composite "
-                         "key is PART+PART, e.g. city+prefix:surname:3)")
+    if not all(p.strip() for p in parts):
+        raise ValueError(f"--key {text!r}: an empty part between '+' signs (a composite key "
+                         "is PART+PART, e.g. city+prefix:surname:3)")
     by_name = {n: k for k in KEY_KINDS.values() for n in k.cli_names}
     specs: list[KeySpec] = []
     for part in parts:

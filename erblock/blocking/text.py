@@ -70,9 +70,9 @@ def as_key_strings(values: pd.Series) -> pd.Series:
                                         dtype=dtype.categories.dtype))
         return rebuild(cats.tolist(), values.cat.codes.to_numpy(), values.index)
     if pd.api.types.is_datetime64_any_dtype(dtype):
-        return _datetime_key_strings(values)
+        return _by_distinct(values, _timestamp_key_string)
     if pd.api.types.is_timedelta64_dtype(dtype):
-        return values.map(lambda t: None if pd.isna(t) else t.isoformat()).astype("string")
+        return _by_distinct(values, lambda t: pd.Timedelta(t).isoformat())
     if pd.api.types.is_float_dtype(dtype):
         return _float_key_strings(values)
     if pd.api.types.is_bool_dtype(dtype):
@@ -97,17 +97,15 @@ def _float_key_strings(values: pd.Series) -> pd.Series:
     return text
 
 
-def _datetime_key_strings(values: pd.Series) -> pd.Series:
-    s = values
-    if getattr(s.dt, "tz", None) is not None:
-        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
-    day = s.dt.strftime("%Y-%m-%d")
-    frac = s.dt.microsecond != 0
-    full = s.dt.strftime("%Y-%m-%d %H:%M:%S").where(~frac, s.dt.strftime("%Y-%m-%d %H:%M:%S.%f"))
-    return day.where(s == s.dt.normalize(), full).astype("string")
+def _by_distinct(values: pd.Series, write: Any) -> pd.Series:
+    """``write`` applied once per distinct non-missing value, mapped back to the records."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return rebuild([write(u) for u in uniques], codes, values.index)
 
 
 def _timestamp_key_string(v: Any) -> str:
+    """One date-time as key text: the date at midnight, else with its time (UTC when it
+    carries a zone) — per value, as pandas' text of a whole column is not."""
     ts = pd.Timestamp(v)
     if ts.tzinfo is not None:
         ts = ts.tz_convert("UTC").tz_localize(None)
@@ -145,16 +143,17 @@ def explode_values(values: pd.Series, name: str) -> tuple[np.ndarray, pd.Series]
     :func:`as_key_strings` writes values, so ``1`` and ``1.0`` meet.
     """
     s = pd.Series(values.to_numpy(dtype=object), index=np.arange(len(values)))
-    ex = s.explode()
-    if has_nested(ex):
+    ex = s.explode().astype(object)
+    flat = _flat_factorize(ex)
+    if flat is None:
         raise TypeError(f"{name}: expected a list of keys per record, got nested lists or "
                         "dicts")
-    # written once per distinct element, not per element, unless factorize would merge
-    # values that are written differently (True == 1, Decimal(1) == 1 as Python objects)
+    # written once per distinct element, not per element, unless factorize merged values
+    # that are written differently (True == 1, Decimal(1) == 1 as Python objects)
     if pd.api.types.infer_dtype(ex, skipna=True) not in _FACTORIZE_SAFE:
-        keys = as_key_strings(ex.astype(object))
+        keys = as_key_strings(ex)
     else:
-        codes, uniques = pd.factorize(ex.astype(object), use_na_sentinel=True)
+        codes, uniques = flat
         text = as_key_strings(pd.Series(np.asarray(uniques, dtype=object), dtype=object))
         keys = rebuild(text.tolist(), codes, ex.index)
     keep = keys.notna().to_numpy() & (keys.fillna("").str.len() > 0).to_numpy()
@@ -169,16 +168,21 @@ def _nested(v: Any) -> bool:
     return isinstance(v, (list, tuple, set, frozenset, np.ndarray, dict))
 
 
-def has_nested(values: pd.Series) -> bool:
-    """Whether any value is a container (list, tuple, set, array, dict): checked on every
-    value, once per distinct one (an unhashable value cannot be distinct-counted)."""
-    if not pd.api.types.is_object_dtype(values.dtype):
-        return False
+def _flat_factorize(values: pd.Series) -> tuple[np.ndarray, Any] | None:
+    """``pd.factorize`` of ``values``, or None when a value is a container (list, tuple,
+    set, array, dict): checked on every value, once per distinct one."""
     try:
-        _, uniques = pd.factorize(values, use_na_sentinel=True)
-    except TypeError:  # lists, dicts, arrays
-        return True
-    return any(_nested(u) for u in uniques)
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    except TypeError:  # unhashable: lists, dicts, arrays
+        return None
+    if pd.api.types.is_object_dtype(values.dtype) and any(_nested(u) for u in uniques):
+        return None
+    return codes, uniques
+
+
+def has_nested(values: pd.Series) -> bool:
+    """Whether any value is a container (see :func:`_flat_factorize`)."""
+    return pd.api.types.is_object_dtype(values.dtype) and _flat_factorize(values) is None
 
 
 def explode_uniques(lists: Sequence[Sequence[Any]], codes: np.ndarray

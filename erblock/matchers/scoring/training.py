@@ -152,7 +152,7 @@ class Trained:
     sessions: list[Session]
     warnings: list[str]
     n_candidates: int
-    lam_iterations: int  #: of the random-pair λ's fixed point (``LAMBDA_MAX_ITER``: unsettled)
+    lam_iterations: int  #: of the random-pair λ's fixed point
     u: list[np.ndarray] = field(default_factory=list)  #: only when u was trained too
 
 
@@ -304,20 +304,14 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                             "pairs where it is present and the blocking does not select "
                             "on it); using default m")
     for s in sessions:
-        if not s.trained:
-            continue
-        if not s.converged:
-            warnings.append(f"EM on passes {list(s.passes)} did not converge in {s.n_iter} "
-                            "iterations")
-        if (s.lam < 1e-4 or s.lam > 0.99) and s.trusted:  # set aside: warned about above
-            warnings.append(f"EM on passes {list(s.passes)}: the share of matches ran to "
-                            f"{s.lam:.3g}; check the comparisons and the blocking")
+        if s.trained:
+            warnings += _fit_warnings(s, f"EM on passes {list(s.passes)}")
     for k in range(K):
         if n_levels[k] > 1 and m[k][-1] < u[k][-1]:
             warnings.append(f"{names[k]}: its top level is rarer among matches than among "
                             "random pairs (m < u): a weak or inverted comparison")
-    lam, iters, n_cand = _lambda_random(hists, m, u, total_pairs, sessions)
-    if iters >= LAMBDA_MAX_ITER:
+    lam, iters, n_cand, settled = _lambda_random(hists, m, u, total_pairs, sessions)
+    if not settled:
         warnings.append(f"λ of a random pair did not settle in {iters} iterations "
                         f"(last {lam:.3g})")
     elif n_cand and lam <= LAMBDA_FLOOR:
@@ -325,6 +319,18 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                         "the candidates; check the comparisons and the blocking")
     lam = min(lam / max(recall, 1e-9), 1 - 1e-9)
     return Trained(lam, m, source, sessions, warnings, n_cand, iters)
+
+
+def _fit_warnings(s: Session, where: str) -> list[str]:
+    """What a trained session's EM did wrong: no convergence, a match share at 0 or 1
+    (a session set aside for its λ is warned about where it is set aside)."""
+    out = []
+    if not s.converged:
+        out.append(f"{where} did not converge in {s.n_iter} iterations")
+    if (s.lam < 1e-4 or s.lam > 0.99) and s.trusted:
+        out.append(f"{where}: the share of matches ran to {s.lam:.3g}; check the comparisons "
+                   "and the blocking")
+    return out
 
 
 def _session_m(hist: PatternHistogram, pooled: Mapping[int, np.ndarray]
@@ -372,12 +378,12 @@ def _pooled_m(sessions: Sequence[Session], K: int, selected: bool = False
 
 def _lambda_random(hists: Mapping[int, PatternHistogram], m: Sequence[np.ndarray],
                    u: Sequence[np.ndarray], total_pairs: float, sessions: Sequence[Session]
-                   ) -> tuple[float, int, int]:
+                   ) -> tuple[float, int, int, bool]:
     """Fixed point of λ = Σ_candidates P(match | γ; λ) / total_pairs (module doc, step 5):
-    (λ, iterations, candidates); ``LAMBDA_MAX_ITER`` iterations means it did not settle."""
+    (λ, iterations, candidates, whether it settled within ``LAMBDA_MAX_ITER``)."""
     merged = PatternHistogram.merge(list(hists.values())) if hists else None
     if merged is None or merged.total == 0 or total_pairs <= 0:
-        return 1e-9, 0, 0
+        return 1e-9, 0, 0, True
     gamma, counts = merged.gamma(), merged.counts.astype(np.float64)
     expected = sum(s.matches for s in sessions)
     lam = min(max(expected / total_pairs, LAMBDA_FLOOR), 0.5)
@@ -385,9 +391,9 @@ def _lambda_random(hists: Mapping[int, PatternHistogram], m: Sequence[np.ndarray
         new = float(np.sum(counts * posterior(gamma, m, u, lam))) / total_pairs
         new = min(max(new, LAMBDA_FLOOR), 1 - 1e-9)
         if abs(math.log(new) - math.log(lam)) < 1e-9:
-            return new, it, merged.total
+            return new, it, merged.total, True
         lam = new
-    return lam, LAMBDA_MAX_ITER, merged.total
+    return lam, LAMBDA_MAX_ITER, merged.total, False
 
 
 def train_candidates(hist: PatternHistogram, n_levels: Sequence[int], max_iter: int = 1000,
@@ -400,11 +406,6 @@ def train_candidates(hist: PatternHistogram, n_levels: Sequence[int], max_iter: 
     lam = float(res["lambda"])
     s = Session(passes=(0,), blocked=(), pairs=hist.total, lam=lam, n_iter=res["n_iter"],
                 converged=res["converged"], trained=True)
-    warnings = []
-    if not s.converged:
-        warnings.append(f"EM among the candidates did not converge in {s.n_iter} iterations")
-    if lam < 1e-4 or lam > 0.99:
-        warnings.append(f"EM among the candidates: the share of matches ran to {lam:.3g}; "
-                        "check the comparisons (the candidates may not tell matches apart)")
-    return Trained(lam, list(res["m"]), ["em"] * len(n_levels), [s], warnings, hist.total,
+    return Trained(lam, list(res["m"]), ["em"] * len(n_levels), [s],
+                   _fit_warnings(s, "EM among the candidates"), hist.total,
                    res["n_iter"], u=list(res["u"]))
