@@ -26,6 +26,7 @@ from .blocking.function import FunctionKey
 from .blocking.ids import block_id_items
 from .blocking.keys import KeySpec
 from .blocking.make import as_key_spec
+from .blocking.neighbourhood import SortedNeighbourhood
 from .engine.calibrate import as_cost_model, resolve_cost_model, worth_calibrating
 from .engine.cluster import check_workers, get_client, scheduler_guard, total_threads
 from .engine.inputs import prepare_sources
@@ -67,6 +68,10 @@ def _check_frame(df: Any, name: str) -> None:
                          f"got {bad}")
 
 
+def _dtype(df: Any, column: str) -> Any:
+    return df._meta[column].dtype if _is_dask(df) else df[column].dtype
+
+
 def _columns(df: Any) -> list[str]:
     return [str(c) for c in df.columns]
 
@@ -101,6 +106,8 @@ def _check_keys(keys: Sequence[KeySpec], frames: Sequence[tuple[str, Any]]) -> N
                 # A key function that raises or returns the wrong shape fails here, on the
                 # first records, with the same message it would give inside a worker.
                 block_id_items(df.head(20), k)
+        if isinstance(k, SortedNeighbourhood):
+            k.check_types({name: _dtype(df, c) for name, df in frames for c in k.columns})
 
 
 def _check_comparisons(comparisons: Sequence[Comparison],
@@ -109,8 +116,7 @@ def _check_comparisons(comparisons: Sequence[Comparison],
         for src, (name, df) in enumerate(frames):
             col = c.right_column if src == SRC_S else c.column
             _require_column(df, name, col, "compare")
-            dtype = df._meta[col].dtype if _is_dask(df) else df[col].dtype
-            c.kernel.check_dtype(dtype, col, name)
+            c.kernel.check_dtype(_dtype(df, col), col, name)
 
 
 def _check_common(strategy: str, n_tasks: Any, threshold: Any) -> None:

@@ -20,7 +20,8 @@ meet: ``tokens`` the runs of letters and digits of the normalised text (at least
 is its own gram), ``items`` the elements of a list (a scalar is a list of one),
 ``minhash`` one key per band: the band's minima over the shingles of
 ``splitmix64(hash(shingle) XOR seed_i)``, written here in plain Python integers.
-``sorted_neighbourhood`` is the sequential method: records sorted by the key's text
+``sorted_neighbourhood`` is the sequential method: records sorted by the key's text (a raw
+numeric column: by number)
 (then source, then input order), every pair less than ``window`` apart (link: across
 the sources only).
 """
@@ -230,8 +231,14 @@ def _window(frames: list[pd.DataFrame], key: KeySpec) -> set[tuple]:
     text, then frame, then input order; every pair less than ``window`` apart, as
     (frame, position) pairs, earlier first (for several frames, only pairs across them)."""
     d = key.to_dict()
-    rows = []
+    rows: list[tuple[Any, int, int]] = []
     for src, df in enumerate(frames):
+        col = d["key"].get("column") if d["key"]["kind"] == "column" else None
+        if col is not None and df[col].dtype.kind in "iuf":  # a raw numeric column:
+            for pos, x in enumerate(df[col].tolist()):  # ordered by number
+                if x is not None and x == x:
+                    rows.append((float(x), src, pos))
+            continue
         for pos, v in enumerate(key_values(df, _from_dict(d["key"]))):
             t = _sort_text(v)
             if t:

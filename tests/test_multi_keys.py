@@ -47,7 +47,9 @@ KEYS = {
     "single, tokens, sorted neighbourhood": ["city", tokens("t"),
                                              sorted_neighbourhood(lower("t"), 4)],
     "sorted neighbourhood then tokens": [sorted_neighbourhood("t", 2), tokens("t")],
+    "numeric sorted neighbourhood": [sorted_neighbourhood("num", 3)],
 }
+NUMBERS = [-10, -1.5, -0.0, 0, 2, 9, 10, 100, 1e18, 1e18 + 1]
 
 
 @st.composite
@@ -59,7 +61,9 @@ def frames(draw, max_size=30):
     return pd.DataFrame(
         {"t": pd.Series(draw(st.lists(text, min_size=n, max_size=n)), dtype=object),
          "city": pd.Series(draw(st.lists(st.sampled_from(CITY), min_size=n, max_size=n)),
-                           dtype=object)},
+                           dtype=object),
+         "num": pd.Series(draw(st.lists(st.one_of(st.none(), st.sampled_from(NUMBERS)),
+                                        min_size=n, max_size=n)), dtype=np.float64)},
         index=pd.RangeIndex(start, start + n))
 
 
@@ -110,7 +114,8 @@ def test_dedupe_multi_valued_matches_brute_force(client, strategy, label, df, m,
 
 
 @pytest.mark.parametrize("strategy", ["blocksplit", "cellrange"])
-@pytest.mark.parametrize("label", ["tokens", "single, tokens, sorted neighbourhood"])
+@pytest.mark.parametrize("label", ["tokens", "single, tokens, sorted neighbourhood",
+                                   "numeric sorted neighbourhood"])
 @cluster_settings(3)
 @given(df_r=frames(), df_s=frames(), m=st.integers(1, 4), r=st.integers(1, 9))
 def test_link_multi_valued_matches_brute_force(client, strategy, label, df_r, df_s, m, r):
@@ -119,6 +124,20 @@ def test_link_multi_valued_matches_brute_force(client, strategy, label, df_r, df
                          n_tasks=r, client=client, npartitions=m, cost_model="default")
     got = pair_list(pairs)
     assert len(got) == len(set(got)) and set(got) == brute_link(df_r, df_s, keys)
+
+
+def test_sorted_neighbourhood_orders_a_numeric_column_by_number(client):
+    """9 < 10 < 100 as numbers (as text "10" < "100" < "9"); NaN takes no part; a column
+    numeric in one source and text in the other is refused, naming it."""
+    df = pd.DataFrame({"num": [100, 9, np.nan, -3.5, 10]})
+    pairs = erblock.dedupe(df, key=sorted_neighbourhood("num", 2), compare={"num": "numeric"},
+                           client=client)
+    assert set(pair_list(pairs)) == {(1, 3), (1, 4), (0, 4)} == brute_dedupe(
+        df, [sorted_neighbourhood("num", 2)])
+    as_text = df.assign(num=df["num"].astype(str))
+    with pytest.raises(ValueError, match="'num' is numeric in .*df_r.* not in .*df_s"):
+        erblock.link(df, as_text, key=sorted_neighbourhood("num", 2), compare={"num": "exact"},
+                     client=client)
 
 
 def test_one_giant_token_block_is_split_and_each_pair_compared_once(client):

@@ -2,7 +2,8 @@
 the order of a sort key.
 
 Records are ordered by the text of a key (any single-valued key spec; code-point order),
-ties by source (R before S) and input order; records without a key take no part. Every
+or by number when the key is a raw numeric column (:func:`numeric_order`), ties by
+source (R before S) and input order; records without a key take no part. Every
 pair at most ``window − 1`` positions apart is a candidate (for link only R × S pairs),
 exactly as the sequential method (Hernández and Stolfo) gives them.
 
@@ -86,8 +87,31 @@ class SortedNeighbourhood(KeySpec):
         raise TypeError(f"{self!r} has no keys per record alone: its blocks depend on the "
                         "order of all records (the engine computes them)")
 
+    @property
+    def numeric_column(self) -> str | None:
+        """The column when the key is a raw column, whose numbers sort as numbers."""
+        return self.key.column if type(self.key) is Column else None
+
+    def check_types(self, dtypes: Mapping[str, Any]) -> None:
+        """Refuse sources whose sort column is numeric in some and not in others
+        (``dtypes``: source name -> the column's dtype): numbers and text have no one order."""
+        if self.numeric_column is None:
+            return
+        num = {name: is_sortable_number(d) for name, d in dtypes.items()}
+        if len(set(num.values())) > 1:
+            raise ValueError(
+                f"key {self!r}: column {self.numeric_column!r} is numeric in "
+                f"{[n for n, v in num.items() if v]} but not in "
+                f"{[n for n, v in num.items() if not v]}; sorted neighbourhood orders numbers "
+                "by value and text by code point, so the sources would not share one order: "
+                "give the column one type in both (e.g. with pd.to_numeric)")
+
     def sort_text(self, df: pd.DataFrame) -> pd.Series:
-        """The text records are sorted by (missing or empty: not in the order)."""
+        """The text records are sorted by (missing or empty: not in the order); a raw
+        numeric column gives text whose code-point order is the numbers' order."""
+        col = self.numeric_column
+        if col is not None and is_sortable_number(df[col].dtype):
+            return numeric_order(df[col])
         s = self.key.values(df).astype("string")
         return s.mask(s.fillna("").str.len() == 0)
 
@@ -114,6 +138,27 @@ class SortedNeighbourhood(KeySpec):
             raise ValueError("a sorted-neighbourhood key is read through "
                              "erblock.blocking.key_from_dict")
         return cls(parse(d["key"]), int(d["window"]))
+
+
+def is_sortable_number(dtype: Any) -> bool:
+    """Whether a column of this dtype sorts by number (numbers, not booleans)."""
+    return bool(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+                and not isinstance(dtype, pd.CategoricalDtype))
+
+
+def numeric_order(values: pd.Series) -> pd.Series:
+    """Sixteen hex digits per number whose code-point order is numeric order (missing and
+    NaN: missing). The float64 bits with the sign bit set for positive numbers and all
+    bits flipped for negative ones order as unsigned integers as the numbers do; integers
+    above 2**53 in size share a float with their neighbours (they tie)."""
+    x = pd.to_numeric(values).to_numpy(dtype=np.float64, na_value=np.nan)
+    x = np.where(x == 0, 0.0, x)  # -0.0 and 0.0 are one number
+    bits = x.view(np.uint64)
+    top = np.uint64(1) << np.uint64(63)
+    key = np.where(bits & top, ~bits, bits | top)
+    hexed = np.frombuffer(key.astype(">u8").tobytes().hex().encode(), dtype="S16")
+    text = pd.Series(hexed.astype("U16").astype(object), index=values.index, dtype="string")
+    return text.mask(np.isnan(x))
 
 
 def value_counts(df: pd.DataFrame, key: SortedNeighbourhood) -> pd.Series:
