@@ -165,10 +165,10 @@ def _values(df: pd.DataFrame, d: dict[str, Any]) -> list[Value]:
         parts = [_values(df, p) for p in d["parts"]]
         if _is_multi(d):
             sets = [[v if isinstance(v, frozenset) else
-                     (frozenset() if v is None or v == "" else frozenset([v])) for v in vals]
+                     (frozenset() if _blank(v) else frozenset([v])) for v in vals]
                     for vals in parts]
             return [frozenset(itertools.product(*rec)) for rec in zip(*sets)]
-        return [None if any(v is None or v == "" for v in vals) else vals
+        return [None if any(_blank(v) for v in vals) else vals
                 for vals in zip(*parts)]
     if d["kind"] in MULTI:
         f = _many(d)
@@ -190,7 +190,7 @@ def key_values(df: pd.DataFrame, key: Any) -> pd.Series:
                          else k.to_dict() for k in key]}
     elif callable(key) and not isinstance(key, KeySpec):
         vals = [canonical(v) for v in np.asarray(key(df), dtype=object)]
-        return pd.Series([None if v == "" else v for v in vals], index=df.index,
+        return pd.Series([None if _blank(v) else v for v in vals], index=df.index,
                          dtype=object)
     elif isinstance(key, KeySpec):
         if key.kind == "function":  # a user function: its values as given
@@ -202,7 +202,7 @@ def key_values(df: pd.DataFrame, key: Any) -> pd.Series:
             return key_values(df, func)
         key = key.to_dict()
     vals = _values(df, key)
-    return pd.Series([None if v is None or v == "" else v for v in vals], index=df.index,
+    return pd.Series([None if _blank(v) else v for v in vals], index=df.index,
                      dtype=object)
 
 
@@ -218,6 +218,11 @@ def _keys(df: pd.DataFrame, key: Any) -> pd.DataFrame:
 
 
 key_rows = _keys  # public: the (position, key) rows of one key
+
+
+def _blank(v: Any) -> bool:
+    """No key: missing, empty or only white space."""
+    return v is None or (isinstance(v, str) and not v.strip())
 
 
 def _sort_text(v: Any) -> str | None:
@@ -241,7 +246,7 @@ def _window(frames: list[pd.DataFrame], key: KeySpec) -> set[tuple]:
             continue
         for pos, v in enumerate(key_values(df, _from_dict(d["key"]))):
             t = _sort_text(v)
-            if t:
+            if t and not _blank(t):
                 rows.append((t, src, pos))
     rows.sort()
     w = d["window"]

@@ -35,7 +35,7 @@ from erblock.report import RunReport
 
 STRATEGY_LIST = sorted(STRATEGIES) + ["auto"]
 WORDS = ["the", "the", "the", "canon", "eos", "Camera", "digital", "a-b", "zoom", "ñu"]
-CITY = ["x", "x", "y", None, ""]
+CITY = ["x", "x", "y", None, "", " ", " x"]
 COMPARE = {"t": "jaro_winkler"}
 KEYS = {
     "tokens": [tokens("t")],

@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 
 from .keys import NULL_BLOCK, KeySpec
+from .text import blank
 
 
 def hash_keys(values: pd.Series) -> np.ndarray:
-    """int64 block id per record: a 64-bit hash of the key string, NULL_BLOCK if missing/empty."""
+    """int64 block id per record: a 64-bit hash of the key string, NULL_BLOCK if missing,
+    empty or white space only."""
     s = values.astype("string")
-    missing = s.isna().to_numpy() | (s.fillna("").str.len() == 0).to_numpy()
+    missing = blank(s)
     ids = pd.util.hash_pandas_object(s.fillna(""), index=False).to_numpy().view(np.int64).copy()
     ids[ids == NULL_BLOCK] = NULL_BLOCK + 1  # keep the sentinel free for missing keys
     ids[missing] = NULL_BLOCK

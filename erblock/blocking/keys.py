@@ -4,7 +4,7 @@ A key spec says *what* the blocking key of a record is (a column, a composite of
 the first letters of a normalised column, a phonetic code, or a user function). It is
 inspectable (its ``repr`` says what will run) and round-trips through ``to_dict``.
 
-:func:`erblock.blocking.ids.block_ids` turns key values into block ids; missing or empty
+:func:`erblock.blocking.ids.block_ids` turns key values into block ids; missing, empty or blank
 keys become :data:`NULL_BLOCK` (the record is not blocked, and counted in the report).
 """
 
@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from .cli_args import cli_args, cli_int
-from .text import as_key_strings, factorize_text, normalise_text, rebuild
+from .text import as_key_strings, blank, factorize_text, normalise_text, rebuild
 
-#: Block id given to records whose key is missing or empty: they are never compared.
+#: Block id given to records whose key is missing, empty or blank: they are never compared.
 NULL_BLOCK = np.iinfo(np.int64).min
 
 
@@ -335,7 +335,7 @@ class Composite(KeySpec):
         pieces = [p.values(df) for p in self.parts]
         missing = np.zeros(len(df), dtype=bool)
         for piece in pieces:
-            missing |= piece.isna().to_numpy() | (piece.fillna("").str.len() == 0).to_numpy()
+            missing |= blank(piece)
         # The unit separator cannot appear in ordinary text, so joined keys are unambiguous.
         joined = pieces[0].fillna("")
         for piece in pieces[1:]:

@@ -33,6 +33,7 @@ import pandas as pd
 
 from .cli_args import cli_args, cli_int
 from .keys import CliParse, Column, KeySpec
+from .text import blank
 
 
 @dataclass(frozen=True)
@@ -107,13 +108,13 @@ class SortedNeighbourhood(KeySpec):
                 "give the column one type in both (e.g. with pd.to_numeric)")
 
     def sort_text(self, df: pd.DataFrame) -> pd.Series:
-        """The text records are sorted by (missing or empty: not in the order); a raw
+        """The text records are sorted by (missing, empty or blank: not in the order); a raw
         numeric column gives text whose code-point order is the numbers' order."""
         col = self.numeric_column
         if col is not None and is_sortable_number(df[col].dtype):
             return numeric_order(df[col])
         s = self.key.values(df).astype("string")
-        return s.mask(s.fillna("").str.len() == 0)
+        return s.mask(blank(s))
 
     def blocks(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(row position, chunk of the block) of every block of records at global

@@ -51,6 +51,13 @@ def rebuild(values: Sequence[Any], codes: np.ndarray, index: pd.Index) -> pd.Ser
     return pd.Series(arr[codes], index=index, dtype="string")
 
 
+def blank(values: pd.Series) -> np.ndarray:
+    """Which key strings are missing: NA, empty or only white space (a blank cell of a
+    CSV is no key; as a key it would put every blank record in one block)."""
+    t = values.astype("string").fillna("")
+    return (t.str.len().to_numpy() == 0) | t.str.isspace().to_numpy(dtype=bool)
+
+
 def as_key_strings(values: pd.Series) -> pd.Series:
     """Key values as strings, with numbers and times written the same way in every source.
 
