@@ -98,3 +98,32 @@ def test_every_registered_key_kind_round_trips_through_json_and_its_cli_form():
         assert spec.kind == kind
         assert key_from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
         assert parse_key(cli) == spec
+
+
+def test_numpy_numbers_in_key_options_give_the_python_key():
+    """A key built with numpy integers or floats (e.g. from a config array) is the same
+    key as with Python numbers: equal, with the same repr (a saved model matches its keys
+    by repr) and dict form; MinHash with explicit bands x rows shows no threshold."""
+    import numpy as np
+
+    from erblock.blocking import minhash, prune, qgrams, sorted_neighbourhood, token, tokens
+
+    i = np.int64
+    pairs = [
+        (prefix("t", i(3)), prefix("t", 3)),
+        (token("t", np.int32(-1)), token("t", -1)),
+        (tokens("t", i(2)), tokens("t", 2)),
+        (qgrams("t", np.int8(4)), qgrams("t", 4)),
+        (sorted_neighbourhood("t", i(5)), sorted_neighbourhood("t", 5)),
+        (minhash("t", bands=i(8), rows=i(2), seed=i(3)), minhash("t", bands=8, rows=2, seed=3)),
+        (minhash("t", np.float64(0.6)), minhash("t", 0.6)),
+        (prune(tokens("t"), i(500), i(3)), prune(tokens("t"), 500, 3)),
+    ]
+    for got, want in pairs:
+        assert got == want and repr(got) == repr(want)
+        assert json.dumps(got.to_dict()) == json.dumps(want.to_dict())
+    assert "threshold=None" in repr(minhash("t", bands=8, rows=2))
+    for bad in (lambda: prefix("t", True), lambda: prefix("t", 2.0),
+                lambda: sorted_neighbourhood("t", i(1))):
+        with pytest.raises(ValueError, match="must be an integer"):
+            bad()

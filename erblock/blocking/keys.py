@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .cli_args import cli_args, cli_int
+from .cli_args import cli_args, cli_int, option_int
 from .text import as_key_strings, blank, factorize_text, normalise_text, rebuild
 
 #: Block id given to records whose key is missing, empty or blank: they are never compared.
@@ -176,8 +176,7 @@ class Prefix(KeySpec):
         return cls(col, cli_int(n, cls.cli_usage))
 
     def __post_init__(self) -> None:
-        if not isinstance(self.n, int) or isinstance(self.n, bool) or self.n < 1:
-            raise ValueError(f"prefix length n must be an integer >= 1, got {self.n!r}")
+        option_int(self, "n", "prefix length n", 1)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -213,8 +212,7 @@ class Token(KeySpec):
         return cls(got[0], cli_int(got[1], cls.cli_usage) if len(got) == 2 else 0)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.i, int) or isinstance(self.i, bool):
-            raise ValueError(f"token index i must be an integer, got {self.i!r}")
+        option_int(self, "i", "token index i")
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ text) goes through hash function ``i`` as ``splitmix64(x XOR seed_i)`` with the 
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.integrate import trapezoid
 
-from .cli_args import cli_args
+from .cli_args import cli_args, option_int
 from .keys import CliParse, KeySpec
 from .multi import MultiColumnKey, text_qgrams, text_tokens
 from .text import as_key_strings, explode_uniques, factorize_text, normalise_text
@@ -96,16 +97,17 @@ class MinHash(MultiColumnKey):
     def __post_init__(self) -> None:
         if self.bands is None and self.rows is None:
             t = self.threshold
-            if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 < t < 1:
+            if not isinstance(t, numbers.Real) or isinstance(t, bool) or not 0 < t < 1:
                 raise ValueError(f"minhash threshold must be a number in (0, 1), got {t!r}")
+            object.__setattr__(self, "threshold", float(t))
         elif self.bands is None or self.rows is None:
             raise ValueError("minhash: give both bands and rows, or a threshold")
+        else:  # explicit bands x rows: no threshold is used, none is shown or saved
+            object.__setattr__(self, "threshold", None)
         for name in ("bands", "rows", "q", "num_perm"):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-                raise ValueError(f"minhash {name} must be an integer >= 1, got {v!r}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ValueError(f"minhash seed must be an integer >= 0, got {self.seed!r}")
+            if getattr(self, name) is not None:
+                option_int(self, name, f"minhash {name}", 1)
+        option_int(self, "seed", "minhash seed", 0)
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .cli_args import cli_args, cli_int
+from .cli_args import cli_args, cli_int, option_int
 from .keys import CliParse, KeySpec
 from .text import (
     as_key_strings,
@@ -98,7 +98,7 @@ class Tokens(_TextKeys):
         return cls(got[0], cli_int(got[1], cls.cli_usage) if len(got) == 2 else 1)
 
     def __post_init__(self) -> None:
-        _check_int("min_length", self.min_length, 1)
+        option_int(self, "min_length", "min_length", 1)
 
     def split(self, text: str) -> list[str]:
         return text_tokens(text, self.min_length)
@@ -125,7 +125,7 @@ class QGrams(_TextKeys):
         return cls(got[0], cli_int(got[1], cls.cli_usage) if len(got) == 2 else 3)
 
     def __post_init__(self) -> None:
-        _check_int("q", self.q, 1)
+        option_int(self, "q", "q", 1)
 
     def split(self, text: str) -> list[str]:
         return text_qgrams(text, self.q)
@@ -159,7 +159,3 @@ class Items(MultiColumnKey):
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "column": self.column}
 
-
-def _check_int(name: str, v: Any, lo: int) -> None:
-    if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")

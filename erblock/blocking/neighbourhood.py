@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .cli_args import cli_args, cli_int
+from .cli_args import cli_args, cli_int, option_int
 from .keys import CliParse, Column, KeySpec
 from .text import blank
 
@@ -59,9 +59,7 @@ class SortedNeighbourhood(KeySpec):
         if self.key.multi or isinstance(self.key, SortedNeighbourhood):
             raise ValueError("sorted_neighbourhood: the sort key must give one value per "
                              f"record, got {self.key!r}")
-        w = self.window
-        if not isinstance(w, (int, np.integer)) or isinstance(w, bool) or w < 2:
-            raise ValueError(f"sorted_neighbourhood: window must be an integer >= 2, got {w!r}")
+        option_int(self, "window", "sorted_neighbourhood: window", 2)
 
     @property
     def multi(self) -> bool:

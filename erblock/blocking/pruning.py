@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .cli_args import cli_args, cli_int
+from .cli_args import cli_args, cli_int, option_float, option_int
 from .keys import CliParse, KeySpec
 
 #: JedAI's default smoothing factor of comparison-based block purging
@@ -93,6 +93,9 @@ class Pruned(KeySpec):
                 or not sf >= 1:
             raise ValueError(f"smoothing must be a number >= 1 (JedAI's smoothing factor), "
                              f"got {sf!r}")
+        if isinstance(m, (int, np.integer)):
+            option_int(self, "max_comparisons", "max_comparisons", 1)
+        option_float(self, "smoothing")
         k = self.keep
         ok = k is None or (not isinstance(k, bool) and (
             (isinstance(k, (int, np.integer)) and k >= 1)
@@ -100,6 +103,10 @@ class Pruned(KeySpec):
         if not ok:
             raise ValueError(f"keep must be an integer >= 1 (blocks) or a fraction in (0, 1], "
                              f"got {k!r}")
+        if isinstance(k, (int, np.integer)):
+            option_int(self, "keep", "keep", 1)
+        elif k is not None:
+            option_float(self, "keep")
         if m is None and k is None:
             raise ValueError("prune: give max_comparisons (block purging), keep (block "
                              "filtering) or both")
