@@ -243,3 +243,21 @@ def test_nested_values_are_refused_wherever_they_are():
                                             index=d.index), needs=("name",))
     with pytest.raises(TypeError, match="returned lists"):
         listy.values(df)
+
+
+def test_composite_parts_never_run_together(client):
+    """("x\\x1fy", "z") and ("x", "y\\x1fz") are different keys (the parts' separator
+    inside a value is escaped); a blank part of a composite with a multi-valued part gives
+    no key, as it does in a single-valued composite. Checked against the oracle."""
+    from oracle import brute_dedupe, pair_list
+
+    import erblock
+
+    df = pd.DataFrame({"a": ["x\x1fy", "x", "x\x1e\x1fy", "x\x1fy", " ", " "],
+                       "b": ["z", "y\x1fz", "z", "z", "z", "z"],
+                       "t": ["w", "w", "w", "w", "w", "w"]})
+    ids = block_ids(df, composite("a", "b"))
+    assert len(set(ids[:3].tolist())) == 3 and ids[0] == ids[3]
+    for key in (composite("a", "b"), composite("a", tokens("t"))):
+        pairs = erblock.dedupe(df, key=key, compare={"b": "exact"}, client=client)
+        assert set(pair_list(pairs)) == brute_dedupe(df, [key]) == {(0, 3)}

@@ -18,7 +18,15 @@ import numpy as np
 import pandas as pd
 
 from .cli_args import cli_args, cli_int, option_int
-from .text import as_key_strings, blank, factorize_text, normalise_text, rebuild
+from .text import (
+    SEPARATOR,
+    as_key_strings,
+    blank,
+    factorize_text,
+    normalise_text,
+    rebuild,
+    separable,
+)
 
 #: Block id given to records whose key is missing, empty or blank: they are never compared.
 NULL_BLOCK = np.iinfo(np.int64).min
@@ -318,26 +326,28 @@ class Composite(KeySpec):
         joined: pd.DataFrame | None = None
         for k, part in enumerate(self.parts):
             pos, vals = part.items(df)
-            piece = pd.DataFrame({"pos": pos, k: vals.to_numpy(dtype=object)})
-            piece = piece[piece[k].notna() & (piece[k] != "")]
+            text = separable(vals.astype(str) if pd.api.types.is_integer_dtype(vals.dtype)
+                             else vals)
+            piece = pd.DataFrame({"pos": pos, k: text.to_numpy(dtype=object)})
+            piece = piece[~blank(text)]
             joined = piece if joined is None else joined.merge(piece, on="pos")
         assert joined is not None
         text = joined[0].astype(str)
         for k in range(1, len(self.parts)):
-            text = text + "\x1f" + joined[k].astype(str)
+            text = text + SEPARATOR + joined[k].astype(str)
         return joined["pos"].to_numpy(np.int64), text.astype("string").reset_index(drop=True)
 
     def values(self, df: pd.DataFrame) -> pd.Series:
         if self.multi:
             raise TypeError(f"{self!r} has a multi-valued part: read its keys with items()")
-        pieces = [p.values(df) for p in self.parts]
+        pieces = [separable(p.values(df)) for p in self.parts]
         missing = np.zeros(len(df), dtype=bool)
         for piece in pieces:
             missing |= blank(piece)
-        # The unit separator cannot appear in ordinary text, so joined keys are unambiguous.
+        # the parts' separator inside a value is escaped: joined keys are unambiguous
         joined = pieces[0].fillna("")
         for piece in pieces[1:]:
-            joined = joined + "\x1f" + piece.fillna("")
+            joined = joined + SEPARATOR + piece.fillna("")
         joined = joined.astype(object)
         joined[missing] = None
         return joined.astype("string")

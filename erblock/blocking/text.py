@@ -58,6 +58,26 @@ def blank(values: pd.Series) -> np.ndarray:
     return (t.str.len().to_numpy() == 0) | t.str.isspace().to_numpy(dtype=bool)
 
 
+SEPARATOR = "\x1f"  #: joins the parts of a composite key
+_ESCAPE = "\x1e"
+
+
+def separable(values: pd.Series) -> pd.Series:
+    """Key text that joins unambiguously with :data:`SEPARATOR`: a ``\\x1e`` or
+    ``\\x1f`` inside a value is escaped (``\\x1e\\x1e``, ``\\x1e\\x1f``), so two
+    different tuples of parts never give one joined key; other text, nearly all of it, is
+    unchanged (so the rule is the same in every partition)."""
+    t = values.astype("string")
+    mask = (t.str.contains(SEPARATOR, regex=False, na=False)
+            | t.str.contains(_ESCAPE, regex=False, na=False)).to_numpy(dtype=bool)
+    if not mask.any():
+        return t
+    t = t.copy()
+    t[mask] = (t[mask].str.replace(_ESCAPE, _ESCAPE * 2, regex=False)
+               .str.replace(SEPARATOR, _ESCAPE + SEPARATOR, regex=False))
+    return t
+
+
 def as_key_strings(values: pd.Series) -> pd.Series:
     """Key values as strings, with numbers and times written the same way in every source.
 
