@@ -354,6 +354,10 @@ def test_pruning_specs_and_refusals():
     assert key_from_dict(a.to_dict()) == a
     assert parse_key("purge:auto:filter:0.8:tokens:t") == prune(tokens("t"), "auto", 0.8)
     assert a.resolved(17).max_comparisons == 17 and k.resolved(17) == k
+    for twice in ("purge:10:purge:20:tokens:t", "filter:2:filter:3:tokens:t",
+                  "purge:10:filter:2:purge:5:tokens:t"):  # the last one silently won
+        with pytest.raises(ValueError, match="given twice"):
+            parse_key(twice)
     with pytest.raises(ValueError, match="max_comparisons must be"):
         prune(tokens("t"), "most")
     with pytest.raises(ValueError, match="smoothing must be"):

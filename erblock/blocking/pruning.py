@@ -70,6 +70,10 @@ class Pruned(KeySpec):
                 raise ValueError(f"{got[0]!r} is not a number of blocks or a fraction "
                                  f"(expected {cls.cli_usage})") from None
         if isinstance(inner, Pruned):  # purge:…:filter:…:KEY
+            if (m is not None and inner.max_comparisons is not None) or (
+                    k is not None and inner.keep is not None):
+                raise ValueError(f"{name} is given twice in {':'.join([name, *args])!r}; "
+                                 f"expected {cls.cli_usage}, each at most once")
             return cls(inner.key, m if m is not None else inner.max_comparisons,
                        k if k is not None else inner.keep)
         return cls(inner, m, k)
