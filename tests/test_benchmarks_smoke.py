@@ -279,3 +279,13 @@ def test_bench_sn_quick(tmp_path: Path) -> None:
     assert row["erblock"]["exact"] is True
     assert row["erblock"]["pairs"] == row["erblock"]["expected_pairs"]
     assert (tmp_path / "sn.md").read_text().startswith("## ")
+
+
+def test_bench_sweep_quick(tmp_path: Path, client) -> None:
+    sweep = _load("bench_sweep")
+    res = sweep.main(["--quick", "--out", str(tmp_path)], client=client)
+    assert set(res["rows"]) == set(sweep.QUICK)
+    for row in res["rows"].values():
+        assert row["f1"]["erblock"] is not None and 0 < row["f1"]["erblock"] <= 1
+        assert not row["errors"]
+    assert "| dedupe_tiny | dedupe |" in (tmp_path / "sweep.md").read_text()
