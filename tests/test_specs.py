@@ -117,7 +117,7 @@ def test_numpy_numbers_in_key_options_give_the_python_key():
         (sorted_neighbourhood("t", i(5)), sorted_neighbourhood("t", 5)),
         (minhash("t", bands=i(8), rows=i(2), seed=i(3)), minhash("t", bands=8, rows=2, seed=3)),
         (minhash("t", np.float64(0.6)), minhash("t", 0.6)),
-        (prune(tokens("t"), i(500), i(3)), prune(tokens("t"), 500, 3)),
+        (prune(tokens("t"), i(500), i(3), smoothing=i(2)), prune(tokens("t"), 500, 3, smoothing=2)),
     ]
     for got, want in pairs:
         assert got == want and repr(got) == repr(want)

@@ -33,7 +33,8 @@ def option_int(spec: Any, field: str, what: str, lo: int | None = None) -> None:
 
 
 def option_float(spec: Any, field: str) -> None:
-    """Store a real-number option (a numpy float too) as a Python float."""
+    """Store a number option given as a numpy number as the Python one (an integer as
+    an int, any other real as a float); anything else is left for the caller to refuse."""
     v = getattr(spec, field)
     if isinstance(v, numbers.Real) and not isinstance(v, bool):
-        object.__setattr__(spec, field, float(v) if not isinstance(v, int) else v)
+        object.__setattr__(spec, field, int(v) if isinstance(v, numbers.Integral) else float(v))
