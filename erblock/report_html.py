@@ -83,8 +83,9 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     ``pairs``: a DataFrame or a parquet path; by default the run's output directory. When
     those pairs were cut by the run's threshold, the candidates are the compared pairs the
     report counts: the reduction ratio uses that count and pair completeness is None.
-    Ids are compared as text when the two sides differ in type (CSV input gives numbers
-    as text), so ``17`` and ``"17"`` match.
+    ``threshold`` (on ``match_probability`` if present, else ``score``); None: a model's
+    default decision (``match_probability >= 0.5``), else every pair is predicted.
+    Ids are compared as text when their types differ (CSV gives numbers as text).
     """
     import pandas as pd
 
@@ -100,6 +101,8 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     n_right = (int(records.get("records_s", 0)) or None) if link else None
     if link and n_left is None:
         n_right = None
+    if threshold is None and "match_probability" in pairs_df.columns:
+        threshold = 0.5  # a model's default decision
     m = evaluate(pairs_df, truth_df, threshold=threshold, n_left=n_left, n_right=n_right,
                  dedupe=not link)
     if pairs is None and d.get("settings", {}).get("threshold") is not None:

@@ -357,5 +357,5 @@ def test_unreachable_scheduler_address():
 
 
 def test_tls_address_without_security():
-    with pytest.raises(ValueError, match="is a TLS address; pass security="):
+    with pytest.raises(ValueError, match=r"is a TLS address; pass a client .*security=erblock.engine.cluster.make_security"):
         erblock.dedupe(DF, key="k", compare=JW, client="tls://127.0.0.1:1")

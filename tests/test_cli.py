@@ -42,6 +42,22 @@ def test_parse_compare_forms():
         parse_compare("title")
 
 
+def test_parse_compare_reads_booleans_and_number_lists():
+    """tf=False was the text 'False' (true in Python: the adjustment stayed on), and
+    thresholds had no command-line spelling; a date format with commas stays text."""
+    from erblock.matchers.levels import resolve_levels
+
+    for text, tf in (("first:name:tf=False", False), ("first:name:tf=TRUE", True),
+                     ("first:name", True), ("first:jaro_winkler:tf=true", True)):
+        [spec] = resolve_levels([parse_compare(text)], None)
+        assert spec.tf is tf, text
+    assert parse_compare("t:text:codes=false").option["codes"] is False
+    assert parse_compare("first:name:thresholds=0.9,0.8").option["thresholds"] == (0.9, 0.8)
+    [spec] = resolve_levels([parse_compare("first:name:thresholds=0.9")], None)
+    assert spec.n_levels == 3  # exact, >= 0.9, else
+    assert parse_compare("dob:date:format=%d,%m,%Y").option["format"] == "%d,%m,%Y"
+
+
 def test_dedupe_writes_parquet_and_report(people, tmp_path, capsys):
     df, path = people
     out, rep = tmp_path / "out", tmp_path / "run.json"
@@ -100,6 +116,18 @@ def test_plan_command(people, capsys):
 def test_bad_arguments_exit_2_with_a_message(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_file_in_another_encoding_asks_for_encoding(tmp_path, capsys):
+    """The bad byte is past the rows read up front: the decode error is raised on a
+    worker and arrived without its text, so the message was empty."""
+    path = tmp_path / "latin.csv"
+    pd.DataFrame({"year": range(5001), "name": ["Jose"] * 5000 + ["Ren\xe9e"]}).to_csv(
+        path, index=False, encoding="latin-1")
+    assert main(["plan", str(path), "--key", "year"]) == 2
+    err = capsys.readouterr().err
+    assert "latin.csv" in err and "--encoding" in err
+    assert main(["plan", str(path), "--key", "year", "--encoding", "latin-1"]) == 0
 
 
 def test_missing_column_names_it(people, capsys):

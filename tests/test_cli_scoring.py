@@ -4,6 +4,7 @@ ids that survive the trip through CSV and parquet files."""
 from __future__ import annotations
 
 import json
+import os
 
 import dask.dataframe as dd
 import pandas as pd
@@ -96,8 +97,13 @@ def test_dedupe_cluster_writes_pairs_and_an_entity_per_record(people, tmp_path, 
     path = tmp_path / "people.parquet"
     people.to_parquet(path)
     out = tmp_path / "out"
+    rep = tmp_path / "run.json"
     res = _run(["dedupe", str(path), *KEY, *COMPARE, "--scoring", "em", "--cluster", "0.9",
-                "-o", str(out), "--quiet"], capsys)
+                "-o", str(out), "--report", str(rep), "--quiet"], capsys)
+    # the reports name the final directory, not the staging one the run wrote into
+    final = os.path.abspath(out / "pairs")
+    assert erblock.read_report(str(rep)).output == final == res["output"]
+    assert erblock.read_report(str(out / "pairs")).output == final
     pairs = pd.read_parquet(out / "pairs")
     entities = pd.read_parquet(out / "entities").set_index("id")["entity_id"]
     expected = erblock.cluster(pairs, 0.9, ids=people.index, score_column="match_probability")

@@ -71,6 +71,24 @@ def test_evaluate_candidates_and_threshold():
     assert evaluate(pairs, truth)["reduction_ratio"] is None
 
 
+def test_a_model_s_pairs_are_judged_on_match_probability():
+    """Pairs a model scored carry both columns: the threshold applies to its decision
+    column, match_probability (it applied to score, which a model does not decide on);
+    the report command's quality uses the model's default decision, p >= 0.5."""
+    from erblock.report_html import quality_from_truth
+
+    pairs = pd.DataFrame({"left_id": [1, 1, 2, 3], "right_id": [2, 3, 3, 4],
+                          "score": [0.9, 0.9, 0.2, 0.2],
+                          "match_probability": [0.95, 0.1, 0.7, 0.01]})
+    truth = pd.DataFrame({"left_id": [1, 2], "right_id": [2, 3]})
+    m = evaluate(pairs, truth, threshold=0.5)
+    assert (m["tp"], m["fp"], m["n_predicted"]) == (2, 0, 2)
+    assert evaluate(pairs, truth, threshold=0.5, score_column="score")["fp"] == 1
+    report = {"mode": "dedupe", "records": {"records_r": 5}, "settings": {}}
+    q = quality_from_truth(report, truth, pairs=pairs)
+    assert (q["precision"], q["recall"], q["threshold"]) == (1.0, 1.0, 0.5)
+
+
 def test_evaluate_empty_predictions_give_nan_precision():
     m = evaluate(frame([(1, 2)], [0.1]), frame([(1, 2)]), threshold=0.5)
     assert (m["tp"], m["fp"], m["fn"]) == (0, 0, 1)

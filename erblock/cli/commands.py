@@ -73,6 +73,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
             result = api.run_frames(frames, **kwargs)
         entities = _entities(args, cluster_at, result, frames[0], work, client)
     report, pairs = result.report, result.pairs
+    if work is not None:  # the staged directory now has its final name
+        report = _moved(report, os.path.join(os.path.abspath(args.output), "pairs"))
     if args.report:
         report.to_json(args.report)
     if args.save_model:
@@ -105,6 +107,19 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
                 if len(pairs) > 20:
                     print(f"… {len(pairs) - 20:,} more pairs (use -o DIR to write them all)")
     return 0
+
+
+def _moved(report: Any, pairs_dir: str) -> Any:
+    """``report`` naming ``pairs_dir`` as its output, also in the directory's own report
+    file (both were written while the pairs sat in the staging directory)."""
+    import dataclasses
+
+    from ..report import REPORT_FILE
+
+    report = dataclasses.replace(report, output=pairs_dir)
+    if os.path.exists(os.path.join(pairs_dir, REPORT_FILE)):
+        report.to_json(os.path.join(pairs_dir, REPORT_FILE))
+    return report
 
 
 def _entities(args: argparse.Namespace, threshold: float | None, result: Any, records: Any,

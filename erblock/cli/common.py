@@ -90,6 +90,11 @@ def in_cli_terms(paths: Sequence[str]) -> Iterator[None]:
              "df_s": f"S ({paths[-1]!r})"}
     try:
         yield
+    except UnicodeError as exc:  # raised on a worker, it may arrive without its text
+        detail = str(exc) or "a byte that the encoding cannot decode"
+        raise UsageError(f"input {' / '.join(map(repr, paths))} is not text in the encoding "
+                         f"it was read with (--encoding, utf-8 by default): {detail}; pass "
+                         "the file's encoding, e.g. --encoding latin-1") from exc
     except (ValueError, KeyError) as exc:
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         text = _FRAME.sub(lambda m: names[m.group(1)], str(text))

@@ -109,9 +109,10 @@ def _get_client(client: Client | str | None, security: Any, timeout: str) -> Cli
                 return existing
             if client.startswith("tls://") and security is None:
                 raise ValueError(
-                    f"client: {client!r} is a TLS address; pass security= (see "
-                    "erblock.engine.cluster.make_security, or the CLI's --tls-ca-file, "
-                    "--tls-cert and --tls-key)"
+                    f"client: {client!r} is a TLS address; pass a client that has the "
+                    "certificates, client=distributed.Client(address, security="
+                    "erblock.engine.cluster.make_security(ca_file, cert, key)) (the CLI: "
+                    "--tls-ca-file, --tls-cert and --tls-key)"
                 )
             try:
                 c = Client(client, set_as_default=False, security=security, timeout=timeout)

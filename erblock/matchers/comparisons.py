@@ -208,12 +208,20 @@ def parse_compare(text: str) -> Comparison:
 
 
 def _cli_value(text: str) -> Any:
-    """An option value from the command line: int, float, or the text itself."""
+    """An option value from the command line: ``true``/``false`` (any case) as booleans,
+    an int, a float, comma-separated numbers as a tuple (``thresholds=0.9,0.8``), or the
+    text itself (a date ``format=`` with commas stays text)."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
     for cast in (int, float):
         try:
             return cast(text)
         except ValueError:
             pass
+    if "," in text:
+        parts = [_cli_value(p) for p in text.split(",")]
+        if all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in parts):
+            return tuple(parts)
     return text
 
 

@@ -122,7 +122,7 @@ def evaluate(
     truth: pd.DataFrame,
     *,
     threshold: float | None = None,
-    score_column: str = "score",
+    score_column: str | None = None,
     n_left: int | None = None,
     n_right: int | None = None,
     candidates: pd.DataFrame | None = None,
@@ -136,6 +136,10 @@ def evaluate(
         ``left_id``, ``right_id`` (and ``score_column`` when ``threshold`` is set). Rows
         with ``score >= threshold`` are the predicted matches (all rows if ``threshold`` is
         None); all rows are the candidate pairs unless ``candidates`` is given.
+    score_column
+        The column ``threshold`` applies to; None: ``match_probability`` when the pairs
+        have it (a model's decision: ``threshold=0.5`` is its default decision), else
+        ``score``.
     truth
         The true pairs, ``left_id``, ``right_id``.
     n_left, n_right
@@ -163,6 +167,8 @@ def evaluate(
         raise ValueError("dedupe=True with n_right: dedupe has a single input, drop n_right")
     cand = pairs if candidates is None else candidates
     predicted = pairs
+    if score_column is None:
+        score_column = "match_probability" if "match_probability" in pairs.columns else "score"
     if threshold is not None:
         predicted = pairs[_scores(pairs, score_column) >= threshold]
     names = ["pairs", "truth", "candidates"]

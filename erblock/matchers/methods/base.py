@@ -28,7 +28,10 @@ import pandas as pd
 
 
 def check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
-    """Distinct similarity thresholds in (0, 1), as a descending tuple."""
+    """Distinct similarity thresholds in (0, 1), as a descending tuple (one number: one
+    threshold)."""
+    if isinstance(thresholds, (int, float)) and not isinstance(thresholds, bool):
+        thresholds = (thresholds,)
     try:
         ts = tuple(sorted((float(t) for t in thresholds), reverse=True))
     except (TypeError, ValueError):
