@@ -72,7 +72,8 @@ def test_bundled_dblp_acm_written_by_pandas_keeps_its_ids(tmp_path, capsys):
     out = tmp_path / "pairs"
     _run(["link", str(tmp_path / "dblp.parquet"), str(tmp_path / "acm.parquet"),
           "--key", "year+token:title", "--compare", "title:text", "--compare",
-          "authors:name", "--scoring", "em", "-o", str(out), "--quiet"], capsys)
+          "authors:name", "--compare", "venue:text", "--scoring", "em", "-o", str(out),
+          "--quiet"], capsys)
     pairs = pd.read_parquet(out)
     q = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], truth)
     assert q["f1"] > 0.8, q

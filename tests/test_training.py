@@ -79,6 +79,23 @@ def test_one_pass_recovers_lambda_and_the_m_of_comparisons_it_does_not_select(po
     assert res.sessions[0].converged and not res.warnings
 
 
+def test_a_session_with_one_comparison_free_of_its_keys_is_warned_about(population):
+    """Two comparisons, the pass selects on one: the fit rests on the other alone (the
+    README's Abt-Buy example, names blocked by word and compared with the price only,
+    kept 23 pairs, F1 0.04, without a word). With two or more free: no such warning."""
+    gamma, _ = population
+    found = _passes(gamma, [0])[0]
+    two = train({0: PatternHistogram.from_gamma(gamma[found][:, :2], [4, 4])}, U[:2],
+                [3, 3], {0: {0}}, N_PAIRS, NAMES[:2])
+    assert any("only ['b'] is free of the blocking" in w for w in two.warnings)
+    res = train({0: _hist(gamma[found])}, U, [3] * 4, {0: {0}}, N_PAIRS, NAMES)
+    assert not any("free of the blocking" in w for w in res.warnings)
+    passes = _passes(gamma, [0, 1])  # pass 1 selects on a (against) and b; c, d free
+    several = train({p: _hist(gamma[sel]) for p, sel in passes.items()}, U, [3] * 4,
+                    {0: {0}, 1: {1}}, N_PAIRS, NAMES)
+    assert not any("free of the blocking" in w for w in several.warnings)
+
+
 def test_several_passes_recover_every_m_including_the_selected_ones(population):
     gamma, match = population
     passes = _passes(gamma, [0, 1])

@@ -306,6 +306,12 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     for s in sessions:
         if s.trained:
             warnings += _fit_warnings(s, f"EM on passes {list(s.passes)}")
+        free = [names[k] for k in range(K) if k not in s.blocked or k in s.m_fixed]
+        if s.trained and len(free) < MIN_COMPARISONS:  # its keys select on the others
+            warnings.append(
+                f"EM on passes {list(s.passes)}: only {free} is free of the blocking, so "
+                "the fit rests on it alone: non-matches that often agree on it are taken "
+                "for matches; compare more columns, or block on columns not compared")
     for k in range(K):
         if n_levels[k] > 1 and m[k][-1] < u[k][-1]:
             warnings.append(f"{names[k]}: its top level is rarer among matches than among "
