@@ -225,10 +225,15 @@ def _blank(v: Any) -> bool:
     return v is None or (isinstance(v, str) and not v.strip())
 
 
+def _escaped(part: str) -> str:
+    """A composite part as its key text writes it: the separator escaped."""
+    return part.replace("\x1e", "\x1e\x1e").replace("\x1f", "\x1e\x1f")
+
+
 def _sort_text(v: Any) -> str | None:
     if v is None:
         return None
-    return "\x1f".join(v) if isinstance(v, tuple) else str(v)
+    return "\x1f".join(map(_escaped, v)) if isinstance(v, tuple) else str(v)
 
 
 def _window(frames: list[pd.DataFrame], key: KeySpec) -> set[tuple]:

@@ -261,3 +261,19 @@ def test_composite_parts_never_run_together(client):
     for key in (composite("a", "b"), composite("a", tokens("t"))):
         pairs = erblock.dedupe(df, key=key, compare={"b": "exact"}, client=client)
         assert set(pair_list(pairs)) == brute_dedupe(df, [key]) == {(0, 3)}
+
+
+def test_blank_elements_of_multi_valued_keys_stay_keys(client):
+    """Only a record's one key is missing when blank: the space q-gram of multi-word text
+    and a white-space list element are keys, as the oracle says (a review found them
+    dropped)."""
+    from oracle import brute_dedupe, pair_list
+
+    import erblock
+    from erblock.blocking import items, qgrams
+
+    df = pd.DataFrame({"t": ["ab cd", "xy zw", "pq", "ab"],
+                       "l": [["p", " "], [" "], ["q"], ["p"]]})
+    for key, want in ((qgrams("t", 1), {(0, 1), (0, 3)}), (items("l"), {(0, 1), (0, 3)})):
+        pairs = erblock.dedupe(df, key=key, compare={"t": "exact"}, client=client)
+        assert set(pair_list(pairs)) == brute_dedupe(df, [key]) == want, key

@@ -4,6 +4,7 @@ clean. Each test fails on the code before its fix (review of the scoring code)."
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -131,6 +132,27 @@ def test_a_fitted_model_refuses_other_comparisons_under_the_same_names():
     same = [Comparison(c.column, c.method, weight=2.0, name=c.name)
             for c in model.comparisons_]
     assert as_scoring(model, same) is model
+
+
+def test_a_model_saved_with_older_key_reprs_still_binds_to_its_keys():
+    """Keys given numpy numbers were written np.int64(4) in a model's pass keys; keys now
+    hold Python numbers, so that model must still match them (a review found such models
+    scoring every pair with the random-pair prior). A list option read back from JSON is
+    the tuple the comparison was given (a CLI thresholds=0.9,0.8 model was refused)."""
+    from erblock.blocking import sorted_neighbourhood
+
+    model, _ = _offline_model()
+    model.pass_keys_ = ["SortedNeighbourhood(key=Column(column='k', derived_from=()), "
+                        "window=np.int64(4))"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelWarning)
+        model.bind(model.comparisons_, keys=[sorted_neighbourhood("k", np.int64(4))])
+    assert model.use_passes
+    with pytest.warns(ModelWarning, match="blocking keys differ"):
+        model.bind(model.comparisons_, keys=[sorted_neighbourhood("k", 5)])
+    listed = Comparison("a", "name", options=(("thresholds", [0.9, 0.8]),))
+    assert listed == Comparison("a", "name", options=(("thresholds", (0.9, 0.8)),))
+    assert Comparison.from_dict(json.loads(json.dumps(listed.to_dict()))) == listed
 
 
 def test_a_candidates_only_fit_warns_and_a_refit_starts_clean():

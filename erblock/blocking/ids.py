@@ -14,11 +14,12 @@ from .keys import NULL_BLOCK, KeySpec
 from .text import blank
 
 
-def hash_keys(values: pd.Series) -> np.ndarray:
+def hash_keys(values: pd.Series, whole: bool = True) -> np.ndarray:
     """int64 block id per record: a 64-bit hash of the key string, NULL_BLOCK if missing,
-    empty or white space only."""
+    empty or (``whole``: a record's one key) white space only. An element of a
+    multi-valued key is missing only when empty: a q-gram may be a space."""
     s = values.astype("string")
-    missing = blank(s)
+    missing = blank(s) if whole else (s.fillna("").str.len() == 0).to_numpy()
     ids = pd.util.hash_pandas_object(s.fillna(""), index=False).to_numpy().view(np.int64).copy()
     ids[ids == NULL_BLOCK] = NULL_BLOCK + 1  # keep the sentinel free for missing keys
     ids[missing] = NULL_BLOCK
@@ -47,7 +48,7 @@ def block_id_items(df: pd.DataFrame, key: KeySpec) -> tuple[np.ndarray, np.ndarr
         ids = vals.to_numpy(np.int64).copy()
         ids[ids == NULL_BLOCK] = NULL_BLOCK + 1
     else:
-        ids = hash_keys(vals)
+        ids = hash_keys(vals, whole=not key.multi)
     pos = np.asarray(pos, dtype=np.int64)
     keep = ids != NULL_BLOCK
     pos, ids = pos[keep], ids[keep]

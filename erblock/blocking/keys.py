@@ -329,7 +329,9 @@ class Composite(KeySpec):
             text = separable(vals.astype(str) if pd.api.types.is_integer_dtype(vals.dtype)
                              else vals)
             piece = pd.DataFrame({"pos": pos, k: text.to_numpy(dtype=object)})
-            piece = piece[~blank(text)]
+            # a single-valued part as its own key (blank: none); an element only if empty
+            piece = piece[~blank(text) if not part.multi
+                          else text.fillna("").str.len().to_numpy() > 0]
             joined = piece if joined is None else joined.merge(piece, on="pos")
         assert joined is not None
         text = joined[0].astype(str)

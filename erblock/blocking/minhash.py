@@ -102,8 +102,6 @@ class MinHash(MultiColumnKey):
             object.__setattr__(self, "threshold", float(t))
         elif self.bands is None or self.rows is None:
             raise ValueError("minhash: give both bands and rows, or a threshold")
-        else:  # explicit bands x rows: no threshold is used, none is shown or saved
-            object.__setattr__(self, "threshold", None)
         for name in ("bands", "rows", "q", "num_perm"):
             if getattr(self, name) is not None:
                 option_int(self, name, f"minhash {name}", 1)

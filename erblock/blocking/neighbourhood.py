@@ -100,10 +100,10 @@ class SortedNeighbourhood(KeySpec):
         if len(set(num.values())) > 1:
             raise ValueError(
                 f"key {self!r}: column {self.numeric_column!r} is numeric in "
-                f"{[n for n, v in num.items() if v]} but not in "
-                f"{[n for n, v in num.items() if not v]}; sorted neighbourhood orders numbers "
-                "by value and text by code point, so the sources would not share one order: "
-                "give the column one type in both (e.g. with pd.to_numeric)")
+                f"{', '.join(n for n, v in num.items() if v)} but not in "
+                f"{', '.join(n for n, v in num.items() if not v)}; sorted neighbourhood "
+                "orders numbers by value and text by code point, so the sources would not "
+                "share one order: give the column one type in both (e.g. with pd.to_numeric)")
 
     def sort_text(self, df: pd.DataFrame) -> pd.Series:
         """The text records are sorted by (missing, empty or blank: not in the order); a raw

@@ -99,5 +99,7 @@ def in_cli_terms(paths: Sequence[str]) -> Iterator[None]:
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         text = _FRAME.sub(lambda m: names[m.group(1)], str(text))
         text = _ID_ADVICE.sub("pick an --id column whose values are unique", text)
+        text = text.replace("(e.g. with pd.to_numeric)", "(CSV columns are read as text, "
+                            "parquet columns keep their type: give both inputs in one format)")
         text = re.sub(r"^(key|compare|id) column", r"--\1 column", text)
         raise UsageError(text) from exc

@@ -138,7 +138,8 @@ def _add_common(p: argparse.ArgumentParser, compare: bool = True, link: bool = T
         p.add_argument("--compare", action="append", required=True, metavar="SPEC",
                        help=COMPARE_HELP)
         p.add_argument("--threshold", type=float, default=None,
-                       help="keep pairs with score >= THRESHOLD (in [0, 1])")
+                       help="keep pairs with score >= THRESHOLD (in [0, 1]; with a model, "
+                            "--scoring em or --model: match_probability)")
         p.add_argument("-o", "--output", default=None,
                        help="directory for the pairs (parquet parts written by the workers, "
                             "moved under this name only when the run succeeds); without it "
@@ -279,7 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pairs", default=None, metavar="PATH",
                    help="pairs to evaluate (default: the run's output directory)")
     p.add_argument("--threshold", type=float, default=None,
-                   help="evaluate only pairs with score >= THRESHOLD")
+                   help="evaluate only pairs with match_probability (a model's pairs; "
+                        "default 0.5) or else score >= THRESHOLD")
     p.add_argument("--title", default=None, help="page title")
     _add_display(p)
     p.set_defaults(command_name="report")

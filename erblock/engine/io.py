@@ -96,7 +96,9 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     except (FileNotFoundError, OSError) as exc:
         raise FileNotFoundError(f"input {path!r} could not be read: {exc}") from exc
     except ValueError as exc:  # an empty CSV, a file that is not parquet, …
-        raise ValueError(f"input {path!r} could not be read as {fmt}: {exc}") from exc
+        hint = ("; give its encoding (encoding=, --encoding on the command line)"
+                if isinstance(exc, UnicodeError) else "")
+        raise ValueError(f"input {path!r} could not be read as {fmt}: {exc}{hint}") from exc
     if id_column is None and fmt == "parquet" and _stored_index(files, opts):
         return ddf  # the index pandas wrote (``df.to_parquet()``) is the record id
     if id_column is not None:

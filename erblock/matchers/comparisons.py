@@ -55,7 +55,9 @@ class Comparison:
             raise ValueError(
                 f"compare: weight of {self.column!r} must be a positive number, got {w!r}"
             )
-        object.__setattr__(self, "options", tuple(sorted(dict(self.options).items())))
+        # a list option (read back from JSON) is the tuple it was given as
+        object.__setattr__(self, "options", tuple(sorted(
+            (k, tuple(v) if isinstance(v, list) else v) for k, v in dict(self.options).items())))
         self.kernel  # noqa: B018 - options are checked when the spec is built
         if not self.name:
             object.__setattr__(self, "name", f"{self.column}_{self.method}")

@@ -54,7 +54,12 @@ from .base import (
 )
 from .explain import boundary_examples, model_report, summary
 from .offline import fit_frame
-from .options import check_options, check_same_comparisons, keys_differ_message
+from .options import (
+    canonical_key,
+    check_options,
+    check_same_comparisons,
+    keys_differ_message,
+)
 from .persist import fs_from_dict, fs_to_dict
 from .training import train
 from .weights import (
@@ -170,7 +175,8 @@ class FellegiSunter(ScoringModel):
             check_same_comparisons(comparisons, self.comparisons_,
                                    [s.name for s in self.specs_ or ()])
         if self.fitted and keys is not None and self.pass_keys_:
-            same = [repr(k) for k in keys] == self.pass_keys_
+            same = [canonical_key(repr(k)) for k in keys] == [
+                canonical_key(t) for t in self.pass_keys_]
             if not same and self.use_passes:
                 warnings.warn(keys_differ_message(self.m_source_, self._specs()),
                               ModelWarning, stacklevel=3)

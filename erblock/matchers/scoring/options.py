@@ -3,6 +3,8 @@ expects), and of what a fitted model is bound to."""
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -69,3 +71,12 @@ def keys_differ_message(m_source: Sequence[str], specs: Sequence[LevelSpec]) -> 
         msg += (f"; the m of {', '.join(among)} was estimated only among candidates of keys "
                 "that select on it and is used against the random-pair u")
     return msg
+
+
+_NUMPY_NUMBER = re.compile(r"np\.(?:u?int|float)\d*\(([^()]*)\)")
+
+
+def canonical_key(text: str) -> str:
+    """A key's repr as keys are written now: numpy numbers as Python ones (key options
+    given as ``np.int64(4)`` are stored as ``4``), so a model saved before matches."""
+    return _NUMPY_NUMBER.sub(r"\1", text)

@@ -307,7 +307,7 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         if s.trained:
             warnings += _fit_warnings(s, f"EM on passes {list(s.passes)}")
         free = [names[k] for k in range(K) if k not in s.blocked or k in s.m_fixed]
-        if s.trained and len(free) < MIN_COMPARISONS:  # its keys select on the others
+        if s.trained and s.trusted and len(free) < MIN_COMPARISONS:  # keys select the rest
             warnings.append(
                 f"EM on passes {list(s.passes)}: only {free} is free of the blocking, so "
                 "the fit rests on it alone: non-matches that often agree on it are taken "
