@@ -4,14 +4,13 @@ expects), and of what a fitted model is bound to."""
 from __future__ import annotations
 
 import re
-
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from ..comparisons import Comparison
 from ..levels import LevelSpec, check_thresholds
 
-__all__ = ["check_options", "check_same_comparisons", "keys_differ_message"]
+__all__ = ["canonical_key", "check_options", "check_same_comparisons", "keys_differ_message"]
 
 
 def check_options(levels: Any, tf_adjust: Any, recall: Any, u_pairs: Any, max_iter: Any
