@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .keys import NULL_BLOCK, KeySpec
-from .text import blank
+from .text import blank, empty
 
 
 def hash_keys(values: pd.Series, whole: bool = True) -> np.ndarray:
@@ -19,7 +19,7 @@ def hash_keys(values: pd.Series, whole: bool = True) -> np.ndarray:
     empty or (``whole``: a record's one key) white space only. An element of a
     multi-valued key is missing only when empty: a q-gram may be a space."""
     s = values.astype("string")
-    missing = blank(s) if whole else (s.fillna("").str.len() == 0).to_numpy()
+    missing = blank(s) if whole else empty(s)
     ids = pd.util.hash_pandas_object(s.fillna(""), index=False).to_numpy().view(np.int64).copy()
     ids[ids == NULL_BLOCK] = NULL_BLOCK + 1  # keep the sentinel free for missing keys
     ids[missing] = NULL_BLOCK

@@ -22,6 +22,7 @@ from .text import (
     SEPARATOR,
     as_key_strings,
     blank,
+    empty,
     factorize_text,
     normalise_text,
     rebuild,
@@ -326,12 +327,12 @@ class Composite(KeySpec):
         joined: pd.DataFrame | None = None
         for k, part in enumerate(self.parts):
             pos, vals = part.items(df)
-            text = separable(vals.astype(str) if pd.api.types.is_integer_dtype(vals.dtype)
-                             else vals)
+            # int64 keys (MinHash bands) are digits: nothing to escape
+            text = (vals.astype(str).astype("string") if pd.api.types.is_integer_dtype(vals.dtype)
+                    else separable(vals))
             piece = pd.DataFrame({"pos": pos, k: text.to_numpy(dtype=object)})
-            # a single-valued part as its own key (blank: none); an element only if empty
-            piece = piece[~blank(text) if not part.multi
-                          else text.fillna("").str.len().to_numpy() > 0]
+            # a single-valued part is no key when blank, an element only when empty
+            piece = piece[~(empty(text) if part.multi else blank(text))]
             joined = piece if joined is None else joined.merge(piece, on="pos")
         assert joined is not None
         text = joined[0].astype(str)

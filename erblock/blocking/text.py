@@ -51,9 +51,16 @@ def rebuild(values: Sequence[Any], codes: np.ndarray, index: pd.Index) -> pd.Ser
     return pd.Series(arr[codes], index=index, dtype="string")
 
 
+def empty(values: pd.Series) -> np.ndarray:
+    """Which key strings are NA or empty: no key (an element of a multi-valued key, a
+    q-gram, may be a space)."""
+    return values.astype("string").fillna("").str.len().to_numpy() == 0
+
+
 def blank(values: pd.Series) -> np.ndarray:
-    """Which key strings are missing: NA, empty or only white space (a blank cell of a
-    CSV is no key; as a key it would put every blank record in one block)."""
+    """Which key strings are missing as a record's one key: NA, empty or only white space
+    (a blank cell of a CSV is no key; as a key it would put every blank record in one
+    block)."""
     t = values.astype("string").fillna("")
     return (t.str.len().to_numpy() == 0) | t.str.isspace().to_numpy(dtype=bool)
 
@@ -68,8 +75,7 @@ def separable(values: pd.Series) -> pd.Series:
     different tuples of parts never give one joined key; other text, nearly all of it, is
     unchanged (so the rule is the same in every partition)."""
     t = values.astype("string")
-    mask = (t.str.contains(SEPARATOR, regex=False, na=False)
-            | t.str.contains(_ESCAPE, regex=False, na=False)).to_numpy(dtype=bool)
+    mask = t.str.contains(f"[{_ESCAPE}{SEPARATOR}]", regex=True, na=False).to_numpy(dtype=bool)
     if not mask.any():
         return t
     t = t.copy()
@@ -183,7 +189,7 @@ def explode_values(values: pd.Series, name: str) -> tuple[np.ndarray, pd.Series]
         codes, uniques = flat
         text = as_key_strings(pd.Series(np.asarray(uniques, dtype=object), dtype=object))
         keys = rebuild(text.tolist(), codes, ex.index)
-    keep = keys.notna().to_numpy() & (keys.fillna("").str.len() > 0).to_numpy()
+    keep = ~empty(keys)
     return ex.index.to_numpy(np.int64)[keep], keys[keep].reset_index(drop=True)
 
 
