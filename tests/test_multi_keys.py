@@ -140,6 +140,31 @@ def test_sorted_neighbourhood_orders_a_numeric_column_by_number(client):
                      client=client)
 
 
+def test_sorted_neighbourhood_decides_number_or_text_once_from_the_meta(client):
+    """A Dask partition whose dtype strays from the meta (text meta, one partition of
+    ints) is ordered as text like the others, not by number: one order for the pass."""
+    import dask
+    import dask.dataframe as dd
+
+    text = pd.DataFrame({"num": ["10", "9", "30"]}, index=[0, 1, 2])
+    ints = pd.DataFrame({"num": [100, 20, 4]}, index=[3, 4, 5])
+    ddf = dd.from_delayed([dask.delayed(text.copy)(), dask.delayed(ints.copy)()],
+                          meta=text.iloc[:0], verify_meta=False)
+    pairs = erblock.dedupe(ddf, key=sorted_neighbourhood("num", 2), compare={"num": "exact"},
+                           client=client)
+    whole = pd.DataFrame({"num": ["10", "9", "30", "100", "20", "4"]})
+    # as text: 10 < 100 < 20 < 30 < 4 < 9 (by number it would be 4 < 9 < 10 < 20 ...)
+    assert set(pair_list(pairs)) == {(0, 3), (3, 4), (2, 4), (2, 5), (1, 5)} == brute_dedupe(
+        whole, [sorted_neighbourhood("num", 2)])
+    # numbers in the meta, words in a partition: refused, naming the column
+    words = pd.DataFrame({"num": ["x", "y"]}, index=[6, 7])
+    bad = dd.from_delayed([dask.delayed(ints.copy)(), dask.delayed(words.copy)()],
+                          meta=ints.iloc[:0], verify_meta=False)
+    with pytest.raises(ValueError, match="'num' is numeric in the input's meta"):
+        erblock.dedupe(bad, key=sorted_neighbourhood("num", 2), compare={"num": "exact"},
+                       client=client)
+
+
 def test_one_giant_token_block_is_split_and_each_pair_compared_once(client):
     """"the" in every record: pairrange splits its block over tasks; pairs that also share
     another word are compared in that word's block or this one, never both."""

@@ -105,12 +105,27 @@ class SortedNeighbourhood(KeySpec):
                 "orders numbers by value and text by code point, so the sources would not "
                 "share one order: give the column one type in both (e.g. with pd.to_numeric)")
 
-    def sort_text(self, df: pd.DataFrame) -> pd.Series:
-        """The text records are sorted by (missing, empty or blank: not in the order); a raw
-        numeric column gives text whose code-point order is the numbers' order."""
+    def by_number(self, dtypes: Sequence[Any]) -> bool:
+        """Whether the pass orders by number: a raw column numeric in every input
+        (``dtypes``: the column's dtype in each input's meta). Decided once per pass, so
+        a partition whose dtype strays from its meta cannot mix the two orders."""
+        return self.numeric_column is not None and all(is_sortable_number(d) for d in dtypes)
+
+    def sort_text(self, df: pd.DataFrame, numeric: bool | None = None) -> pd.Series:
+        """The text records are sorted by (missing, empty or blank: not in the order);
+        with ``numeric`` (default: the column of ``df`` is numeric) a raw column gives
+        text whose code-point order is the numbers' order."""
         col = self.numeric_column
-        if col is not None and is_sortable_number(df[col].dtype):
-            return numeric_order(df[col])
+        if numeric is None:
+            numeric = col is not None and is_sortable_number(df[col].dtype)
+        if numeric:
+            assert col is not None
+            try:
+                return numeric_order(df[col])
+            except (ValueError, TypeError) as e:
+                raise ValueError(f"key {self!r}: column {col!r} is numeric in the input's "
+                                 f"meta but a partition holds {df[col].dtype} values that "
+                                 f"are not numbers ({e})") from e
         s = self.key.values(df).astype("string")
         return s.mask(blank(s))
 
@@ -160,9 +175,18 @@ def numeric_order(values: pd.Series) -> pd.Series:
     return text.mask(np.isnan(x))
 
 
-def value_counts(df: pd.DataFrame, key: SortedNeighbourhood) -> pd.Series:
+@dataclass(frozen=True)
+class SortOrder:
+    """One partition's order table for one pass: the first global position of each of
+    its sort texts, and whether the pass orders by number (the same in every partition)."""
+
+    starts: pd.Series
+    numeric: bool
+
+
+def value_counts(df: pd.DataFrame, key: SortedNeighbourhood, numeric: bool) -> pd.Series:
     """Records per sort text of one input partition (worker side)."""
-    return key.sort_text(df).dropna().value_counts(sort=False)
+    return key.sort_text(df, numeric).dropna().value_counts(sort=False)
 
 
 def order_starts(counts: Mapping[tuple[int, int], pd.Series]
@@ -190,10 +214,11 @@ def order_starts(counts: Mapping[tuple[int, int], pd.Series]
     return out
 
 
-def positions(df: pd.DataFrame, key: SortedNeighbourhood, starts: pd.Series) -> np.ndarray:
+def positions(df: pd.DataFrame, key: SortedNeighbourhood, order: SortOrder) -> np.ndarray:
     """Global position of every record of one partition (−1: no sort text), from the
-    starts of its (source, partition) and its rank among equal texts in input order."""
-    text = key.sort_text(df)
+    order table of its (source, partition) and its rank among equal texts in input order."""
+    text = key.sort_text(df, order.numeric)
+    starts = order.starts
     have = text.notna().to_numpy()
     out = np.full(len(df), -1, dtype=np.int64)
     if not have.any():

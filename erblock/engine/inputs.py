@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import dask
 import dask.dataframe as dd
 import pandas as pd
 from distributed import Client
 
-from ..blocking.neighbourhood import order_starts, value_counts
+from ..blocking.neighbourhood import SortedNeighbourhood, SortOrder, order_starts, value_counts
 from .job import Job
 from .tasks.prepare import prepare_partition
 
@@ -109,7 +109,10 @@ def sort_orders(client: Client, job: Job, raws: Sequence[Raw]) -> list[dict[int,
     out: list[dict[int, Any]] = [dict() for _ in raws]
     if not ordered:
         return out
-    todo = [dask.delayed(value_counts, pure=False)(part, job.keys[p])
+    keys = {p: cast(SortedNeighbourhood, job.keys[p]) for p in ordered}
+    numeric = {p: k.by_number([raw.meta[c].dtype for raw in raws for c in k.columns])
+               for p, k in keys.items()}
+    todo = [dask.delayed(value_counts, pure=False)(part, keys[p], numeric[p])
             for raw in raws for part in raw.parts for p in ordered]
     counts = iter(client.compute(todo, sync=True))
     per_pass: dict[int, dict[tuple[int, int], Any]] = {p: {} for p in ordered}
@@ -119,7 +122,8 @@ def sort_orders(client: Client, job: Job, raws: Sequence[Raw]) -> list[dict[int,
                 per_pass[p][(src, i)] = next(counts)
     starts = {p: order_starts(c) for p, c in per_pass.items()}
     for src, raw in enumerate(raws):
-        out[src] = {i: {p: starts[p][(src, i)] for p in ordered} for i in range(len(raw.parts))}
+        out[src] = {i: {p: SortOrder(starts[p][(src, i)], numeric[p]) for p in ordered}
+                    for i in range(len(raw.parts))}
     return out
 
 
@@ -152,5 +156,5 @@ def prepare_source(client: Client, df: Any, job: Job, src: int, threads: int,
 
 
 def _empty_orders(job: Job) -> dict[int, Any]:
-    return {p: pd.Series([], dtype="int64") for p, k in enumerate(job.keys)
+    return {p: SortOrder(pd.Series([], dtype="int64"), False) for p, k in enumerate(job.keys)
             if k.ordered}

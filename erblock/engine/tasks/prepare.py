@@ -15,7 +15,7 @@ from ...balancing.sketch import build as build_sketch
 from ...balancing.sketch import merge as merge_sketches
 from ...blocking.ids import block_id_items
 from ...blocking.keys import NULL_BLOCK, KeySpec
-from ...blocking.neighbourhood import SortedNeighbourhood, positions
+from ...blocking.neighbourhood import SortedNeighbourhood, SortOrder, positions
 from ...matchers.comparisons import Comparison
 from ..schema import (
     BLOCK,
@@ -52,7 +52,7 @@ def prepare_partition(
     keys: Sequence[KeySpec],
     value_columns: Sequence[str],
     id_column: str | None = None,
-    orders: dict[int, pd.Series] | None = None,
+    orders: dict[int, SortOrder] | None = None,
 ) -> pd.DataFrame:
     """Records of one input partition, one row per (key pass, block of the record).
 
