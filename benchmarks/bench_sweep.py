@@ -1,13 +1,15 @@
 """Held-out sweep: the quality recipe against the peers on generated data of many shapes.
 
 The quality benchmark holds 14 data sets; hidden data differs from all of them in noise,
-match rate, size, task and blocking. This script generates ten more cases whose every
-parameter was written down here before any of them was scored (session 14, 2026-11-26),
-and never changed after: person links and dedupes from :func:`erblock.datasets.generate`
+match rate, size, task and blocking. This script generates thirteen more cases whose
+every parameter was written down here before any of them was scored (ten in session 14,
+three bibliographic ones in session 15), and never changed after: person links and dedupes from :func:`erblock.datasets.generate`
 (noisy, clean with rare matches, dense, tiny), restaurant links from
 :func:`heldout.generate_restaurants` (new seeds, one with few matches), and three of the
 person cases re-blocked as a user might (a ready-made surname-prefix column the key does not
-declare, a zip code alone, date of birth OR city). Every system gets identical candidate
+declare, a zip code alone, date of birth OR city), and three bibliographic cases from :mod:`gen_biblio` (a clean source linked to
+a scraped one, the same with twice the noise, a dedupe of scraped citations; blocked on
+the first OR last word of the title). Every system gets identical candidate
 pairs; erblock runs the quality benchmark's recipe (``bench_quality.run_erblock``), Splink
 and recordlinkage as in ``peers.py``. A case is *flagged* when erblock's default F1 is more
 than 0.005 under the better peer's.
@@ -37,10 +39,12 @@ if str(HERE) not in sys.path:  # heldout.py, quality_cases.py and runinfo.py sit
     sys.path.insert(0, str(HERE))
 
 import bench_quality as bq  # noqa: E402
+import gen_biblio  # noqa: E402
 import heldout  # noqa: E402
 import quality_cases as qc  # noqa: E402
 import runinfo  # noqa: E402
 
+from erblock import token  # noqa: E402
 from erblock.datasets import generate  # noqa: E402
 from erblock.matchers.scoring.base import ModelWarning  # noqa: E402
 
@@ -114,6 +118,30 @@ CASES: tuple[tuple[str, Callable[[], qc.Case]], ...] = (
     ("dedupe_zip", lambda: _reblock(_dedupe(), "dedupe_zip", ["zip"])),
     ("clean_rare_dob_or_city", lambda: _reblock(_clean_rare(), "clean_rare_dob_or_city",
                                                 ["dob", "city"])),
+)
+# Session 15 (2026-11-26): three bibliographic cases (gen_biblio.py), fixed before any was
+# scored: a clean x scraped link, the same twice as noisy, a dedupe of scraped citations.
+# Blocking as a user with missing years would: first OR last word of the title.
+_BIBLIO_KINDS = {"title": "text", "authors": "text", "venue": "text", "year": "exact"}
+
+
+def _biblio(name: str, seed: int, dedupe: bool = False, **kw: float) -> qc.Case:
+    key = [token("title", 0), token("title", -1)]
+    args = "".join(f", {k}={v}" for k, v in kw.items())
+    if dedupe:
+        df, truth = gen_biblio.generate_biblio_dedupe(seed=seed, **kw)  # type: ignore[arg-type]
+        return qc.Case(name, "dedupe", [heldout._clean(df)], truth, dict(_BIBLIO_KINDS), key,
+                       f"gen_biblio.generate_biblio_dedupe(seed={seed}{args})", "sweep")
+    a, b, truth = gen_biblio.generate_biblio_link(seed=seed, **kw)
+    return qc.Case(name, "link", [heldout._clean(a), heldout._clean(b)], truth,
+                   dict(_BIBLIO_KINDS), key,
+                   f"gen_biblio.generate_biblio_link(seed={seed}{args})", "sweep")
+
+
+CASES += (
+    ("biblio_link", lambda: _biblio("biblio_link", 7008)),
+    ("biblio_link_noisy", lambda: _biblio("biblio_link_noisy", 7009, noise=2.0)),
+    ("biblio_dedupe", lambda: _biblio("biblio_dedupe", 7010, dedupe=True)),
 )
 QUICK = ("dedupe_tiny", "restaurants_rare")
 
@@ -196,10 +224,11 @@ def render(res: dict[str, Any]) -> str:
         return "—" if x is None or x != x else f"{x:.3f}"
     lines = ["## Held-out sweep: the recipe against the peers on generated data of many "
              "shapes", "",
-             "Ten generated cases whose parameters were fixed in `benchmarks/bench_sweep.py` "
-             "before any was scored (noise, match rate, size, link/dedupe, and three user "
-             "blockings: a ready-made surname-prefix column, a zip code alone, date of birth "
-             "OR city). erblock runs the quality benchmark's recipe; identical candidate pairs "
+             "Thirteen generated cases whose parameters were fixed in "
+             "`benchmarks/bench_sweep.py` before any was scored (noise, match rate, size, "
+             "link/dedupe, three user blockings: a ready-made surname-prefix column, a zip "
+             "code alone, date of birth OR city; three bibliographic cases in the "
+             "DBLP-Scholar style from `benchmarks/gen_biblio.py`). erblock runs the quality benchmark's recipe; identical candidate pairs "
              "for every system. F1 at each system's default decision; best = erblock's F1 at "
              "its best threshold (picked with the truth, an upper bound). Flagged: erblock's "
              f"default F1 more than {res['flag_margin']} under the better peer's. Measured "
