@@ -3,18 +3,19 @@
 The quality benchmark holds 14 data sets; hidden data differs from all of them in noise,
 match rate, size, task and blocking. This script generates thirteen more cases whose
 every parameter was written down here before any of them was scored (ten in session 14,
-three bibliographic ones in session 15), and never changed after: person links and dedupes from :func:`erblock.datasets.generate`
-(noisy, clean with rare matches, dense, tiny), restaurant links from
-:func:`heldout.generate_restaurants` (new seeds, one with few matches), and three of the
-person cases re-blocked as a user might (a ready-made surname-prefix column the key does not
-declare, a zip code alone, date of birth OR city), and three bibliographic cases from :mod:`gen_biblio` (a clean source linked to
-a scraped one, the same with twice the noise, a dedupe of scraped citations; blocked on
-the first OR last word of the title). Every system gets identical candidate
-pairs; erblock runs the quality benchmark's recipe (``bench_quality.run_erblock``), Splink
-and recordlinkage as in ``peers.py``. A case is *flagged* when erblock's default F1 is more
-than 0.005 under the better peer's.
+three bibliographic ones in session 15), and never changed after: person links and
+dedupes from :func:`erblock.datasets.generate` (noisy, clean with rare matches, dense,
+tiny), restaurant links from :func:`heldout.generate_restaurants` (new seeds, one with
+few matches), three of the person cases re-blocked as a user might (a ready-made
+surname-prefix column the key does not declare, a zip code alone, date of birth OR city),
+and three bibliographic cases from :mod:`gen_biblio` (a clean source linked to a scraped
+one, the same with twice the noise, a dedupe of scraped citations; blocked on the first
+OR last word of the title). Every system gets identical candidate pairs; erblock runs the
+quality benchmark's recipe (``bench_quality.run_erblock``), Splink and recordlinkage as in
+``peers.py``. A case is *flagged* when erblock's default F1 is more than 0.005 under the
+better peer's.
 
-Run (erblock and both peers, about 6 minutes on 2 cores)::
+Run (erblock and both peers, about 8 minutes on 2 cores)::
 
     python benchmarks/bench_sweep.py            # writes results/sweep.{json,md}
     python benchmarks/bench_sweep.py --quick    # the two smallest cases, erblock only
