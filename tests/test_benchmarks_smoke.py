@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+import pandas as pd
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -289,3 +290,30 @@ def test_bench_sweep_quick(tmp_path: Path, client) -> None:
         assert row["f1"]["erblock"] is not None and 0 < row["f1"]["erblock"] <= 1
         assert not row["errors"]
     assert "| dedupe_tiny | dedupe |" in (tmp_path / "sweep.md").read_text()
+
+
+def test_gen_biblio_is_reproducible_and_its_truth_consistent() -> None:
+    """Same seed, same data; every truth id exists; a link's B record belongs to at most
+    one A paper; a dedupe's truth is every pair inside its papers' citation groups."""
+    sys.path.insert(0, str(BENCH))
+    gen = _load("gen_biblio")
+    a, b, truth = gen.generate_biblio_link(200, 150, 100, seed=5)
+    a2, b2, truth2 = gen.generate_biblio_link(200, 150, 100, seed=5)
+    assert a.equals(a2) and b.equals(b2) and truth.equals(truth2)
+    assert set(truth["left_id"]) <= set(a.index) and set(truth["right_id"]) <= set(b.index)
+    assert not set(a.index) & set(b.index) and truth["right_id"].is_unique
+    assert 150 <= len(truth) <= 450 and len(b) == len(truth) + 100
+    df, pairs = gen.generate_biblio_dedupe(100, seed=5)
+    assert (pairs["left_id"] < pairs["right_id"]).all() and not pairs.duplicated().any()
+    # groups from the truth (union of pairs) give back exactly the truth's pair count
+    parent = {i: i for i in df.index}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+    for x, y in pairs.itertuples(index=False):
+        parent[root(x)] = root(y)
+    sizes = pd.Series([root(i) for i in df.index]).value_counts()
+    assert int((sizes * (sizes - 1) // 2).sum()) == len(pairs)
+    assert len(sizes) == 100 and sizes.sum() == len(df) and sizes.max() <= 12
