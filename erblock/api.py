@@ -113,10 +113,10 @@ def _check_keys(keys: Sequence[KeySpec], frames: Sequence[tuple[str, Any]]) -> N
 def _check_comparisons(comparisons: Sequence[Comparison],
                        frames: Sequence[tuple[str, Any]]) -> None:
     for c in comparisons:
-        for src, (name, df) in enumerate(frames):
-            col = c.right_column if src == SRC_S else c.column
+        cols = [c.right_column if src == SRC_S else c.column for src in range(len(frames))]
+        for (name, df), col in zip(frames, cols):
             _require_column(df, name, col, "compare")
-            c.kernel.check_dtype(_dtype(df, col), col, name)
+        c.kernel.check_dtypes({n: (col, _dtype(df, col)) for (n, df), col in zip(frames, cols)})
 
 
 def _check_common(strategy: str, n_tasks: Any, threshold: Any) -> None:

@@ -359,3 +359,27 @@ def test_unreachable_scheduler_address():
 def test_tls_address_without_security():
     with pytest.raises(ValueError, match=r"is a TLS address; pass a client .*security=erblock.engine.cluster.make_security"):
         erblock.dedupe(DF, key="k", compare=JW, client="tls://127.0.0.1:1")
+
+
+def test_numbers_in_one_source_and_text_in_the_other(client):
+    """exact never finds 2138 equal to "2138": refused, naming the column and both
+    sources; postcode cleans both to text but numbers lost their leading zeros: warned,
+    and codes without one still agree. Object columns (either kind) are not judged."""
+    r = pd.DataFrame({"k": ["x", "x"], "code": [2138, 1234]})
+    s = pd.DataFrame({"k": ["x", "x"], "code": pd.Series(["02138", "1234"], dtype="str")})
+    with pytest.raises(ValueError, match=r"column 'code' is numeric in df_r but text in df_s"
+                       r".*'exact' never finds a number equal"):
+        erblock.link(r, s, key="k", compare={"code": "exact"}, client=client)
+    with pytest.warns(UserWarning, match=r"column 'code' is numeric in df_r but text in "
+                      r"df_s: codes read as numbers lose their leading zeros") as caught:
+        pairs = erblock.link(r, s, key="k", compare={"code": "postcode"}, client=client)
+    assert caught[0].filename == __file__  # points at the caller's line
+    sims = dict(zip(pair_list(pairs), pairs["code_postcode"]))
+    assert sims[(1, 1)] == 1.0 and sims[(0, 0)] < 1.0
+    # renamed columns are named both; object text next to numbers is not judged
+    with pytest.raises(ValueError, match=r"column 'code' of df_r is numeric but 'zip' of df_s is text"):
+        erblock.link(r, s.rename(columns={"code": "zip"}), key="k", client=client,
+                     compare=[erblock.comparison("code", "exact", right_column="zip")])
+    pairs = erblock.link(r, s.astype({"code": object}), key="k", compare={"code": "exact"},
+                         client=client)
+    assert len(pairs) == 4

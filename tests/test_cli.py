@@ -132,7 +132,7 @@ def test_a_file_in_another_encoding_asks_for_encoding(tmp_path, capsys):
 
 def test_sorted_neighbourhood_on_csv_and_typed_parquet_says_why(tmp_path, capsys):
     """CSV columns are read as text, parquet keeps numbers: the two have no one order, and
-    the advice must be one a command-line user can follow."""
+    the advice must be one a command-line user can follow (sorting; an exact comparison)."""
     df = pd.DataFrame({"zip": [100, 9, 10, 2], "name": ["a", "b", "c", "d"]})
     df.to_csv(tmp_path / "r.csv", index=False)
     df.to_parquet(tmp_path / "s.parquet")
@@ -141,6 +141,12 @@ def test_sorted_neighbourhood_on_csv_and_typed_parquet_says_why(tmp_path, capsys
     err = capsys.readouterr().err
     assert "numeric in S ('" in err and "give both inputs in one format" in err
     assert "pd.to_numeric" not in err and "['" not in err
+    # an exact comparison of the same column: a number never equals a text
+    assert main(["link", str(tmp_path / "r.csv"), str(tmp_path / "s.parquet"), "--key",
+                 "name", "--compare", "zip:exact", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "column 'zip' is numeric in S ('" in err and "text in R ('" in err
+    assert "give both inputs in one format" in err and "pd.to_numeric" not in err
 
 
 def test_missing_column_names_it(people, capsys):

@@ -19,6 +19,8 @@ means None, NaN, pd.NA or an empty string (a blank field carries no evidence).
 from __future__ import annotations
 
 import dataclasses
+import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
@@ -63,6 +65,10 @@ class Method:
 
     name: ClassVar[str] = ""
     accepts: ClassVar[str] = "text"
+    #: a column numeric in one source and text in the other: "ok" (the method parses or
+    #: cleans both alike), "zeros" (numbers have lost a code's leading zeros: warned),
+    #: "never" (a number never equals a text: refused)
+    mixed_types: ClassVar[str] = "ok"
     #: default Fellegi-Sunter level thresholds (ascending; the top one is exact agreement)
     LEVELS: ClassVar[tuple[float, ...]] = (0.8, 0.92, 1.0)
     #: a label per level, lowest first (None: derived from the thresholds)
@@ -160,6 +166,29 @@ class Method:
                 f"{self.name!r} needs numbers"
             )
 
+    def check_dtypes(self, columns: Mapping[str, tuple[str, Any]]) -> None:
+        """:meth:`check_dtype` for every source (``columns``: frame name -> (column, its
+        dtype)), then a column of numbers in one source and of strings in the other
+        (see ``mixed_types``; object columns may hold either and are not judged)."""
+        for frame, (col, dtype) in columns.items():
+            self.check_dtype(dtype, col, frame)
+        num = [f for f, (_, d) in columns.items() if _is_number(d)]
+        txt = [f for f, (_, d) in columns.items()
+               if pd.api.types.is_string_dtype(d) and not pd.api.types.is_object_dtype(d)]
+        if not (num and txt) or self.mixed_types == "ok":
+            return
+        a, b = columns[num[0]][0], columns[txt[0]][0]
+        what = (f"compare: column {a!r} is numeric in {num[0]} but text in {txt[0]}" if a == b
+                else f"compare: column {a!r} of {num[0]} is numeric but {b!r} of {txt[0]} is text")
+        if self.mixed_types == "never":
+            raise ValueError(f"{what}: method {self.name!r} never finds a number equal to "
+                             "a text; give the column one type in both (e.g. with "
+                             "pd.to_numeric)")
+        warnings.warn(f"{what}: codes read as numbers lose their leading zeros (02138 -> "
+                      "2138) and then never agree with the same code written as text; read "
+                      "it as text in both inputs (pd.read_csv(..., dtype=str); the command "
+                      "line reads CSV as text)", UserWarning, stacklevel=_caller_level())
+
     # -- kernels ------------------------------------------------------------------------
 
     def prepare_key(self) -> Any:
@@ -201,3 +230,16 @@ class Method:
 
     def _aligned(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover - every method defines it
+
+
+def _is_number(dtype: Any) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype))
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside erblock (the user's call), seen from
+    the function that calls this one."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("erblock"):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -89,6 +89,7 @@ def postcode_parts(codes: pd.Series) -> pd.DataFrame:
 class PostcodeMethod(Method):
     name: ClassVar[str] = "postcode"
     accepts: ClassVar[str] = "any"
+    mixed_types: ClassVar[str] = "zeros"
     LEVELS: ClassVar[tuple[float, ...]] = (0.4, 0.6, 0.8, 1.0)
     LABELS: ClassVar[tuple[str, ...]] = ("else", "same area", "same district",
                                          "same sector", "exact")

@@ -15,6 +15,7 @@ from .base import Method, Prepared
 class ExactMethod(Method):
     name: ClassVar[str] = "exact"
     accepts: ClassVar[str] = "any"
+    mixed_types: ClassVar[str] = "never"
     LEVELS: ClassVar[tuple[float, ...]] = (1.0,)
     summary: ClassVar[str] = "1 if the values are equal, else 0 (any dtype)"
     equality: ClassVar[bool] = True
