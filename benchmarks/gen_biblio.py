@@ -13,12 +13,14 @@ Papers (entities):
 - title: 3 to 10 content words (the generator vocabulary's CS words, Zipf-like), a glue
   word ("of", "for", ...) after a content word with probability 0.35, a leading "a",
   "on" or "towards" with 0.1;
-- sequels (0.08 of papers): an earlier paper's authors (one added or dropped, 0.3), its
-  title with one content word replaced or ": extended abstract", " part ii", " revisited"
-  appended, year the same to two later, another venue: hard non-matches;
+- sequels (0.08 of papers): an earlier paper's authors (one added or dropped, 0.3; an
+  added author may already be on the list, so a few papers name one author twice), its
+  title with one word (any word, glue too) replaced by a vocabulary word drawn uniformly
+  (possibly the same word) or ": extended abstract", " part ii", " revisited" appended,
+  year the same to two later, another venue: hard non-matches;
 - recurring titles (0.02): "editorial", "book review column", "guest editors
   introduction", "foreword", "letter from the editor", "report on the workshop" ... by
-  one of six editors (with one or two co-editors), in a journal;
+  one of six editors (with none to two co-editors), in a journal;
 - venue: one of the generator's twelve, year 1994 to 2006.
 
 Writing styles. The clean source (A, DBLP-like): full author names, the venue's DBLP

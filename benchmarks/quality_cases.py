@@ -162,7 +162,9 @@ def describe_key(k: Any) -> str:
     if kind == "Prefix":
         return f"{spec.column}[:{spec.n}]"
     if kind == "Token":
-        return f"word{spec.i + 1}({spec.column})"
+        where = f"word{spec.i + 1}" if spec.i >= 0 else (
+            "last_word" if spec.i == -1 else f"word{-spec.i}_from_end")
+        return f"{where}({spec.column})"
     if kind == "Phonetic":
         return f"{spec.algorithm}({spec.column})"
     if kind == "Tokens":

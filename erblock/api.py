@@ -12,21 +12,16 @@ error names the argument or column, shows the value and says what was expected.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any, overload
 
 import pandas as pd
 
-from .balancing.bdm import SRC_S
 from .balancing.plan import Plan
 from .balancing.progressive import SampleGoal
 from .balancing.strategies import AUTO, STRATEGIES, get_strategy, strategy_names
-from .blocking.function import FunctionKey
-from .blocking.ids import block_id_items
 from .blocking.keys import KeySpec
 from .blocking.make import as_key_spec
-from .blocking.neighbourhood import SortedNeighbourhood
 from .engine.calibrate import as_cost_model, resolve_cost_model, worth_calibrating
 from .engine.cluster import check_workers, get_client, scheduler_guard, total_threads
 from .engine.inputs import prepare_sources
@@ -35,55 +30,21 @@ from .engine.memory import parse_budget
 from .engine.planning import plan_from, profile_for
 from .engine.pruning import prune_sources
 from .engine.run import RunResult, run
-from .engine.schema import PREFIX
 from .matchers.comparisons import Comparison, as_comparisons
 from .matchers.scoring import as_scoring
 from .report import RunReport
+from .validate import (
+    check_comparisons,
+    check_frame,
+    check_ids,
+    check_keys,
+)
 
 #: what ``strategy=`` accepts: ``auto`` and every registered strategy
 STRATEGY_NAMES = strategy_names()
 #: keyword options of ``link``/``dedupe`` (the fields of :class:`RunOptions` a user sets)
 OPTION_NAMES = ("npartitions", "persist", "progress", "sort", "overwrite", "memory_budget",
                 "cost_model", "sample", "sketch", "cell_budget", "shuffle_method", "encode")
-
-
-def _is_dask(df: Any) -> bool:
-    import dask.dataframe as dd
-
-    return isinstance(df, dd.DataFrame)
-
-
-def _check_frame(df: Any, name: str) -> None:
-    if not isinstance(df, pd.DataFrame) and not _is_dask(df):
-        raise TypeError(f"{name} must be a pandas or Dask DataFrame, got {type(df).__name__}")
-    dup = pd.Index(df.columns)[pd.Index(df.columns).duplicated()].unique().tolist()
-    if dup:
-        raise ValueError(
-            f"{name}: column names must be unique, repeated: {dup[:10]}; rename them "
-            "(e.g. df.columns = [...]) so each column can be named in key= and compare="
-        )
-    bad = [str(c) for c in df.columns if str(c).startswith(PREFIX)]
-    if bad:
-        raise ValueError(f"{name}: column names starting with {PREFIX!r} are reserved, "
-                         f"got {bad}")
-
-
-def _dtype(df: Any, column: str) -> Any:
-    return df._meta[column].dtype if _is_dask(df) else df[column].dtype
-
-
-def _columns(df: Any) -> list[str]:
-    return [str(c) for c in df.columns]
-
-
-def _require_column(df: Any, name: str, column: str, role: str) -> None:
-    cols = _columns(df)
-    if column in cols:
-        return
-    close = difflib.get_close_matches(column, cols, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    more = "…" if len(cols) > 20 else ""
-    raise KeyError(f"{role} column {column!r} is not in {name} (columns: {cols[:20]}{more}){hint}")
 
 
 def _as_keys(key: Any) -> tuple[KeySpec, ...]:
@@ -95,28 +56,6 @@ def _as_keys(key: Any) -> tuple[KeySpec, ...]:
             raise ValueError("key: an empty list gives no blocking pass; give at least one key")
         return tuple(as_key_spec(k) for k in key)
     return (as_key_spec(key),)
-
-
-def _check_keys(keys: Sequence[KeySpec], frames: Sequence[tuple[str, Any]]) -> None:
-    for k in keys:
-        for name, df in frames:
-            for col in k.columns:
-                _require_column(df, name, col, "key")
-            if isinstance(k, FunctionKey) and isinstance(df, pd.DataFrame) and len(df):
-                # A key function that raises or returns the wrong shape fails here, on the
-                # first records, with the same message it would give inside a worker.
-                block_id_items(df.head(20), k)
-        if isinstance(k, SortedNeighbourhood):
-            k.check_types({name: _dtype(df, c) for name, df in frames for c in k.columns})
-
-
-def _check_comparisons(comparisons: Sequence[Comparison],
-                       frames: Sequence[tuple[str, Any]]) -> None:
-    for c in comparisons:
-        cols = [c.right_column if src == SRC_S else c.column for src in range(len(frames))]
-        for (name, df), col in zip(frames, cols):
-            _require_column(df, name, col, "compare")
-        c.kernel.check_dtypes({n: (col, _dtype(df, col)) for (n, df), col in zip(frames, cols)})
 
 
 def _check_common(strategy: str, n_tasks: Any, threshold: Any) -> None:
@@ -133,26 +72,6 @@ def _check_common(strategy: str, n_tasks: Any, threshold: Any) -> None:
         raise ValueError(
             f"threshold must be a number in [0, 1] (scores are in [0, 1]), got {threshold!r}"
         )
-
-
-def _check_ids(df: Any, name: str, id_column: str | None) -> bool:
-    """Check id uniqueness now for pandas; return True when the profile must check (Dask)."""
-    if id_column is not None:
-        _require_column(df, name, id_column, "id")
-    if _is_dask(df):
-        return True
-    ids = df[id_column] if id_column else df.index
-    if not ids.is_unique:
-        dup = pd.Index(ids)[pd.Index(ids).duplicated()][:3].tolist()
-        what = f"column {id_column!r}" if id_column else "index"
-        raise ValueError(
-            f"{name}: the {what} has repeated labels (e.g. {dup}); erblock reports pairs by "
-            "record id, so each record needs its own. Use df.reset_index(drop=True) or pass "
-            "id='<a unique column>'"
-        )
-    if ids.hasnans:
-        raise ValueError(f"{name}: record ids must not be missing")
-    return False
 
 
 def run_options(strategy: str, options: Mapping[str, Any]) -> RunOptions:
@@ -196,14 +115,14 @@ def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any,
                n_tasks: int | None, threshold: float | None, output: str | None,
                id: Any, options: Mapping[str, Any]) -> tuple[Job, list[bool]]:
     for name, df in frames:
-        _check_frame(df, name)
+        check_frame(df, name)
     _check_common(strategy, n_tasks, threshold)
     keys = _as_keys(key)
-    _check_keys(keys, frames)
+    check_keys(keys, frames)
     comparisons = as_comparisons(compare)
-    _check_comparisons(comparisons, frames)
+    check_comparisons(comparisons, frames)
     ids = id if isinstance(id, tuple) else (id, id)
-    check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
+    check = [check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
     job = Job(mode=mode, keys=keys, comparisons=comparisons, strategy=strategy,
               n_tasks=n_tasks, threshold=None if threshold is None else float(threshold),
               output=output, id_columns=(ids[0], ids[1]),
@@ -387,14 +306,14 @@ def plan(
     """
     frames = [("df_r", df_r)] + ([("df_s", df_s)] if df_s is not None else [])
     for name, df in frames:
-        _check_frame(df, name)
+        check_frame(df, name)
     _check_common(strategy, n_tasks, threshold)
     keys = _as_keys(key)
-    _check_keys(keys, frames)
+    check_keys(keys, frames)
     comparisons: tuple[Comparison, ...] = ()
     if compare is not None:
         comparisons = as_comparisons(compare)
-        _check_comparisons(comparisons, frames)
+        check_comparisons(comparisons, frames)
     elif cost_model == "calibrate":
         raise ValueError("cost_model='calibrate' measures the job's comparisons; pass "
                          "compare= too (erblock.plan), or cost_model='default'")
@@ -402,7 +321,7 @@ def plan(
                                      "sketch": sketch, "npartitions": npartitions,
                                      "progress": progress})
     ids = id if isinstance(id, tuple) else (id, id)
-    check = [_check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
+    check = [check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
     c = get_client(client)
     threads = total_threads(c)
     job = Job(mode="link" if df_s is not None else "dedupe", keys=keys, comparisons=comparisons,

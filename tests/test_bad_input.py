@@ -383,3 +383,9 @@ def test_numbers_in_one_source_and_text_in_the_other(client):
     pairs = erblock.link(r, s.astype({"code": object}), key="k", compare={"code": "exact"},
                          client=client)
     assert len(pairs) == 4
+    # a column that is all missing (pandas reads an empty CSV column as float NaN) holds
+    # no number: compared (null similarity), neither refused nor warned about
+    empty = r.assign(code=np.nan)
+    for kind in ("exact", "postcode"):
+        pairs = erblock.link(empty, s, key="k", compare={"code": kind}, client=client)
+        assert len(pairs) == 4 and pairs[f"code_{kind}"].isna().all()

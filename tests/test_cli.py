@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ from oracle import brute_dedupe, brute_link, pair_list
 
 from erblock.blocking import Composite, Phonetic, Prefix, Token, parse_key
 from erblock.cli import main
+from erblock.cli.common import in_cli_terms
 from erblock.matchers.comparisons import parse_compare
 
 
@@ -147,6 +149,20 @@ def test_sorted_neighbourhood_on_csv_and_typed_parquet_says_why(tmp_path, capsys
     err = capsys.readouterr().err
     assert "column 'zip' is numeric in S ('" in err and "text in R ('" in err
     assert "give both inputs in one format" in err and "pd.to_numeric" not in err
+    # postcode compares them (as text) but warns, once, printed in the same terms
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["link", str(tmp_path / "r.csv"), str(tmp_path / "s.parquet"), "--key",
+                     "name", "--compare", "zip:postcode", "--quiet"]) == 0
+    assert len(caught) == 1
+    paths = [str(tmp_path / "r.csv"), str(tmp_path / "s.parquet")]
+    with in_cli_terms(paths):
+        shown = warnings.formatwarning(caught[0].message, UserWarning, "x.py", 1)
+    assert shown.startswith(f"erblock: UserWarning: compare: column 'zip' is numeric in S "
+                            f"({paths[1]!r}) but text in R ({paths[0]!r})")
+    assert "give both inputs in one format" in shown and "dtype=str" not in shown
+    assert warnings.formatwarning is not None and "erblock:" not in warnings.formatwarning(
+        "m", UserWarning, "x.py", 1)  # restored after the command
 
 
 def test_missing_column_names_it(people, capsys):

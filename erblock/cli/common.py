@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from ..blocking.registry import parse_key
+from ..matchers.methods.base import ONE_TYPE
 from .parser import UsageError, parse_id, parse_pairs
 
 __all__ = ["_client", "_inputs", "_keys", "_progress", "_say", "in_cli_terms"]
@@ -17,6 +19,9 @@ __all__ = ["_client", "_inputs", "_keys", "_progress", "_say", "in_cli_terms"]
 _FRAME = re.compile(r"\b(df_r|df_s|df)\b")
 #: the API's advice on repeated ids, and what a command-line user does instead
 _ID_ADVICE = re.compile(r"call reset_index\(drop=True\).*?or pass id='<a unique column>'")
+#: the API's advice on a column typed differently in the two inputs, for the command line
+IN_ONE_FORMAT = ("give both inputs in one format (CSV columns are read as text, parquet "
+                 "columns keep their type)")
 
 
 def _say(args: argparse.Namespace, *msg: Any) -> None:
@@ -84,10 +89,14 @@ def _keys(args: argparse.Namespace) -> list[Any]:
 
 @contextmanager
 def in_cli_terms(paths: Sequence[str]) -> Iterator[None]:
-    """Bad-input errors of the Python API reworded for the command line: the input files
-    instead of ``df``/``df_r``/``df_s``, flags instead of keyword arguments."""
+    """Bad-input errors of the Python API, and warnings printed meanwhile, reworded for
+    the command line: the input files instead of ``df``/``df_r``/``df_s``, flags and
+    file formats instead of keyword arguments and dtypes."""
     names = {"df": f"input {paths[0]!r}", "df_r": f"R ({paths[0]!r})",
              "df_s": f"S ({paths[-1]!r})"}
+    shown = warnings.formatwarning  # warnings printed during the run: reworded too
+    warnings.formatwarning = lambda message, category, *_, **__: (
+        f"erblock: {category.__name__}: {_reworded(str(message), names)}\n")
     try:
         yield
     except UnicodeError as exc:  # raised on a worker, it may arrive without its text
@@ -97,9 +106,15 @@ def in_cli_terms(paths: Sequence[str]) -> Iterator[None]:
                          "the file's encoding, e.g. --encoding latin-1") from exc
     except (ValueError, KeyError) as exc:
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-        text = _FRAME.sub(lambda m: names[m.group(1)], str(text))
-        text = _ID_ADVICE.sub("pick an --id column whose values are unique", text)
-        text = text.replace("(e.g. with pd.to_numeric)", "(CSV columns are read as text, "
-                            "parquet columns keep their type: give both inputs in one format)")
-        text = re.sub(r"^(key|compare|id) column", r"--\1 column", text)
-        raise UsageError(text) from exc
+        raise UsageError(_reworded(text, names)) from exc
+    finally:
+        warnings.formatwarning = shown
+
+
+def _reworded(text: str, names: Mapping[str, str]) -> str:
+    text = _FRAME.sub(lambda m: names[m.group(1)], text)
+    text = _ID_ADVICE.sub("pick an --id column whose values are unique", text)
+    text = text.replace(ONE_TYPE, IN_ONE_FORMAT).replace(
+        "(e.g. with pd.to_numeric)", "(CSV columns are read as text, parquet columns keep "
+        "their type: give both inputs in one format)")
+    return re.sub(r"^(key|compare|id) column", r"--\1 column", text)

@@ -53,6 +53,10 @@ class Prepared(NamedTuple):
         return Prepared(self.values[idx], self.missing[idx])
 
 
+#: the advice of a column numeric in one source and text in the other (the command line
+#: rewords it: its CSV columns are text, parquet keeps types)
+ONE_TYPE = ("give the column one type in both inputs (codes as text: pd.read_csv(..., "
+            "dtype=str); numbers: pd.to_numeric)")
 #: what a method accepts: "text" (strings; numbers refused), "number" (numbers or text
 #: parsed as numbers), "any"
 ACCEPTS = ("text", "number", "any")
@@ -166,14 +170,15 @@ class Method:
                 f"{self.name!r} needs numbers"
             )
 
-    def check_dtypes(self, columns: Mapping[str, tuple[str, Any]]) -> None:
+    def check_dtypes(self, columns: Mapping[str, tuple[str, Any, bool]]) -> None:
         """:meth:`check_dtype` for every source (``columns``: frame name -> (column, its
-        dtype)), then a column of numbers in one source and of strings in the other
-        (see ``mixed_types``; object columns may hold either and are not judged)."""
-        for frame, (col, dtype) in columns.items():
+        dtype, whether it may hold a number: not when it is all missing)), then a column of
+        numbers in one source and of strings in the other (see ``mixed_types``; object
+        columns may hold either and are not judged)."""
+        for frame, (col, dtype, _) in columns.items():
             self.check_dtype(dtype, col, frame)
-        num = [f for f, (_, d) in columns.items() if _is_number(d)]
-        txt = [f for f, (_, d) in columns.items()
+        num = [f for f, (_, d, some) in columns.items() if some and _is_number(d)]
+        txt = [f for f, (_, d, _) in columns.items()
                if pd.api.types.is_string_dtype(d) and not pd.api.types.is_object_dtype(d)]
         if not (num and txt) or self.mixed_types == "ok":
             return
@@ -182,12 +187,10 @@ class Method:
                 else f"compare: column {a!r} of {num[0]} is numeric but {b!r} of {txt[0]} is text")
         if self.mixed_types == "never":
             raise ValueError(f"{what}: method {self.name!r} never finds a number equal to "
-                             "a text; give the column one type in both (e.g. with "
-                             "pd.to_numeric)")
+                             f"a text; {ONE_TYPE}")
         warnings.warn(f"{what}: codes read as numbers lose their leading zeros (02138 -> "
-                      "2138) and then never agree with the same code written as text; read "
-                      "it as text in both inputs (pd.read_csv(..., dtype=str); the command "
-                      "line reads CSV as text)", UserWarning, stacklevel=_caller_level())
+                      "2138) and then never agree with the same code written as text; "
+                      f"{ONE_TYPE}", UserWarning, stacklevel=_caller_level())
 
     # -- kernels ------------------------------------------------------------------------
 
@@ -240,6 +243,10 @@ def _caller_level() -> int:
     """The ``stacklevel`` of the first frame outside erblock (the user's call), seen from
     the function that calls this one."""
     frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("erblock"):
+    while frame.f_back is not None and _in_erblock(frame.f_globals.get("__name__", "")):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _in_erblock(module: str) -> bool:
+    return module == "erblock" or module.startswith("erblock.")

@@ -1,0 +1,113 @@
+"""Checks of the user's inputs before any Dask work: frames, columns, key and comparison
+dtypes, record ids. Each error names the argument, the column and the source (``df``,
+``df_r``, ``df_s``) and says what was expected (:mod:`erblock.api` calls these)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from .balancing.bdm import SRC_S
+from .blocking.function import FunctionKey
+from .blocking.ids import block_id_items
+from .blocking.keys import KeySpec
+from .blocking.neighbourhood import SortedNeighbourhood
+from .engine.schema import PREFIX
+from .matchers.comparisons import Comparison
+
+
+def is_dask(df: Any) -> bool:
+    import dask.dataframe as dd
+
+    return isinstance(df, dd.DataFrame)
+
+
+def check_frame(df: Any, name: str) -> None:
+    if not isinstance(df, pd.DataFrame) and not is_dask(df):
+        raise TypeError(f"{name} must be a pandas or Dask DataFrame, got {type(df).__name__}")
+    dup = pd.Index(df.columns)[pd.Index(df.columns).duplicated()].unique().tolist()
+    if dup:
+        raise ValueError(
+            f"{name}: column names must be unique, repeated: {dup[:10]}; rename them "
+            "(e.g. df.columns = [...]) so each column can be named in key= and compare="
+        )
+    bad = [str(c) for c in df.columns if str(c).startswith(PREFIX)]
+    if bad:
+        raise ValueError(f"{name}: column names starting with {PREFIX!r} are reserved, "
+                         f"got {bad}")
+
+
+def dtype_of(df: Any, column: str) -> Any:
+    return df._meta[column].dtype if is_dask(df) else df[column].dtype
+
+
+def columns_of(df: Any) -> list[str]:
+    return [str(c) for c in df.columns]
+
+
+def require_column(df: Any, name: str, column: str, role: str) -> None:
+    cols = columns_of(df)
+    if column in cols:
+        return
+    close = difflib.get_close_matches(column, cols, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    more = "…" if len(cols) > 20 else ""
+    raise KeyError(f"{role} column {column!r} is not in {name} (columns: {cols[:20]}{more}){hint}")
+
+
+
+def check_keys(keys: Sequence[KeySpec], frames: Sequence[tuple[str, Any]]) -> None:
+    for k in keys:
+        for name, df in frames:
+            for col in k.columns:
+                require_column(df, name, col, "key")
+            if isinstance(k, FunctionKey) and isinstance(df, pd.DataFrame) and len(df):
+                # A key function that raises or returns the wrong shape fails here, on the
+                # first records, with the same message it would give inside a worker.
+                block_id_items(df.head(20), k)
+        if isinstance(k, SortedNeighbourhood):
+            k.check_types({name: dtype_of(df, c) for name, df in frames for c in k.columns})
+
+
+def check_comparisons(comparisons: Sequence[Comparison],
+                      frames: Sequence[tuple[str, Any]]) -> None:
+    """Every compared column exists and its dtype suits the method, in every source (a
+    column numeric in one source and text in the other: see ``Method.check_dtypes``)."""
+    for c in comparisons:
+        cols = [c.right_column if src == SRC_S else c.column for src in range(len(frames))]
+        for (name, df), col in zip(frames, cols):
+            require_column(df, name, col, "compare")
+        c.kernel.check_dtypes({name: (col, dtype_of(df, col), may_hold_numbers(df, col))
+                               for (name, df), col in zip(frames, cols)})
+
+
+def may_hold_numbers(df: Any, column: str) -> bool:
+    """Whether a column can hold a number: not when a pandas column is all missing, nor
+    for a float column of a Dask frame (its meta cannot tell an empty CSV column, which
+    reads as float NaN, from numbers)."""
+    if is_dask(df):
+        return df._meta[column].dtype.kind != "f"
+    return bool(df[column].notna().any())
+
+
+def check_ids(df: Any, name: str, id_column: str | None) -> bool:
+    """Check id uniqueness now for pandas; return True when the profile must check (Dask)."""
+    if id_column is not None:
+        require_column(df, name, id_column, "id")
+    if is_dask(df):
+        return True
+    ids = df[id_column] if id_column else df.index
+    if not ids.is_unique:
+        dup = pd.Index(ids)[pd.Index(ids).duplicated()][:3].tolist()
+        what = f"column {id_column!r}" if id_column else "index"
+        raise ValueError(
+            f"{name}: the {what} has repeated labels (e.g. {dup}); erblock reports pairs by "
+            "record id, so each record needs its own. Use df.reset_index(drop=True) or pass "
+            "id='<a unique column>'"
+        )
+    if ids.hasnans:
+        raise ValueError(f"{name}: record ids must not be missing")
+    return False
