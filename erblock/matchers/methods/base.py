@@ -156,7 +156,7 @@ class Method:
 
     def check_dtype(self, dtype: Any, column: str, frame: str) -> None:
         """Raise a TypeError naming the column when this method cannot compare ``dtype``."""
-        numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+        numeric = _is_number(dtype)
         if self.accepts == "text" and numeric:
             raise TypeError(
                 f"compare: column {column!r} of {frame} holds numbers ({dtype}) but method "
