@@ -111,13 +111,11 @@ class SortedNeighbourhood(KeySpec):
         a partition whose dtype strays from its meta cannot mix the two orders."""
         return self.numeric_column is not None and all(is_sortable_number(d) for d in dtypes)
 
-    def sort_text(self, df: pd.DataFrame, numeric: bool | None = None) -> pd.Series:
+    def sort_text(self, df: pd.DataFrame, numeric: bool) -> pd.Series:
         """The text records are sorted by (missing, empty or blank: not in the order);
-        with ``numeric`` (default: the column of ``df`` is numeric) a raw column gives
-        text whose code-point order is the numbers' order."""
+        with ``numeric`` (the pass's :meth:`by_number`) a raw column gives text whose
+        code-point order is the numbers' order."""
         col = self.numeric_column
-        if numeric is None:
-            numeric = col is not None and is_sortable_number(df[col].dtype)
         if numeric:
             assert col is not None
             try:
@@ -155,9 +153,9 @@ class SortedNeighbourhood(KeySpec):
 
 
 def is_sortable_number(dtype: Any) -> bool:
-    """Whether a column of this dtype sorts by number (numbers, not booleans)."""
-    return bool(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
-                and not isinstance(dtype, pd.CategoricalDtype))
+    """Whether a column of this dtype holds numbers (not booleans; a categorical is not
+    numeric): the one rule for sorting by number and for comparing numbers with text."""
+    return bool(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype))
 
 
 def numeric_order(values: pd.Series) -> pd.Series:

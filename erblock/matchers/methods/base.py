@@ -28,6 +28,8 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import pandas as pd
 
+from ...blocking.neighbourhood import is_sortable_number
+
 
 def check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
     """Distinct similarity thresholds in (0, 1), as a descending tuple (one number: one
@@ -156,7 +158,7 @@ class Method:
 
     def check_dtype(self, dtype: Any, column: str, frame: str) -> None:
         """Raise a TypeError naming the column when this method cannot compare ``dtype``."""
-        numeric = _is_number(dtype)
+        numeric = is_sortable_number(dtype)
         if self.accepts == "text" and numeric:
             raise TypeError(
                 f"compare: column {column!r} of {frame} holds numbers ({dtype}) but method "
@@ -177,7 +179,7 @@ class Method:
         columns may hold either and are not judged)."""
         for frame, (col, dtype, _) in columns.items():
             self.check_dtype(dtype, col, frame)
-        num = [f for f, (_, d, some) in columns.items() if some and _is_number(d)]
+        num = [f for f, (_, d, some) in columns.items() if some and is_sortable_number(d)]
         txt = [f for f, (_, d, _) in columns.items()
                if pd.api.types.is_string_dtype(d) and not pd.api.types.is_object_dtype(d)]
         if not (num and txt) or self.mixed_types == "ok":
@@ -233,10 +235,6 @@ class Method:
 
     def _aligned(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover - every method defines it
-
-
-def _is_number(dtype: Any) -> bool:
-    return bool(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype))
 
 
 def _caller_level() -> int:
