@@ -8,6 +8,8 @@ and ``auto`` choosing by predicted makespan, not by imbalance.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -50,6 +52,29 @@ def test_cost_model_dict_round_trip():
     assert CostModel.from_dict(m.to_dict()) == m
     with pytest.raises(ValueError, match="unknown field"):
         CostModel.from_dict({"per_pair": 1.0})
+
+
+def test_a_fitted_model_keeps_its_measurements_through_json_and_refits_to_itself():
+    import json
+
+    truth = CostModel(overhead_per_task=0.004, per_comparison=4e-8, per_record=3e-6,
+                      per_match_task=5e-5, overhead_per_job=0.3)
+    runs = [_simulated_run(truth, _items(1), 2, 2), _simulated_run(truth, _items(1), 16, 2)]
+    runs[0]["scale"] = 2.5  # extra fields of a run are kept as they are
+    fit = CostModel.fit(runs, threads=2)
+    assert len(fit.measurements) == 2 and fit.measurements[0]["scale"] == 2.5
+    back = CostModel.from_dict(json.loads(json.dumps(fit.to_dict())))
+    assert back == fit and back.measurements == fit.measurements
+    again = CostModel.fit(back.measurements, threads=2)
+    assert again == fit
+    # equality is about the coefficients, not what they were measured on
+    assert dataclasses.replace(fit, measurements=()) == fit
+    with pytest.raises(ValueError, match="missing seconds"):
+        CostModel.from_dict({"measurements": [{"comparisons": [1], "records": [1],
+                                               "match_tasks": [1]}]})
+    with pytest.raises(ValueError, match="differ in length"):
+        CostModel.from_dict({"measurements": [{"comparisons": [1], "records": [1, 2],
+                                               "match_tasks": [1], "seconds": [0.1]}]})
 
 
 def test_lpt_makespan_literal():
@@ -265,6 +290,18 @@ def test_calibration_runs_once_per_session_only_for_jobs_worth_it(client):
     model = CostModel.from_dict(pred["cost_model"])
     assert model.source.startswith("calibrated on ")
     assert model.per_comparison > 0
+    # the report keeps what calibration measured: two runs of the skewed job (as many
+    # tasks as threads, and eight times as many) at one scale, then the record-heavy run;
+    # the skewed job was grown until comparing filled it, or to the largest scale
+    from erblock.engine.calibrate import MAX_SCALE, TARGET_TASK_SECONDS
+
+    skewed, many, heavy = model.measurements
+    assert len(skewed["seconds"]) == 2 and len(many["seconds"]) == 16
+    assert skewed["scale"] == many["scale"] and heavy["scale"] is None
+    assert sum(skewed["comparisons"]) == sum(many["comparisons"])
+    assert (sum(skewed["seconds"]) >= TARGET_TASK_SECONDS / 2
+            or skewed["scale"] == MAX_SCALE)
+    assert CostModel.fit(model.measurements, threads=2, source=model.source) == model
     assert len(cached_models()) == 1
     second = erblock.dedupe(df, key="k", compare={"name": "jaro"}, client=client, n_tasks=4)
     pred2 = second.attrs["erblock_report"]["prediction"]

@@ -64,6 +64,11 @@ class CostModel:
     per_match_task: float = 3e-5
     overhead_per_job: float = 0.2
     source: str = "default"
+    #: the runs a fitted model was fitted to (:meth:`fit`'s ``runs``, per-task arrays as
+    #: lists), kept so that a report shows what calibration measured and a model can be
+    #: refitted; not part of equality
+    measurements: tuple[dict[str, Any], ...] = dataclasses.field(default=(), compare=False,
+                                                                 repr=False)
 
     def __post_init__(self) -> None:
         for name in ("overhead_per_task", "per_comparison", "per_record", "per_match_task",
@@ -89,16 +94,19 @@ class CostModel:
         return 1.0 / self.per_comparison if self.per_comparison > 0 else math.inf
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["measurements"] = [dict(r) for r in self.measurements]
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CostModel:
-        known = {"overhead_per_task", "per_comparison", "per_record", "per_match_task",
-                 "overhead_per_job", "source"}
+        known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"CostModel.from_dict: unknown field(s) {sorted(unknown)}")
-        return cls(**dict(d))
+        d = dict(d)
+        d["measurements"] = tuple(_measurement(r) for r in d.get("measurements", ()))
+        return cls(**d)
 
     # -- calibration ---------------------------------------------------------------------
 
@@ -136,7 +144,8 @@ class CostModel:
             b, c_in, a, d = float(sec.sum() / max(cmp.sum(), 1.0)), 0.0, 0.0, 0.0
         c_out, a_out, job = _outside_overhead(runs, threads)
         return cls(overhead_per_task=c_in + c_out, per_comparison=b, per_record=a + a_out,
-                   per_match_task=d, overhead_per_job=job, source=source)
+                   per_match_task=d, overhead_per_job=job, source=source,
+                   measurements=tuple(_measurement(r) for r in runs))
 
     @classmethod
     def from_report(cls, report: Any, threads: int | None = None) -> CostModel:
@@ -156,6 +165,23 @@ class CostModel:
             "wall": float(report.phases.get("route_compare", 0.0)),
         }
         return cls.fit([run], threads, source="report")
+
+
+#: what a measured run holds per reduce task (:meth:`CostModel.fit`)
+RUN_ARRAYS = ("comparisons", "records", "match_tasks", "seconds")
+
+
+def _measurement(run: Mapping[str, Any]) -> dict[str, Any]:
+    """A measured run as plain lists and numbers (JSON-ready), its arrays checked."""
+    missing = [k for k in RUN_ARRAYS if k not in run]
+    if missing:
+        raise ValueError(f"CostModel: a measured run needs {', '.join(RUN_ARRAYS)}; "
+                         f"missing {', '.join(missing)}")
+    out = {k: v for k, v in run.items() if k not in RUN_ARRAYS}
+    out.update({k: [float(x) for x in np.asarray(run[k], np.float64)] for k in RUN_ARRAYS})
+    if len({len(out[k]) for k in RUN_ARRAYS}) != 1:
+        raise ValueError("CostModel: a measured run's per-task arrays differ in length")
+    return out
 
 
 def _check_threads(threads: int) -> int:

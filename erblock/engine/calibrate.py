@@ -192,9 +192,10 @@ def calibration_frame(values: pd.DataFrame, scale: float = 1.0, seed: int = 0,
     return frame
 
 
-def _measure(client: Client, job: Job, frame: pd.DataFrame, r: int, threads: int
-             ) -> dict[str, Any]:
-    """One calibration run with ``r`` reduce tasks: what :meth:`CostModel.fit` needs.
+def _measure(client: Client, job: Job, frame: pd.DataFrame, r: int, threads: int,
+             scale: float | None = None) -> dict[str, Any]:
+    """One calibration run with ``r`` reduce tasks: what :meth:`CostModel.fit` needs
+    (and the ``scale`` of the skewed blocks, None for the record-heavy run).
 
     The calibration job is a dedupe of ``frame`` blocked on its ``erb_cal_key`` column with
     the job's comparisons and threshold, planned with Basic and run like the job (its
@@ -228,6 +229,7 @@ def _measure(client: Client, job: Job, frame: pd.DataFrame, r: int, threads: int
         "match_tasks": [t.match_tasks for t in tasks],
         "seconds": [t.seconds + t.write_seconds for t in tasks],
         "wall": wall,
+        "scale": scale,
     }
 
 
@@ -240,10 +242,18 @@ def calibrate(client: Client, job: Job, sources: Sequence[Source], threads: int
     frame = calibration_frame(values)
     probe = _measure(client, job, frame, threads, threads)  # also warms the workers up
     busy = float(np.sum(probe["seconds"]))
+    # comparisons grow with the square of the scale; if seconds grow slower (an encoded
+    # comparison costs less per pair in a bigger block: its distinct values repeat), a
+    # second step assumes they grow only linearly
     scale = max(1.0, min(MAX_SCALE, float(np.sqrt(TARGET_TASK_SECONDS / max(busy, 1e-3)))))
     frame = calibration_frame(values, scale)
-    runs = [_measure(client, job, frame, threads, threads),
-            _measure(client, job, frame, 8 * threads, threads)]
+    first = _measure(client, job, frame, threads, threads, scale)
+    busy = float(np.sum(first["seconds"]))
+    if busy < TARGET_TASK_SECONDS / 2 and scale < MAX_SCALE:
+        scale = min(MAX_SCALE, scale * TARGET_TASK_SECONDS / max(busy, 1e-3))
+        frame = calibration_frame(values, scale)
+        first = _measure(client, job, frame, threads, threads, scale)
+    runs = [first, _measure(client, job, frame, 8 * threads, threads, scale)]
     # many records, few comparisons: tells the per-record cost from the per-comparison
     # one (in the skewed job, records and comparisons grow together)
     records = 2 * len(frame)
