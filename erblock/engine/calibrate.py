@@ -76,7 +76,8 @@ def _address(client: Client) -> str:
 
 
 #: calibrate only for jobs whose comparisons alone would take this long under the default
-#: model (calibrating takes about 1-2 s)
+#: model (calibrating takes about 1-2 s; 2-3 s when encoded comparisons need the second
+#: growth step)
 CALIBRATE_ABOVE_SECONDS = 2.0
 
 
