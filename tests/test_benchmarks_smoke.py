@@ -317,3 +317,28 @@ def test_gen_biblio_is_reproducible_and_its_truth_consistent() -> None:
     sizes = pd.Series([root(i) for i in df.index]).value_counts()
     assert int((sizes * (sizes - 1) // 2).sum()) == len(pairs)
     assert len(sizes) == 100 and sizes.sum() == len(df) and sizes.max() <= 12
+
+
+def test_gen_households_is_reproducible_with_housemates_as_hard_non_matches() -> None:
+    """Same seed, same data; a one-to-one truth between existing ids; people who share an
+    address but are not one person exist (the point of the generator), juniors among
+    them; in the dedupe each person is entered at most twice."""
+    sys.path.insert(0, str(BENCH))
+    gen = _load("gen_households")
+    a, b, truth = gen.generate_household_link(300, seed=3)
+    a2, b2, truth2 = gen.generate_household_link(300, seed=3)
+    assert a.equals(a2) and b.equals(b2) and truth.equals(truth2)
+    assert set(truth["left_id"]) <= set(a.index) and set(truth["right_id"]) <= set(b.index)
+    assert truth["left_id"].is_unique and truth["right_id"].is_unique
+    assert not set(a.index) & set(b.index)
+    assert 0.6 * len(a) <= len(truth) <= 0.8 * len(a)  # each person kept with 0.7
+    # housemates in A: same address and phone, another person
+    same = a.merge(a.reset_index(), on=["house_number", "street", "postcode"])
+    same = same[same.index != same["id"]]
+    assert len(same) > len(a) // 2
+    assert (a.duplicated(["given_name", "surname", "street"], keep=False)).any()  # juniors
+    df, pairs = gen.generate_household_dedupe(300, seed=3, dup_rate=0.2)
+    assert (pairs["left_id"] < pairs["right_id"]).all() and not pairs.duplicated().any()
+    both = pd.concat([pairs["left_id"], pairs["right_id"]])
+    assert both.is_unique  # at most two records of a person: one pair each
+    assert 0.1 * len(df) <= len(pairs) <= 0.25 * len(df)
