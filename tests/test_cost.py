@@ -75,6 +75,22 @@ def test_a_fitted_model_keeps_its_measurements_through_json_and_refits_to_itself
     with pytest.raises(ValueError, match="differ in length"):
         CostModel.from_dict({"measurements": [{"comparisons": [1], "records": [1, 2],
                                                "match_tasks": [1], "seconds": [0.1]}]})
+    with pytest.raises(ValueError, match="one number per reduce task"):
+        CostModel.fit([{"comparisons": 1, "records": 1, "match_tasks": 1, "seconds": 0.5}],
+                      threads=1)
+    with pytest.raises(ValueError, match="no reduce task"):
+        CostModel.fit([{"comparisons": [], "records": [], "match_tasks": [], "seconds": []}],
+                      threads=1)
+    assert CostModel.from_dict({"measurements": None}).measurements == ()
+    # numpy numbers of a run's other fields come out as Python ones (JSON-ready)
+    run = dict(runs[0], wall=np.float32(0.5), scale=np.int64(3))
+    kept = CostModel.fit([run], threads=2).measurements[0]
+    assert type(kept["wall"]) is float and type(kept["scale"]) is int
+    json.dumps(kept)
+    # a report's dict shares nothing with the model it came from
+    d = fit.to_dict()
+    d["measurements"][0]["seconds"][0] = -1.0
+    assert fit.measurements[0]["seconds"][0] != -1.0
 
 
 def test_lpt_makespan_literal():

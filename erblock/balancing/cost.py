@@ -94,8 +94,8 @@ class CostModel:
         return 1.0 / self.per_comparison if self.per_comparison > 0 else math.inf
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["measurements"] = [dict(r) for r in self.measurements]
+        out = asdict(self)  # a deep copy: a report's dict shares nothing with the model
+        out["measurements"] = list(out["measurements"])
         return out
 
     @classmethod
@@ -105,7 +105,7 @@ class CostModel:
         if unknown:
             raise ValueError(f"CostModel.from_dict: unknown field(s) {sorted(unknown)}")
         d = dict(d)
-        d["measurements"] = tuple(_measurement(r) for r in d.get("measurements", ()))
+        d["measurements"] = tuple(_measurement(r) for r in d.get("measurements") or ())
         return cls(**d)
 
     # -- calibration ---------------------------------------------------------------------
@@ -134,18 +134,21 @@ class CostModel:
         if not runs:
             raise ValueError("CostModel.fit: give at least one measured run")
         threads = _check_threads(threads)
-        cmp = np.concatenate([np.asarray(r["comparisons"], np.float64) for r in runs])
-        rec = np.concatenate([np.asarray(r["records"], np.float64) for r in runs])
-        mts = np.concatenate([np.asarray(r["match_tasks"], np.float64) for r in runs])
-        sec = np.concatenate([np.asarray(r["seconds"], np.float64) for r in runs])
+        checked = [_measurement(r) for r in runs]
+        if not any(r["seconds"] for r in checked):
+            raise ValueError("CostModel.fit: the measured runs hold no reduce task")
+        cmp = np.concatenate([np.asarray(r["comparisons"], np.float64) for r in checked])
+        rec = np.concatenate([np.asarray(r["records"], np.float64) for r in checked])
+        mts = np.concatenate([np.asarray(r["match_tasks"], np.float64) for r in checked])
+        sec = np.concatenate([np.asarray(r["seconds"], np.float64) for r in checked])
         coef = nnls_subsets(np.column_stack([np.ones_like(cmp), cmp, rec, mts]), sec)
         c_in, b, a, d = (float(x) for x in coef)
         if b <= 0:  # too few tasks to tell costs apart: charge all to comparisons
             b, c_in, a, d = float(sec.sum() / max(cmp.sum(), 1.0)), 0.0, 0.0, 0.0
-        c_out, a_out, job = _outside_overhead(runs, threads)
+        c_out, a_out, job = _outside_overhead(checked, threads)
         return cls(overhead_per_task=c_in + c_out, per_comparison=b, per_record=a + a_out,
                    per_match_task=d, overhead_per_job=job, source=source,
-                   measurements=tuple(_measurement(r) for r in runs))
+                   measurements=tuple(checked))
 
     @classmethod
     def from_report(cls, report: Any, threads: int | None = None) -> CostModel:
@@ -177,10 +180,15 @@ def _measurement(run: Mapping[str, Any]) -> dict[str, Any]:
     if missing:
         raise ValueError(f"CostModel: a measured run needs {', '.join(RUN_ARRAYS)}; "
                          f"missing {', '.join(missing)}")
-    out = {k: v for k, v in run.items() if k not in RUN_ARRAYS}
-    out.update({k: [float(x) for x in np.asarray(run[k], np.float64)] for k in RUN_ARRAYS})
-    if len({len(out[k]) for k in RUN_ARRAYS}) != 1:
+    arrays = {k: np.asarray(run[k], np.float64) for k in RUN_ARRAYS}
+    if any(a.ndim != 1 for a in arrays.values()):
+        raise ValueError(f"CostModel: a measured run's {', '.join(RUN_ARRAYS)} must be one "
+                         "number per reduce task")
+    if len({len(a) for a in arrays.values()}) != 1:
         raise ValueError("CostModel: a measured run's per-task arrays differ in length")
+    out = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in run.items()
+           if k not in RUN_ARRAYS}
+    out.update({k: a.tolist() for k, a in arrays.items()})
     return out
 
 

@@ -3,18 +3,22 @@
 A small calibration job (records taken from the job's own input, put into blocks of
 known, skewed sizes, and compared with the job's own comparisons) runs on the cluster with
 the Basic strategy. A first, small run (it also warms the workers up) measures how fast the
-comparisons are; the job is then scaled so that comparing takes about
+comparisons are; the job is then grown until comparing takes about
 :data:`TARGET_TASK_SECONDS` (a per-comparison cost is only measurable when comparisons,
-not overheads, fill the tasks) and run with as many reduce tasks as worker threads and
+not overheads, fill the tasks) or reaches :data:`MAX_SCALE` (the first step assumes
+seconds grow with the comparisons, the square of the scale, later ones that they grow
+only with the scale: encoded comparisons of repeating values cost less per pair in a
+bigger block) and run with as many reduce tasks as worker threads and
 with eight times as many; a last run routes twice the records in small blocks (many
 records, few comparisons), which separates the per-record cost from the per-comparison
 one. :meth:`CostModel.fit` turns what the runs measured (per task
 seconds, comparisons, records, match tasks, and the wall time of route+compare) into
 per-comparison, per-record, per-match-task and per-reduce-task costs.
 
-The model is cached for the session per (scheduler address, worker threads, comparisons,
-threshold), so a session pays for calibration once, and only for a job big enough to
-be worth it (:func:`worth_calibrating`: calibrating takes a second or two, a small job is
+The model keeps what the runs measured (:attr:`CostModel.measurements`, in the run
+report). It is cached for the session per (scheduler address, worker threads,
+comparisons, threshold), so a session pays for calibration once, and only for a job big
+enough to be worth it (:func:`worth_calibrating`: calibrating takes 1-3 s, a small job is
 planned with a model measured earlier in the session or the default one). A user can pass their own model instead
 (``cost_model=CostModel(...)``, a dict, or a previous :class:`~erblock.report.RunReport`),
 or ``cost_model="default"`` to skip calibration.
@@ -76,8 +80,8 @@ def _address(client: Client) -> str:
 
 
 #: calibrate only for jobs whose comparisons alone would take this long under the default
-#: model (calibrating takes about 1-2 s; 2-3 s when encoded comparisons need the second
-#: growth step)
+#: model (calibrating takes about 1-2 s; 2-3 s when encoded comparisons need more growth
+#: steps)
 CALIBRATE_ABOVE_SECONDS = 2.0
 
 
@@ -196,7 +200,7 @@ def calibration_frame(values: pd.DataFrame, scale: float = 1.0, seed: int = 0,
 def _measure(client: Client, job: Job, frame: pd.DataFrame, r: int, threads: int,
              scale: float | None = None) -> dict[str, Any]:
     """One calibration run with ``r`` reduce tasks: what :meth:`CostModel.fit` needs
-    (and the ``scale`` of the skewed blocks, None for the record-heavy run).
+    (and the ``scale`` of its skewed blocks; None for the record-heavy run).
 
     The calibration job is a dedupe of ``frame`` blocked on its ``erb_cal_key`` column with
     the job's comparisons and threshold, planned with Basic and run like the job (its
@@ -241,19 +245,21 @@ def calibrate(client: Client, job: Job, sources: Sequence[Source], threads: int
     if len(values) == 0:
         return CostModel(source="default (no records to calibrate with)")
     frame = calibration_frame(values)
-    probe = _measure(client, job, frame, threads, threads)  # also warms the workers up
+    probe = _measure(client, job, frame, threads, threads, 1.0)  # also warms workers up
     busy = float(np.sum(probe["seconds"]))
-    # comparisons grow with the square of the scale; if seconds grow slower (an encoded
-    # comparison costs less per pair in a bigger block: its distinct values repeat), a
-    # second step assumes they grow only linearly
+    # comparisons grow with the square of the scale; when seconds grow slower (an encoded
+    # comparison costs less per pair in a bigger block: its distinct values repeat), the
+    # next steps assume they grow only linearly. Each of those at least doubles the scale
+    # (busy < half the target), so at most log2(MAX_SCALE) of them run.
     scale = max(1.0, min(MAX_SCALE, float(np.sqrt(TARGET_TASK_SECONDS / max(busy, 1e-3)))))
     frame = calibration_frame(values, scale)
     first = _measure(client, job, frame, threads, threads, scale)
     busy = float(np.sum(first["seconds"]))
-    if busy < TARGET_TASK_SECONDS / 2 and scale < MAX_SCALE:
+    while busy < TARGET_TASK_SECONDS / 2 and scale < MAX_SCALE:
         scale = min(MAX_SCALE, scale * TARGET_TASK_SECONDS / max(busy, 1e-3))
         frame = calibration_frame(values, scale)
         first = _measure(client, job, frame, threads, threads, scale)
+        busy = float(np.sum(first["seconds"]))
     runs = [first, _measure(client, job, frame, 8 * threads, threads, scale)]
     # many records, few comparisons: tells the per-record cost from the per-comparison
     # one (in the skewed job, records and comparisons grow together)
