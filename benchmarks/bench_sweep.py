@@ -234,7 +234,12 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
     machine = runinfo.machine_info()
     names = QUICK if args.quick else tuple(n for n, _ in CASES)
     if args.cases:
-        names = tuple(args.cases.split(","))
+        if args.quick:
+            ap.error("--cases and --quick: give one of them")
+        if args.out == RESULTS and args.name == "sweep":
+            ap.error("--cases: a partial run would replace the full results; give --name "
+                     "or --out")
+        names = tuple(dict.fromkeys(args.cases.split(",")))
         unknown = sorted(set(names) - {n for n, _ in CASES})
         if unknown:
             ap.error(f"--cases: unknown case(s) {', '.join(unknown)}")
@@ -247,7 +252,7 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
                    lambda m: print(m, flush=True))
     res = {"name": args.name, "date": _dt.datetime.now(_dt.timezone.utc).isoformat(
         timespec="seconds"), "machine": machine, "quick": args.quick, "flag_margin": FLAG,
-        "rows": rows}
+        "cases": list(names), "rows": rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
     (args.out / f"{args.name}.md").write_text(render(res))
@@ -263,11 +268,14 @@ def render(res: dict[str, Any]) -> str:
         return "—" if x is None or x != x else f"{x:.3f}"
     lines = ["## Held-out sweep: the recipe against the peers on generated data of many "
              "shapes", "",
-             "Thirteen generated cases whose parameters were fixed in "
+             f"{len(rows)} generated cases whose parameters were fixed in "
              "`benchmarks/bench_sweep.py` before any was scored (noise, match rate, size, "
              "link/dedupe, three user blockings: a ready-made surname-prefix column, a zip "
              "code alone, date of birth OR city; three bibliographic cases in the "
-             "DBLP-Scholar style from `benchmarks/gen_biblio.py`). erblock runs the quality benchmark's recipe; identical candidate pairs "
+             "DBLP-Scholar style from `benchmarks/gen_biblio.py`; two person registers "
+             "with households from `benchmarks/gen_households.py`, where partners, children "
+             "and twins share an address). erblock runs the quality benchmark's recipe; "
+             "identical candidate pairs "
              "for every system. F1 at each system's default decision; best = erblock's F1 at "
              "its best threshold (picked with the truth, an upper bound). Flagged: erblock's "
              f"default F1 more than {res['flag_margin']} under the better peer's. Measured "

@@ -4,8 +4,8 @@ Written in session 16 (2026-11-27) for ``bench_sweep.py``: the person sets erblo
 checked on (FEBRL, RLdata, the generator's persons) draw every person independently, so
 a record's nearest non-match is a stranger with a similar name. In a real register the
 hardest non-matches live at the same address: a partner, a child, twins, a son named
-after his father. They share surname, address, postcode and phone, and differ only in
-given name, date of birth and sex. The design and every rate below were fixed before
+after his father. They share address, postcode and phone (and mostly the surname), and
+differ in given name, date of birth and sex. The design and every rate below were fixed before
 any score was computed on it; seeds and rates stay as they are.
 
 Households (entities are the people in them):
@@ -18,21 +18,24 @@ Households (entities are the people in them):
   (missing 0.25);
 - the first adult: sex either, born 1940 to 1985; the partner: the other sex (0.9),
   born within a few years (normal, sd 4 years), own surname 0.25 (else the household's);
-- children: born 18 to 42 years after the younger adult and before 2020, the household's
-  surname, sex either, given names distinct within the household except a son named
-  after his father (0.05 of sons); the second child is the first one's twin (same
-  date of birth) in 0.04 of households with two or more children;
+- children: born 18 to 42 years after the younger adult (one who would be born after
+  2019 is born 0 to 17 years before 2020 instead, never less than 16 years after the
+  younger adult), the household's surname, sex either, given names distinct within the
+  household except a son named after his father (0.05 of the sons of households with a
+  male adult); the second child is the first one's twin (same date of birth) in 0.04 of
+  households with two or more children;
 - given names: the generator's 200 names (male and female alternate in its list),
   Zipf-like.
 
 :func:`generate_household_link`: register A lists every person of ``n_households``
 households; register B, a later snapshot, keeps each person with probability 0.7,
 moves 0.15 of households to a new address (all their B records), and adds
-``new_share`` times as many households of its own. Every B record is written with, at
+``new_share`` times as many households of its own (at least one). Every B record is written with, at
 rates times ``noise``: given name as a short form when it has one (0.15; "william" ->
 "bill") else a typo (0.08), missing (0.02); surname changed on marriage (0.05 of adult
-women), a typo (0.06), missing (0.01); date of birth missing (0.04), day and month
-swapped (0.03), one digit wrong (0.04); sex missing (0.02), wrong (0.005); house number
+women; a new draw, which may be the old name), a typo (0.06), missing (0.01); date of
+birth missing (0.04), day and month swapped (0.03 of the dates whose day is 12 or less
+and differs from the month), one digit wrong (0.04); sex missing (0.02), wrong (0.005); house number
 missing (0.05), wrong (0.02); street suffix abbreviated (0.6: "rd", "st", ...), a typo
 (0.05), missing (0.03); suburb a typo (0.03), missing (0.02); postcode missing (0.02),
 one digit wrong (0.01); phone one digit wrong (0.02), written "(02) 1234 5678" (0.5, not
@@ -177,7 +180,7 @@ def _digit(values: pd.Series, rng: np.random.Generator, p: float) -> pd.Series:
     out = values.copy()
     for i in pick:  # a few hundred values: a plain loop reads best
         v = str(values.iloc[i])
-        where = [k for k, ch in enumerate(v) if ch.isdigit()]
+        where = [k for k, ch in enumerate(v) if ch in "0123456789"]
         if where:
             k = where[rng.integers(len(where))]
             new = str((int(v[k]) + rng.integers(1, 10)) % 10)

@@ -332,9 +332,10 @@ def test_gen_households_is_reproducible_with_housemates_as_hard_non_matches() ->
     assert truth["left_id"].is_unique and truth["right_id"].is_unique
     assert not set(a.index) & set(b.index)
     assert 0.6 * len(a) <= len(truth) <= 0.8 * len(a)  # each person kept with 0.7
-    # housemates in A: same address and phone, another person
-    same = a.merge(a.reset_index(), on=["house_number", "street", "postcode"])
-    same = same[same.index != same["id"]]
+    # housemates in A: same address, another record (each person is in A once)
+    rows = a.reset_index()
+    same = rows.merge(rows, on=["house_number", "street", "postcode"], suffixes=("_l", "_r"))
+    same = same[same["id_l"] != same["id_r"]]
     assert len(same) > len(a) // 2
     assert (a.duplicated(["given_name", "surname", "street"], keep=False)).any()  # juniors
     df, pairs = gen.generate_household_dedupe(300, seed=3, dup_rate=0.2)
@@ -342,3 +343,16 @@ def test_gen_households_is_reproducible_with_housemates_as_hard_non_matches() ->
     both = pd.concat([pairs["left_id"], pairs["right_id"]])
     assert both.is_unique  # at most two records of a person: one pair each
     assert 0.1 * len(df) <= len(pairs) <= 0.25 * len(df)
+
+
+def test_bench_households_joins_the_address_parts() -> None:
+    """The joined address keeps the parts in order, skips missing ones, and is missing
+    only when every part is."""
+    sys.path.insert(0, str(BENCH))
+    bh = _load("bench_households")
+    df = pd.DataFrame({"house_number": ["24", None, None], "street": ["king st", "x rd", None],
+                       "suburb": ["bern", None, None], "postcode": ["2020", "2031", None]})
+    out = bh.joined(df)["address"]
+    assert out.iloc[0] == "24 king st bern 2020" and out.iloc[1] == "x rd 2031"
+    assert pd.isna(out.iloc[2])
+
