@@ -115,8 +115,8 @@ def render(res: dict[str, Any]) -> str:
     """The markdown fragment."""
     lines = ["## Households: what helps where the unsupervised model fails", "",
              f"The sweep's `{res['case']}` ({res['source']}): partners, children and twins "
-             "share surname, address and phone, and the unsupervised models (erblock's and "
-             "Splink's, in the sweep) take them for matches. Set-ups as in `benchmarks/bench_households.py`; F1 at each one's "
+             "share surname, address and phone, and the unsupervised models (erblock's, "
+             "Splink's and recordlinkage's, in the sweep) take them for matches. Set-ups as in `benchmarks/bench_households.py`; F1 at each one's "
              "default decision, and at erblock's best threshold (picked with the truth, an "
              f"upper bound). Measured {res['date']}.", "",
              "| set-up | precision | recall | F1 | best F1 |", "|---|---:|---:|---:|---:|"]
