@@ -417,3 +417,16 @@ def test_link_random_pair_sample_draws_the_two_sides_independently():
     assert abs(len(a) - f * n) < 5 * np.sqrt(f * n) and abs(len(b) - f * n) < 5 * np.sqrt(f * n)
     # independent draws share about n f² = 200 positions; the same draw would share n f
     assert len(a & b) < 2 * n * f * f
+
+
+def test_a_link_expecting_many_matches_per_record_is_warned_about():
+    from erblock.matchers.scoring.offline import MANY_MATCHES, match_count_warning
+
+    w = match_count_warning(18_493.0, 9_805, 9_389, link=True)
+    assert w is not None and "18,493 matches between 9,805 and 9,389" in w
+    assert "2.0 for each record of the smaller input" in w and "household" in w
+    assert match_count_warning(MANY_MATCHES * 9_389, 9_805, 9_389, link=True) is None
+    assert match_count_warning(MANY_MATCHES * 9_389 + 1, 9_805, 9_389, link=True)
+    # one entity may have many records in a dedupe; no records, nothing to say
+    assert match_count_warning(18_493.0, 9_805, 0, link=False) is None
+    assert match_count_warning(5.0, 0, 10, link=True) is None

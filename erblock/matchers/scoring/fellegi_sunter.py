@@ -53,7 +53,7 @@ from .base import (
     value_column,
 )
 from .explain import boundary_examples, model_report, summary
-from .offline import fit_frame
+from .offline import fit_frame, fit_run
 from .options import (
     canonical_key,
     check_options,
@@ -254,22 +254,7 @@ class FellegiSunter(ScoringModel):
     def fit_summaries(self, summaries: Sequence[Any], random: Sequence[Any],
                       value_counts: Mapping[str, pd.Series], context: FitContext) -> None:
         """Fit from the phase-1 summaries (on the client; see :mod:`.training`)."""
-        specs = self._specs()
-        hists: dict[int, list[PatternHistogram]] = {}
-        for task in summaries:
-            for p, h in task.items():
-                hists.setdefault(p, []).append(h)
-        merged = {p: PatternHistogram.merge(hs) for p, hs in hists.items()}
-        counts = [np.sum([r[0][k] for r in random], axis=0) if random
-                  else np.zeros(s.n_levels + 1) for k, s in enumerate(specs)]
-        blocked = {p: self._selected_by(key) for p, key in enumerate(context.keys)}
-        total = _total_pairs(context)
-        self.pass_keys_ = [repr(k) for k in (context.run_keys or context.keys)]
-        self._fit(merged, self.u_from_counts(counts), blocked, total)
-        self.n_u_pairs_ = int(sum(r[1] for r in random))
-        for name, vc in value_counts.items():
-            n = float(vc.sum())
-            self.tf_[name] = (vc / n if n else vc.astype(np.float64)).astype(np.float64)
+        fit_run(self, summaries, random, value_counts, context)
 
     def _selected_by(self, key: Any) -> set[int]:
         cols = set(getattr(key, "selects", getattr(key, "columns", ())))
@@ -411,10 +396,3 @@ class FellegiSunter(ScoringModel):
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> FellegiSunter:
         return fs_from_dict(cls, d)
-
-
-def _total_pairs(context: FitContext) -> float:
-    """All record pairs of the run: n_R·n_S for link, n(n−1)/2 for dedupe."""
-    r = context.records
-    nr, ns = float(r.get("records_r", 0)), float(r.get("records_s", 0))
-    return nr * ns if context.link else nr * (nr - 1) / 2

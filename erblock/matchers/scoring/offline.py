@@ -1,8 +1,9 @@
-"""Fitting a Fellegi-Sunter model on a pandas frame of pairs, outside a run.
+"""Fitting a Fellegi-Sunter model: from a run's summaries, or on a pandas frame of pairs.
 
-A run fits from per-task histograms (:meth:`.FellegiSunter.fit_summaries`); this is the
-same training for pairs a user already has, e.g. a ``scoring="mean"`` result, with
-random pairs for u when they have them and EM among the candidates when not.
+A run fits from per-task histograms (:func:`fit_run`, behind
+:meth:`.FellegiSunter.fit_summaries`); :func:`fit_frame` is the same training for pairs a
+user already has, e.g. a ``scoring="mean"`` result, with random pairs for u when they
+have them and EM among the candidates when not.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ import pandas as pd
 
 from ..comparisons import Comparison
 from ..levels import PatternHistogram
-from .base import RESERVED_COLUMNS, ModelWarning, model_columns
+from .base import RESERVED_COLUMNS, FitContext, ModelWarning, model_columns
 from .training import train_candidates
 
-__all__ = ["fit_frame"]
+__all__ = ["MANY_MATCHES", "fit_frame", "fit_run", "match_count_warning"]
 
 #: the key passes an offline fit with random pairs records (no run's keys are these)
 OFFLINE_KEYS = "the candidate pairs given to fit()"
+#: a link whose model expects more matches than this per record of its smaller input is
+#: warned about: a link of two inputs without duplicates has at most one
+MANY_MATCHES = 1.5
 
 
 def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
@@ -66,3 +70,53 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
         model.pass_keys_ = [OFFLINE_KEYS]
     for name, shares in (tf or {}).items():
         model.tf_[name] = pd.Series(shares, dtype=np.float64)
+
+
+def fit_run(model: Any, summaries: Sequence[Any], random: Sequence[Any],
+            value_counts: Mapping[str, pd.Series], context: FitContext) -> None:
+    """Fit ``model`` in place from a run's phase-1 summaries: per task, histograms of
+    level vectors by key pass; per random-pair chunk, level counts and their number;
+    value counts of the term-frequency comparisons."""
+    hists: dict[int, list[PatternHistogram]] = {}
+    for task in summaries:
+        for p, h in task.items():
+            hists.setdefault(p, []).append(h)
+    merged = {p: PatternHistogram.merge(hs) for p, hs in hists.items()}
+    counts = [np.sum([r[0][k] for r in random], axis=0) if random
+              else np.zeros(s.n_levels + 1) for k, s in enumerate(model.specs_)]
+    blocked = {p: model._selected_by(key) for p, key in enumerate(context.keys)}
+    total = _total_pairs(context)
+    model.pass_keys_ = [repr(k) for k in (context.run_keys or context.keys)]
+    model._fit(merged, model.u_from_counts(counts), blocked, total)
+    model.n_u_pairs_ = int(sum(r[1] for r in random))
+    for name, vc in value_counts.items():
+        n = float(vc.sum())
+        model.tf_[name] = (vc / n if n else vc.astype(np.float64)).astype(np.float64)
+    r = context.records
+    w = match_count_warning(float(model.lambda_) * total, int(r.get("records_r", 0)),
+                            int(r.get("records_s", 0)), context.link)
+    if w:
+        model.warnings_.append(w)
+        warnings.warn(w, ModelWarning, stacklevel=4)
+
+
+def match_count_warning(expected: float, n_r: int, n_s: int, link: bool) -> str | None:
+    """The warning for a link whose model expects more than :data:`MANY_MATCHES` matches
+    per record of its smaller input (None otherwise, and for a dedupe, where one entity
+    may have many records)."""
+    small = min(n_r, n_s)
+    if not link or small <= 0 or expected <= MANY_MATCHES * small:
+        return None
+    return (f"the model expects {expected:,.0f} matches between {n_r:,} and {n_s:,} "
+            f"records, {expected / small:.1f} for each record of the smaller input: unless "
+            "the inputs hold duplicates, it takes non-matches for matches, typically records "
+            "that agree on several related columns (the people of one household share the "
+            "address, phone and surname); see 'Where the unsupervised model fails' in the "
+            "scoring guide")
+
+
+def _total_pairs(context: FitContext) -> float:
+    """All record pairs of the run: n_R·n_S for link, n(n−1)/2 for dedupe."""
+    r = context.records
+    nr, ns = float(r.get("records_r", 0)), float(r.get("records_s", 0))
+    return nr * ns if context.link else nr * (nr - 1) / 2
