@@ -49,11 +49,20 @@ moves, no marriage); truth is every pair of one person's records.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from erblock.datasets import fields as _f
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # heldout.py sits beside this script
+    sys.path.insert(0, str(HERE))
+
+import heldout  # noqa: E402
+
+from erblock.datasets import fields as _f  # noqa: E402
 
 _SIZES = np.array([1, 2, 3, 4, 5, 6])
 _SIZE_P = np.array([0.30, 0.30, 0.15, 0.15, 0.07, 0.03])
@@ -250,13 +259,6 @@ def _clean_register(people: pd.DataFrame) -> pd.DataFrame:
     return out.astype(object)
 
 
-def _truth(left: pd.Series, right: pd.Series) -> pd.DataFrame:
-    a = pd.DataFrame({"left_id": left.index, "e": left.to_numpy()})
-    b = pd.DataFrame({"right_id": right.index, "e": right.to_numpy()})
-    return (a.merge(b, on="e")[["left_id", "right_id"]]
-            .sort_values(["left_id", "right_id"], ignore_index=True))
-
-
 def generate_household_link(n_households: int = 4000, seed: int = 0, noise: float = 1.0,
                             new_share: float = 0.25
                             ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -278,7 +280,7 @@ def generate_household_link(n_households: int = 4000, seed: int = 0, noise: floa
     b_people = b_people.iloc[rng.permutation(len(b_people))].reset_index(drop=True)
     b = _written(b_people, rng, noise, marriage=True)
     b.index = pd.RangeIndex(len(a), len(a) + len(b), name="id")
-    truth = _truth(pd.Series(people["person"].to_numpy(), index=a.index),
+    truth = heldout._link_truth(pd.Series(people["person"].to_numpy(), index=a.index),
                    pd.Series(b_people["person"].to_numpy(), index=b.index))
     return a, b, truth
 
@@ -296,6 +298,6 @@ def generate_household_dedupe(n_households: int = 3000, seed: int = 0, noise: fl
     order = rng.permutation(len(df))
     df, person = df.iloc[order].reset_index(drop=True), person[order]
     df.index.name = "id"
-    t = _truth(pd.Series(person, index=df.index), pd.Series(person, index=df.index))
+    t = heldout._link_truth(pd.Series(person, index=df.index), pd.Series(person, index=df.index))
     t = t[t["left_id"] < t["right_id"]].reset_index(drop=True)
     return df, t

@@ -355,4 +355,3 @@ def test_bench_households_joins_the_address_parts() -> None:
     out = bh.joined(df)["address"]
     assert out.iloc[0] == "24 king st bern 2020" and out.iloc[1] == "x rd 2031"
     assert pd.isna(out.iloc[2])
-

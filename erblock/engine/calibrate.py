@@ -252,14 +252,13 @@ def calibrate(client: Client, job: Job, sources: Sequence[Source], threads: int
     # next steps assume they grow only linearly. Each of those at least doubles the scale
     # (busy < half the target), so at most log2(MAX_SCALE) of them run.
     scale = max(1.0, min(MAX_SCALE, float(np.sqrt(TARGET_TASK_SECONDS / max(busy, 1e-3)))))
-    frame = calibration_frame(values, scale)
-    first = _measure(client, job, frame, threads, threads, scale)
-    busy = float(np.sum(first["seconds"]))
-    while busy < TARGET_TASK_SECONDS / 2 and scale < MAX_SCALE:
-        scale = min(MAX_SCALE, scale * TARGET_TASK_SECONDS / max(busy, 1e-3))
+    while True:
         frame = calibration_frame(values, scale)
         first = _measure(client, job, frame, threads, threads, scale)
         busy = float(np.sum(first["seconds"]))
+        if busy >= TARGET_TASK_SECONDS / 2 or scale >= MAX_SCALE:
+            break
+        scale = min(MAX_SCALE, scale * TARGET_TASK_SECONDS / max(busy, 1e-3))
     runs = [first, _measure(client, job, frame, 8 * threads, threads, scale)]
     # many records, few comparisons: tells the per-record cost from the per-comparison
     # one (in the skewed job, records and comparisons grow together)
