@@ -90,7 +90,7 @@ def run_erblock(case: qc.Case, client: Any, u_pairs: int | None) -> dict[str, An
                      "match_weight", qc.prob_from_weight)
     out.update(seconds=seconds, config=ERBLOCK_NOTE, compare=compare,
                u_pairs=model.u_pairs,
-               _pairs=pairs[["left_id", "right_id"]])
+               _pairs=pairs[["left_id", "right_id", "match_probability"]])
     try:  # details only: never fail the benchmark on them
         rep = model.report()
         out["model"] = {k: rep.get(k) for k in ("lambda", "prior_weight", "n_u_pairs",
@@ -133,6 +133,8 @@ def run_case(case: qc.Case, client: Any, with_peers: bool, threads: int,
         runs += [("splink", lambda: peers.run_splink(case, threads, u_peer)),
                  ("recordlinkage", lambda: peers.run_recordlinkage(case))]
     pair_sets: dict[str, set] = {}
+    cardinality = qc.declared_cardinality(case)
+    res["cardinality"] = cardinality
     for name, fn in runs:
         log(f"[{case.name}] {name} …")
         try:
@@ -144,6 +146,9 @@ def run_case(case: qc.Case, client: Any, with_peers: bool, threads: int,
         pairs = r.pop("_pairs", None)
         if pairs is not None:
             pair_sets[name] = peers.pair_set(pairs, case.dedupe)
+            if cardinality is not None:  # the same assignment for every system
+                col = "match_probability" if "match_probability" in pairs else "probability"
+                r["links"] = qc.link_metrics(case, pairs, col, cardinality)
         res["systems"][name] = r
         _log_system(log, case.name, name, r)
     res["load_after"] = [round(x, 2) for x in os.getloadavg()]
@@ -167,6 +172,10 @@ def run_case(case: qc.Case, client: Any, with_peers: bool, threads: int,
         peer_best = {k: v for k, v in peer_best.items() if v is not None}
         if peer_best and "best" in e:
             res["best_threshold_minus_best_peer"] = e["best"]["f1"] - max(peer_best.values())
+    peer_links = [v["links"]["f1"] for k, v in res["systems"].items()
+                  if k != "erblock" and "links" in v]
+    if peer_links and "links" in e:
+        res["links_minus_best_peer"] = e["links"]["f1"] - max(peer_links)
     return res
 
 
@@ -244,6 +253,7 @@ def render_markdown(res: dict[str, Any]) -> str:
                 f"{s['seconds']:.1f} |")
     lines.append("")
     lines += _verdict(res)
+    lines += cardinality_section(res["datasets"])
     lines += ["### Per data set", ""]
     for name, r in res["datasets"].items():
         same = "yes" if r["same_candidate_count"] and r["same_candidate_pairs"] else "**NO**"
@@ -271,6 +281,50 @@ def render_markdown(res: dict[str, Any]) -> str:
                  + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v) + ".")
     lines.append("")
     return "\n".join(lines)
+
+
+def cardinality_section(datasets: dict[str, Any]) -> list[str]:
+    """The links of every system when the user declares which sources hold no duplicates
+    (``erblock.link(..., cardinality=...)``; the same greedy applied to every system's
+    decided pairs)."""
+    rows = {n: r for n, r in datasets.items() if r.get("cardinality")}
+    if not rows:
+        return []
+    names = sorted({k for r in rows.values() for k in r["systems"]},
+                   key=lambda k: (k != "erblock", k))
+    lines = ["### Declaring which sources hold no duplicates", "",
+             "A user who knows that a source holds each entity at most once declares it: "
+             "`erblock.link(..., cardinality=\"1:1\")` (neither source has duplicates) or "
+             "`\"1:n\"` (only the left one), and gets the links: the decided pairs the "
+             "constraint keeps, best first (`erblock/matchers/assignment.py`). Our data sets "
+             "have no documentation of their own, so the truth's structure stands in for "
+             "that knowledge (a source is free of duplicates when none of its records is in "
+             "two true pairs; `quality_cases.declared_cardinality`). The same assignment is "
+             "applied to every system's decided pairs (p ≥ 0.5), so the peers gain from it "
+             "too. F1 of the decided pairs → F1 of the links:", "",
+             "| data set | cardinality | " + " | ".join(names) + " |",
+             "|---|---|" + "---:|" * len(names)]
+    for n, r in rows.items():
+        cells = []
+        for k in names:
+            s = r["systems"].get(k, {})
+            if "links" not in s:
+                cells.append("–")
+                continue
+            best = max(x["links"]["f1"] for x in r["systems"].values() if "links" in x)
+            mark = "**" if s["links"]["f1"] >= best else ""
+            cells.append(f"{_f(s['default']['f1'])} → {mark}{_f(s['links']['f1'])}{mark}")
+        lines.append(f"| {n} | {r['cardinality']} | " + " | ".join(cells) + " |")
+    ok = [n for n, r in rows.items() if r.get("links_minus_best_peer", -1) >= 0]
+    scored = [n for n, r in rows.items() if "links_minus_best_peer" in r]
+    if scored:
+        below = [f"{n} ({rows[n]['links_minus_best_peer']:+.4f})" for n in scored
+                 if n not in ok]
+        lines += ["", f"With the cardinality declared, erblock's links are at or above the "
+                      f"best peer's on {len(ok)} of {len(scored)} links"
+                  + (f"; below on {', '.join(below)}." if below else ".")]
+    lines.append("")
+    return lines
 
 
 def _verdict(res: dict[str, Any]) -> list[str]:

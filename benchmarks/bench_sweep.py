@@ -206,6 +206,10 @@ def run(cases: Sequence[str], client: Any, with_peers: bool,
                "best_f1": {k: _f1(v, "best") for k, v in systems.items()},
                "pair_completeness": systems.get("erblock", {}).get("pair_completeness"),
                "errors": {k: v["error"][:300] for k, v in systems.items() if "error" in v}}
+        row["cardinality"] = res.get("cardinality")
+        row["links_f1"] = {k: v["links"]["f1"] for k, v in systems.items() if "links" in v}
+        if "links_minus_best_peer" in res:
+            row["links_minus_best_peer"] = res["links_minus_best_peer"]
         peers = [v for k, v in row["f1"].items() if k != "erblock" and v is not None]
         e = row["f1"].get("erblock")
         row["best_peer_f1"] = max(peers) if peers else None
@@ -299,6 +303,13 @@ def render(res: dict[str, Any]) -> str:
     lines += ["", "Flagged: " + (", ".join(flagged) if flagged else "none") + "."]
     if errors:
         lines += ["", "Errors: " + "; ".join(errors) + "."]
+    declared = {n: {"cardinality": r.get("cardinality"),
+                    "systems": {k: {"default": {"f1": r["f1"].get(k)}, "links": {"f1": v}}
+                                for k, v in r.get("links_f1", {}).items()},
+                    **({"links_minus_best_peer": r["links_minus_best_peer"]}
+                       if "links_minus_best_peer" in r else {})}
+                for n, r in rows.items() if r.get("cardinality")}
+    lines += [""] + [x.replace("### ", "#### ", 1) for x in bq.cardinality_section(declared)]
     lines += ["", "Cases: " + "; ".join(f"`{n}` = {r['source']}" for n, r in rows.items())
               + ".", ""]
     m = res["machine"]

@@ -51,8 +51,8 @@ import heldout  # noqa: E402
 from erblock import composite, prefix, token  # noqa: E402
 from erblock.blocking.make import as_key_spec  # noqa: E402
 
-__all__ = ["Case", "NAMES", "SHARED", "HELDOUT", "describe_key", "load_case",
-           "n_possible", "metrics"]
+__all__ = ["Case", "NAMES", "SHARED", "HELDOUT", "declared_cardinality", "describe_key",
+           "link_metrics", "load_case", "n_possible", "metrics"]
 
 
 @dataclass
@@ -206,6 +206,37 @@ def metrics(case: Case, pairs: pd.DataFrame, decision: np.ndarray, score_col: st
         if to_probability is not None:
             out["best"]["threshold_probability"] = to_probability(thr)
     return out
+
+
+def declared_cardinality(case: Case) -> str | None:
+    """What a user who knows their sources declares for a link (None for a dedupe, or
+    when both sources repeat entities): ``"1:1"`` when neither source holds an entity
+    twice, ``"1:n"`` when only the left one is free of duplicates, ``"n:1"`` the mirror.
+    Our cases have no documentation of their own, so the truth's structure stands in
+    for that knowledge: a source is free of duplicates when none of its records is in
+    two true pairs. Nothing is learnt from any system's output."""
+    if case.dedupe:
+        return None
+    left_once = not case.truth.iloc[:, 0].duplicated().any()
+    right_once = not case.truth.iloc[:, 1].duplicated().any()
+    # a source without duplicates lets each record of the *other* source link once
+    return {(True, True): "1:1", (True, False): "1:n", (False, True): "n:1"}.get(
+        (right_once, left_once))
+
+
+def link_metrics(case: Case, pairs: pd.DataFrame, column: str, cardinality: str
+                 ) -> dict[str, Any]:
+    """Precision, recall and F1 of the links among a system's ``pairs``: its decided pairs
+    (``column >= 0.5``) under ``cardinality``, by erblock's assignment (the same greedy for
+    every system)."""
+    import erblock
+    from erblock.matchers.assignment import assign
+
+    links = assign(pairs, cardinality, column, threshold=0.5)
+    got = erblock.evaluate(links, case.truth, candidates=pairs, n_left=len(case.frames[0]),
+                           n_right=len(case.frames[1]), dedupe=False)
+    return {"cardinality": cardinality, "links": len(links),
+            **{k: got[k] for k in ("precision", "recall", "f1", "tp", "fp", "fn")}}
 
 
 def prob_from_weight(w: float) -> float:

@@ -30,6 +30,7 @@ from .engine.memory import parse_budget
 from .engine.planning import plan_from, profile_for
 from .engine.pruning import prune_sources
 from .engine.run import RunResult, run
+from .matchers.assignment import check_cardinality
 from .matchers.comparisons import Comparison, as_comparisons
 from .matchers.scoring import as_scoring
 from .report import RunReport
@@ -42,6 +43,8 @@ from .validate import (
 
 #: what ``strategy=`` accepts: ``auto`` and every registered strategy
 STRATEGY_NAMES = strategy_names()
+#: a model's default decision: ``match_probability >= DECISION``
+DECISION = 0.5
 #: keyword options of ``link``/``dedupe`` (the fields of :class:`RunOptions` a user sets)
 OPTION_NAMES = ("npartitions", "persist", "progress", "sort", "overwrite", "memory_budget",
                 "cost_model", "sample", "sketch", "cell_budget", "shuffle_method", "encode")
@@ -133,12 +136,13 @@ def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any,
 @overload
 def link(df_r: Any, df_s: Any, key: Any = ..., compare: Any = ..., scoring: Any = ...,
          strategy: str = ..., n_tasks: int | None = ..., threshold: float | None = ...,
-         client: Any = ..., output: None = ..., id: Any = ..., **options: Any
-         ) -> pd.DataFrame: ...
+         client: Any = ..., output: None = ..., id: Any = ...,
+         cardinality: str | None = ..., **options: Any) -> pd.DataFrame: ...
 @overload
 def link(df_r: Any, df_s: Any, key: Any = ..., compare: Any = ..., scoring: Any = ...,
          strategy: str = ..., n_tasks: int | None = ..., threshold: float | None = ...,
-         client: Any = ..., *, output: str, id: Any = ..., **options: Any) -> Any: ...
+         client: Any = ..., *, output: str, id: Any = ..., cardinality: str | None = ...,
+         **options: Any) -> Any: ...
 
 
 def link(
@@ -153,6 +157,7 @@ def link(
     client: Any = None,
     output: str | None = None,
     id: str | tuple[str | None, str | None] | None = None,
+    cardinality: str | None = None,
     **options: Any,
 ) -> Any:
     """Link two sources: every pair (r, s) of records that share a block, compared.
@@ -171,6 +176,16 @@ def link(
     ``pairs.attrs["erblock_model"]`` as a dict for ``erblock.load_model`` (or
     ``_erblock_model.json`` in the output directory); pass it, or any model from
     :func:`erblock.load_model`, as ``scoring=`` to score without refitting.
+
+    ``cardinality`` says which sources hold each entity at most once, and the result is
+    then the *links*: the pairs at or above the decision (``threshold``, or
+    ``match_probability >= 0.5`` for a model) that the constraint keeps, best first.
+    ``"1:1"``: neither source has duplicates, each record is in at most one link (greedy
+    best-first); ``"1:n"``: ``df_r`` has none, each record of ``df_s`` keeps its best pair;
+    ``"n:1"``: the mirror; None or ``"n:m"`` (default): no constraint. Declaring what you
+    know of your sources is what rescues a link of two registers whose people share
+    households (see :mod:`erblock.matchers.assignment`); the report's
+    ``settings["assignment"]`` counts the decided pairs and the links.
 
     Options: ``npartitions`` (input partitions for pandas input), ``persist`` (keep the
     prepared records in cluster memory between profile and route; default True),
@@ -195,7 +210,8 @@ def link(
     ``"never"``: pair by pair; the similarities are bit-identical either way).
     """
     return _result(run_frames([df_r, df_s], key, compare, scoring, strategy, n_tasks,
-                              threshold, client, output, id, **options))
+                              threshold, client, output, id, cardinality=cardinality,
+                              **options))
 
 
 @overload
@@ -234,15 +250,17 @@ def dedupe(
 def run_frames(frames: Sequence[Any], key: Any = None, compare: Any = None,
                scoring: Any = "mean", strategy: str = AUTO, n_tasks: int | None = None,
                threshold: float | None = None, client: Any = None, output: str | None = None,
-               id: Any = None, **options: Any) -> RunResult:
+               id: Any = None, cardinality: str | None = None, **options: Any) -> RunResult:
     """Link ``[df_r, df_s]`` or deduplicate ``[df]`` and return the full result: pairs
     (None with ``output=``), report and fitted model (what the command line uses)."""
     if compare is None:
         example = "{'title': 'jaro_winkler'}" if len(frames) == 2 else "{'name': 'jaro_winkler'}"
         raise ValueError(f"compare is required, e.g. compare={example}")
     named = list(zip(("df_r", "df_s") if len(frames) == 2 else ("df",), frames))
-    job, check = _build_job("link" if len(frames) == 2 else "dedupe", named, key, compare,
-                            strategy, n_tasks, threshold, output, id, options)
+    mode = "link" if len(frames) == 2 else "dedupe"
+    job, check = _build_job(mode, named, key, compare, strategy, n_tasks, threshold, output,
+                            id, options)
+    job = dataclasses.replace(job, cardinality=check_cardinality(cardinality, mode))
     return execute(job, list(frames), client, check, scoring)
 
 
@@ -256,6 +274,8 @@ def execute(job: Job, frames: list[Any], client: Any, check: list[bool], scoring
         if job.threshold is None:
             job = dataclasses.replace(job, threshold=model.default_threshold)
         model = None
+    elif model is not None and job.cardinality is not None and job.threshold is None:
+        job = dataclasses.replace(job, threshold=DECISION)  # links are decided pairs
     c = get_client(client, check=False)
     with scheduler_guard(c, job.output):  # a lost scheduler: one clear error, no output
         check_workers(c)

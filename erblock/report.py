@@ -195,10 +195,19 @@ class RunReport:
             + "".join(f"; {n:,} {k[len('invalid_'):]} values could not be compared "
                       "(treated as missing)"
                       for k, n in self.records.items() if k.startswith("invalid_") and n)
+            + _assignment_text(self.settings.get("assignment"))
         )
 
     def __repr__(self) -> str:
         return f"RunReport({self.summary()})"
+
+
+def _assignment_text(a: Any) -> str:
+    """The summary's account of a link's cardinality (empty without one)."""
+    if not a:
+        return ""
+    return (f"; cardinality {a['cardinality']}: {a['links']:,} links kept of "
+            f"{a['decided_pairs']:,} pairs with {a['decision']} >= {a['threshold']:g}")
 
 
 def jsonable(obj: Any) -> Any:

@@ -57,7 +57,7 @@ def test_job_round_trips():
               comparisons=as_comparisons({"surname": "name", "dob": "date",
                                           "title": "text"}),
               strategy="pairrange", n_tasks=7, threshold=0.8, id_columns=("rid", None),
-              output=None, options=RunOptions(npartitions=3, sort=True))
+              output=None, options=RunOptions(npartitions=3, sort=True), cardinality="1:n")
     d = json.loads(json.dumps(job.to_dict()))
     assert Job.from_dict(d) == job
 

@@ -65,6 +65,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     )
     if args.memory_budget is not None:
         kwargs["memory_budget"] = args.memory_budget
+    if getattr(args, "cardinality", None) is not None:
+        kwargs["cardinality"] = args.cardinality
     start = time.perf_counter()
     with staged_output(staged, args.overwrite) as work:
         if work is not None:

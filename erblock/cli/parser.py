@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from .._version import __version__
 from ..balancing.strategies import STRATEGIES
 from ..blocking.registry import cli_key_forms
+from ..matchers.assignment import CARDINALITIES
 from ..matchers.comparisons import cli_methods_help
 from ..matchers.scoring import NAMED as SCORING_NAMES
 
@@ -35,7 +36,10 @@ EXAMPLES = {
   erblock link r.parquet s.parquet --key soundex:surname --compare surname:jaro_winkler \\
       --scheduler tcp://scheduler:8786 -o /shared/pairs
   erblock link 'r/part-*.csv' s.csv --map surname=family_name --id rid=sid \\
-      --key prefix:surname:4 --compare surname:jaro_winkler --compare given=first:jaro""",
+      --key prefix:surname:4 --compare surname:jaro_winkler --compare given=first:jaro
+  erblock link register.csv census.csv --key soundex:surname --key dob \
+      --compare given:name --compare surname:name --compare dob:date --scoring em \
+      --cardinality 1:1 -o links/""",
     "dedupe": """examples:
   erblock dedupe people.csv --key soundex:surname --key dob \\
       --compare first_name:jaro_winkler --compare surname:jaro_winkler --compare dob:exact \\
@@ -212,6 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("left", help="CSV/parquet file, directory, glob or fsspec URL of R")
     p.add_argument("right", help="CSV/parquet file, directory, glob or fsspec URL of S")
     _add_common(p)
+    p.add_argument("--cardinality", default=None, choices=CARDINALITIES,
+                   help="which sources hold each entity at most once; the output is then "
+                        "the links among the decided pairs: 1:1 neither source has "
+                        "duplicates (each record in at most one link), 1:n only LEFT is "
+                        "free of them (each record of RIGHT keeps its best pair), n:1 the "
+                        "mirror, n:m no constraint (default)")
     p.set_defaults(command_name="link")
     p = sub.add_parser("dedupe", help="find duplicates in one source", epilog=EXAMPLES["dedupe"],
                        description="Deduplicate one source: compare each unordered pair of "

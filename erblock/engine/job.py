@@ -17,6 +17,7 @@ from ..balancing.progressive import SampleGoal
 from ..balancing.strategies import AUTO, STRATEGIES, get_strategy
 from ..blocking.keys import KeySpec
 from ..blocking.registry import key_from_dict
+from ..matchers.assignment import check_cardinality
 from ..matchers.comparisons import Comparison
 from .schema import value_column
 
@@ -112,12 +113,16 @@ class Job:
     output: str | None = None
     id_columns: tuple[str | None, str | None] = (None, None)
     options: RunOptions = field(default_factory=RunOptions)
+    cardinality: str | None = None  #: "1:1", "1:n", "n:1" or None (see matchers.assignment)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.strategy != AUTO and self.strategy not in STRATEGIES:
             get_strategy(self.strategy)  # raises, naming the choices
+        if check_cardinality(self.cardinality, self.mode) != self.cardinality:
+            raise ValueError(f"cardinality must be normalised ('1:1', '1:n', 'n:1' or None), "
+                             f"got {self.cardinality!r}")
 
     @property
     def link(self) -> bool:
@@ -162,6 +167,7 @@ class Job:
             "output": self.output,
             "id_columns": list(self.id_columns),
             "options": self.options.to_dict(),
+            "cardinality": self.cardinality,
         }
 
     @classmethod
@@ -177,6 +183,7 @@ class Job:
             output=d.get("output"),
             id_columns=tuple(d.get("id_columns", (None, None))),  # type: ignore[arg-type]
             options=RunOptions.from_dict(d.get("options", {}), strategy),
+            cardinality=d.get("cardinality"),
         )
 
 

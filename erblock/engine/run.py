@@ -27,8 +27,10 @@ import pandas as pd
 from distributed import Client
 
 from ..balancing.strategies import AUTO
+from ..matchers.assignment import assign
 from ..matchers.scoring.base import PASS_COLUMN, ScoringModel
 from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
+from .assignment import assign_output
 from .calibrate import resolve_cost_model, worth_calibrating
 from .cluster import total_threads
 from .corpus import with_corpus
@@ -94,6 +96,12 @@ def _settings(job: Job, r: int, m: int) -> dict[str, Any]:
     }
 
 
+def _assignment(job: Job, decision: str, decided: int, links: int) -> dict[str, Any]:
+    """The report's account of a cardinality: what it kept of the decided pairs."""
+    return {"cardinality": job.cardinality, "decision": decision,
+            "threshold": job.threshold, "decided_pairs": int(decided), "links": int(links)}
+
+
 def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[bool],
         scoring: ScoringModel | None = None) -> RunResult:
     """Run ``job`` on ``frames`` ([df] or [df_r, df_s]) with ``scoring`` (None: the mean
@@ -148,16 +156,29 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     examples = sorted((e for _, stats in results for e in stats.examples),
                       key=lambda e: abs(e.get("match_weight", 0.0)))[:EXAMPLES]
     pairs: pd.DataFrame | None = None
+    decision = "score" if scoring is None else scoring.decision
     if out_dir is None:
         frames_out = [p for p, _ in results if p is not None and len(p)]
         pairs = (pd.concat(frames_out, ignore_index=True) if frames_out
                  else empty_pairs(job, id_dtypes, scoring))
+        if job.cardinality is not None:
+            n_decided = len(pairs)
+            pairs = assign(pairs, job.cardinality, decision,
+                           threshold=job.threshold).reset_index(drop=True)
+            settings["assignment"] = _assignment(job, decision, n_decided, len(pairs))
         if job.options.sort:
             pairs = sort_pairs(pairs)
-    elif not any(n.startswith("part-") for n in os.listdir(out_dir)):
-        # no pairs (or no tasks): still leave a readable, empty dataset of the right types
-        empty_pairs(job, id_dtypes, scoring).to_parquet(
-            os.path.join(out_dir, PART_NAME.format(task=0)), index=False)
+    else:
+        if not any(n.startswith("part-") for n in os.listdir(out_dir)):
+            # no pairs (or no tasks): still leave a readable, empty dataset of the right types
+            empty_pairs(job, id_dtypes, scoring).to_parquet(
+                os.path.join(out_dir, PART_NAME.format(task=0)), index=False)
+        if job.cardinality is not None:
+            sm = job.options.shuffle_method  # erblock's own routes are not Dask's shuffles
+            counts = assign_output(out_dir, job.cardinality, decision, job.threshold, client,
+                                   sm if sm in ("tasks", "p2p", "disk") else "tasks")
+            settings["assignment"] = _assignment(job, decision, counts["decided_pairs"],
+                                                 counts["links"])
     phases["write"] = time.perf_counter() - t3
     settings["threads"] = threads
     if pruning:

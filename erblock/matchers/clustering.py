@@ -6,7 +6,8 @@
 - :func:`erblock.engine.clustering.cluster_dask`: the same components for pair sets that do not fit in memory,
   by min-label propagation with pointer jumping over dask DataFrames.
 - :func:`one_to_one` (link): greedy best-first matching in which each left and each right
-  record is used at most once.
+  record is used at most once (:mod:`erblock.matchers.assignment` has the other
+  cardinalities).
 
 Entity ids are **the smallest record id of the component**, so they do not depend on the
 order of the pairs, and a record in no pair is its own entity. Record ids must be mutually
@@ -22,6 +23,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
+
+from .assignment import assign
 
 __all__ = ["check_pairs", "cluster", "labels_to_series", "one_to_one"]
 
@@ -105,53 +108,12 @@ def one_to_one(
 ) -> pd.DataFrame:
     """Greedy best-first 1:1 matching for link: each left and right id is used at most once.
 
-    Pairs are ranked by ``score`` descending, ties by ``left_id`` then ``right_id``
-    ascending (deterministic). The result equals the sequential greedy "take the best
-    remaining pair whose ends are both free", computed in rounds: every pair that is the
-    best remaining one for both its left and its right id is accepted (all such pairs are
-    accepted by the sequential greedy too, and the globally best pair always is one), then
-    pairs touching an accepted id are dropped. Rounds are few in practice; each is vectorised.
-
-    Returns the accepted rows of ``pairs`` (original index kept) in rank order. Pairs with
-    a NaN score, or below ``threshold`` when given, are never accepted.
+    The same as :func:`erblock.matchers.assignment.assign` with ``cardinality="1:1"``:
+    pairs ranked by ``score`` descending, ties by ``left_id`` then ``right_id``; the
+    accepted rows of ``pairs`` (original index kept) in rank order. Pairs with a NaN score,
+    or below ``threshold`` when given, are never accepted.
     """
-    check_pairs(pairs, score_column, 0.0)
-    score = pairs[score_column].to_numpy(dtype=np.float64, na_value=np.nan)
-    ok = ~np.isnan(score)
-    if threshold is not None:
-        ok &= score >= threshold
-    rows = np.flatnonzero(ok)
-    lcode = pd.factorize(_rankable(pairs["left_id"].iloc[rows]), sort=True)[0]
-    rcode = pd.factorize(_rankable(pairs["right_id"].iloc[rows]), sort=True)[0]
-    order = np.lexsort((rcode, lcode, -score[rows]))
-    rows, lcode, rcode = rows[order], lcode[order], rcode[order]
-    rank = np.arange(rows.size)
-    accepted = []
-    alive = np.arange(rows.size)
-    nl, nr = lcode.max(initial=-1) + 1, rcode.max(initial=-1) + 1
-    while alive.size:
-        best_l = np.full(nl, rows.size)
-        best_r = np.full(nr, rows.size)
-        np.minimum.at(best_l, lcode[alive], rank[alive])
-        np.minimum.at(best_r, rcode[alive], rank[alive])
-        a = alive[(best_l[lcode[alive]] == rank[alive]) & (best_r[rcode[alive]] == rank[alive])]
-        accepted.append(a)
-        used_l = np.zeros(nl, bool)
-        used_r = np.zeros(nr, bool)
-        used_l[lcode[a]] = True
-        used_r[rcode[a]] = True
-        alive = alive[~used_l[lcode[alive]] & ~used_r[rcode[alive]]]
-    take = np.sort(np.concatenate(accepted)) if accepted else np.empty(0, np.int64)
-    return pairs.iloc[rows[take]]
-
-
-def _rankable(s: pd.Series) -> pd.Series:
-    """Ids as they sort: themselves, or their ``str`` when their types do not compare."""
-    try:
-        s.sort_values()
-        return s
-    except TypeError:
-        return s.astype(str)
+    return assign(pairs, "1:1", score_column, threshold=threshold)
 
 
 def labels_to_series(df: pd.DataFrame) -> pd.Series:

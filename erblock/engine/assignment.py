@@ -1,0 +1,131 @@
+"""A link's cardinality applied to pairs that stay on the cluster (driver side).
+
+:func:`assign_dask` keeps the same links as :func:`erblock.matchers.assignment.assign`
+(see there for the order and the cardinalities) for a Dask DataFrame of pairs: the best
+pair of a record is found by shuffling the pairs on its id, the two-sided greedy runs in
+rounds of those shuffles until what is left fits on the client, where the in-memory
+greedy finishes it. :func:`assign_output` applies it to the parts a run wrote.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from ..matchers.assignment import assign, unique_sides
+from .tasks.write import PART_NAME
+
+__all__ = ["LOCAL_ROWS", "assign_dask", "assign_output"]
+
+#: the two-sided greedy finishes on the client once this few pairs are left
+LOCAL_ROWS = 1_000_000
+IDS = ["left_id", "right_id"]
+
+
+def _best(frame: Any, by: str, other: str, score: str, shuffle_method: str) -> Any:
+    """Per ``by`` id, its best pair (highest score, then smallest ``other`` id)."""
+    def first(part: pd.DataFrame) -> pd.DataFrame:
+        ranked = part.sort_values([score, other], ascending=[False, True], kind="stable")
+        return ranked.drop_duplicates(by)
+
+    moved = frame.shuffle(on=by, shuffle_method=shuffle_method)
+    return moved.map_partitions(first, meta=frame._meta)
+
+
+def _drop_ids(frame: Any, taken: Any, col: str, shuffle_method: str) -> Any:
+    """Rows of ``frame`` whose ``col`` is not among ``taken[col]``."""
+    marks = taken[[col]].assign(_taken=True)
+    merged = frame.merge(marks, on=col, how="left", shuffle_method=shuffle_method)
+    return merged[merged["_taken"].isna()].drop(columns="_taken")
+
+
+def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score", *,
+                threshold: float | None = None, client: Any = None,
+                shuffle_method: str = "tasks", local_rows: int = LOCAL_ROWS) -> Any:
+    """The rows of the Dask DataFrame ``pairs`` that are links under ``cardinality``.
+
+    The same links as the in-memory :func:`~erblock.matchers.assignment.assign`, unordered.
+    Each round of the two-sided greedy takes the pairs that are the best of both their
+    records and drops the pairs touching a taken record; once at most ``local_rows``
+    pairs are left they are gathered and finished by the in-memory greedy, so the number
+    of rounds stays small whatever chains of near-equal scores the data holds.
+    """
+    import dask.dataframe as dd
+
+    keep = pairs[~pairs[score_column].isna()]
+    if threshold is not None:
+        keep = keep[keep[score_column] >= threshold]
+    one_right, one_left = unique_sides(cardinality)
+    if not (one_left or one_right):
+        return keep
+    sm = shuffle_method
+    if not (one_left and one_right):
+        by, other = ("right_id", "left_id") if one_right else ("left_id", "right_id")
+        return _best(keep, by, other, score_column, sm)
+
+    def persist(x: Any) -> Any:
+        if client is None:
+            return x.persist()
+        with client.as_current():
+            return x.persist()
+
+    def compute(x: Any) -> Any:
+        return x.compute() if client is None else client.compute(x, sync=True)
+
+    alive = persist(keep[[*IDS, score_column]])
+    taken: list[Any] = []
+    while True:
+        n = int(compute(alive.shape[0]))
+        if n <= local_rows:
+            rest = compute(alive)
+            last = assign(rest, "1:1", score_column)[IDS]
+            taken.append(dd.from_pandas(last, npartitions=1))
+            break
+        best_l = _best(alive, "left_id", "right_id", score_column, sm)[IDS]
+        best_r = _best(alive, "right_id", "left_id", score_column, sm)[IDS]
+        both = persist(best_l.merge(best_r, on=IDS, shuffle_method=sm))
+        taken.append(both)
+        alive = _drop_ids(_drop_ids(alive, both, "left_id", sm), both, "right_id", sm)
+        alive = persist(alive)
+    links = dd.concat(taken) if len(taken) > 1 else taken[0]
+    return keep.merge(links, on=IDS, how="inner", shuffle_method=sm)
+
+
+def assign_output(out_dir: str, cardinality: str, score_column: str,
+                  threshold: float | None, client: Any, shuffle_method: str
+                  ) -> dict[str, int]:
+    """Keep only the links among the parts the workers wrote into ``out_dir``.
+
+    The written (decided) pairs move to a hidden subdirectory, the links are written by
+    the workers as the run's parts, the subdirectory is removed. Returns the number of
+    decided pairs and of links.
+    """
+    import dask.dataframe as dd
+
+    decided_dir = os.path.join(out_dir, "_decided")
+    os.makedirs(decided_dir)
+    for name in os.listdir(out_dir):
+        if name.startswith("part-"):
+            os.replace(os.path.join(out_dir, name), os.path.join(decided_dir, name))
+    decided = dd.read_parquet(decided_dir)
+    links = assign_dask(decided, cardinality, score_column, threshold=threshold,
+                        client=client, shuffle_method=shuffle_method)
+    links_dir = os.path.join(out_dir, "_links")
+    write = links.to_parquet(links_dir, write_index=False, compute=False,
+                             write_metadata_file=False,
+                             name_function=lambda i: PART_NAME.format(task=i))
+    n_decided = client.compute(decided.shape[0], sync=True)
+    client.compute(write, sync=True)
+    n_links = 0
+    for name in sorted(os.listdir(links_dir)):
+        if name.startswith("part-"):
+            path = os.path.join(links_dir, name)
+            n_links += pq.ParquetFile(path).metadata.num_rows
+            os.replace(path, os.path.join(out_dir, name))
+    shutil.rmtree(decided_dir)
+    shutil.rmtree(links_dir)
+    return {"decided_pairs": int(n_decided), "links": int(n_links)}

@@ -1,0 +1,214 @@
+"""A link's cardinality: the in-memory assignment against sequential references, the
+cluster version against the in-memory one, and ``link(cardinality=...)`` / ``erblock link
+--cardinality`` end to end, in memory and written."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import erblock
+from erblock.cli import main
+from erblock.engine.assignment import assign_dask
+from erblock.matchers.assignment import CARDINALITIES, assign, check_cardinality
+
+# ------------------------------------------------------------------------- references
+
+
+def greedy(rows: list[tuple[float, int, int]]) -> list[tuple[int, int]]:
+    """Sequential greedy: best score first, ties by (left, right); both ends free."""
+    used_l, used_r, out = set(), set(), []
+    for _, lft, rgt in sorted(rows, key=lambda t: (-t[0], t[1], t[2])):
+        if lft not in used_l and rgt not in used_r:
+            used_l.add(lft)
+            used_r.add(rgt)
+            out.append((lft, rgt))
+    return out
+
+
+def best_of_each(rows: list[tuple[float, int, int]], side: int) -> set[tuple[int, int]]:
+    """For each id of ``side`` (1 left, 2 right), its best pair: top score, then the
+    smallest id of the other side."""
+    best: dict[int, tuple[float, int, int]] = {}
+    other = 3 - side
+    for r in rows:
+        b = best.get(r[side])
+        if b is None or (-r[0], r[other]) < (-b[0], b[other]):
+            best[r[side]] = r
+    return {(r[1], r[2]) for r in best.values()}
+
+
+def frame(rows: list[tuple[float, int, int]]) -> pd.DataFrame:
+    return pd.DataFrame({"left_id": [r[1] for r in rows], "right_id": [r[2] for r in rows],
+                         "score": [r[0] for r in rows]})
+
+
+def links(pairs: pd.DataFrame) -> set[tuple[object, object]]:
+    return set(zip(pairs["left_id"], pairs["right_id"]))
+
+
+pair_rows = st.lists(
+    st.tuples(st.sampled_from([0.2, 0.5, 0.7, 0.9]), st.integers(0, 8), st.integers(0, 8)),
+    max_size=40, unique_by=lambda t: (t[1], t[2]))
+
+# ------------------------------------------------------------------------- in memory
+
+
+def test_literal_example_for_every_cardinality():
+    # r1 is someone's record in S; h1/h2 are housemates who share the address
+    pairs = pd.DataFrame({
+        "left_id": ["ann", "ann", "bob", "bob", "cat", "dan"],
+        "right_id": ["a2", "b2", "a2", "b2", "b2", "d2"],
+        "p": [0.99, 0.80, 0.85, 0.97, 0.60, np.nan],
+    }, index=[10, 11, 12, 13, 14, 15])
+    one = assign(pairs, "1:1", "p")
+    assert list(zip(one["left_id"], one["right_id"])) == [("ann", "a2"), ("bob", "b2")]
+    assert one.index.tolist() == [10, 13]  # rows as given, best first
+    # 1:n: S's records keep their best pair (a2 -> ann, b2 -> bob); NaN never links
+    assert links(assign(pairs, "1:n", "p")) == {("ann", "a2"), ("bob", "b2")}
+    # n:1: R's records keep theirs; cat keeps b2 although bob has it too
+    assert links(assign(pairs, "n:1", "p")) == {("ann", "a2"), ("bob", "b2"), ("cat", "b2")}
+    assert len(assign(pairs, "n:m", "p")) == 5 and len(assign(pairs, None, "p")) == 5
+    assert links(assign(pairs, "1:1", "p", threshold=0.98)) == {("ann", "a2")}
+
+
+def test_ties_break_by_ids_whatever_the_row_order():
+    pairs = pd.DataFrame({"left_id": [2, 1, 1], "right_id": [5, 6, 5], "score": [0.7] * 3})
+    for order in ([0, 1, 2], [2, 1, 0], [1, 0, 2]):
+        p = pairs.iloc[order]
+        assert links(assign(p, "1:1")) == {(1, 5)}
+        assert links(assign(p, "1:n")) == {(1, 5), (1, 6)}  # right 5: left 1 < 2
+        assert links(assign(p, "n:1")) == {(1, 5), (2, 5)}  # left 1: right 5 < 6
+
+
+@settings(max_examples=80, deadline=None)
+@given(pair_rows)
+def test_in_memory_equals_the_sequential_references(rows):
+    pairs = frame(rows)
+    one = assign(pairs, "1:1")
+    assert list(zip(one["left_id"], one["right_id"])) == greedy(rows)
+    assert links(assign(pairs, "1:n")) == best_of_each(rows, 2)
+    assert links(assign(pairs, "n:1")) == best_of_each(rows, 1)
+    assert links(assign(pairs, None)) == {(r[1], r[2]) for r in rows}
+
+
+@pytest.mark.parametrize("bad", ["1-1", "one_to_one", 1, True])
+def test_bad_cardinality_is_named(bad):
+    with pytest.raises(ValueError, match="cardinality must be one of '1:1', '1:n'"):
+        check_cardinality(bad)
+
+
+def test_cardinality_is_for_link_only_and_case_insensitive():
+    assert check_cardinality("1:N") == "1:n" and check_cardinality("N:M") is None
+    with pytest.raises(ValueError, match="dedupe has one source.*erblock.cluster"):
+        check_cardinality("1:1", mode="dedupe")
+    assert CARDINALITIES == ("1:1", "1:n", "n:1", "n:m")
+
+
+# ------------------------------------------------------------------------- on the cluster
+
+
+@pytest.mark.parametrize(("seed", "local_rows"), [(0, 0), (1, 0), (2, 40)])
+def test_cluster_version_equals_in_memory(client, seed, local_rows):
+    import dask.dataframe as dd
+
+    g = np.random.default_rng(seed)
+    n = 300
+    pairs = pd.DataFrame({"left_id": g.integers(0, 60, n), "right_id": g.integers(0, 50, n),
+                          "score": g.choice([0.3, 0.6, 0.6, 0.8, 0.95, np.nan], n)})
+    pairs = pairs.drop_duplicates(["left_id", "right_id"])
+    parts = dd.from_pandas(pairs, npartitions=4)
+    for card in ("1:1", "1:n", "n:1", None):
+        got = client.compute(assign_dask(parts, card, threshold=0.5, client=client,
+                                         local_rows=local_rows), sync=True)
+        want = assign(pairs, card, threshold=0.5)
+        assert links(got) == links(want), card
+        assert sorted(got.columns) == sorted(pairs.columns)
+
+
+# ------------------------------------------------------------------------- end to end
+
+
+@pytest.fixture(scope="module")
+def households():
+    """Two registers without duplicates; each person's housemates share the address."""
+    g = np.random.default_rng(5)
+    rows = []
+    for h in range(60):
+        street = f"{g.integers(1, 99)} {g.choice(['oak', 'elm', 'high', 'mill'])} st {h}"
+        for k in range(int(g.integers(2, 5))):
+            rows.append({"given": g.choice(["ann", "bob", "cat", "dan", "eve", "fay", "gus"])
+                         + str(k), "surname": f"fam{h}", "street": street,
+                         "dob": f"19{g.integers(40, 99)}-0{g.integers(1, 9)}-1{k}"})
+    people = pd.DataFrame(rows)
+    r = people.set_axis([f"r{i}" for i in range(len(people))])
+    s = people.sample(frac=0.8, random_state=1).set_axis(
+        [f"s{i}" for i in range(int(round(0.8 * len(people))))])
+    truth = {(f"r{i}", sid) for sid, i in zip(s.index, people.sample(
+        frac=0.8, random_state=1).index)}
+    return r, s, truth
+
+
+COMPARE = {"given": "name", "surname": "name", "street": "text", "dob": "date"}
+
+
+@pytest.mark.parametrize("output", [False, True])
+def test_link_keeps_the_links_in_memory_and_written(client, households, tmp_path, output):
+    r, s, truth = households
+    kw = dict(key="surname", compare=COMPARE, client=client, threshold=0.5)
+    out = str(tmp_path / "links") if output else None
+    got = erblock.link(r, s, scoring="mean", cardinality="1:1", output=out, **kw)
+    report = erblock.read_report(out if output else got)
+    if output:
+        got = got.compute()
+    every = erblock.link(r, s, scoring="mean", **kw)
+    assert links(got) == links(assign(every, "1:1", threshold=0.5))
+    assert got["left_id"].is_unique and got["right_id"].is_unique
+    a = report.settings["assignment"]
+    assert a == {"cardinality": "1:1", "decision": "score", "threshold": 0.5,
+                 "decided_pairs": len(every), "links": len(got)}
+    assert "cardinality 1:1" in report.summary()
+    assert len(links(got) & truth) / len(got) > len(links(every) & truth) / len(every)
+
+
+def test_a_model_links_at_its_default_decision(client, households):
+    r, s, _ = households
+    model = erblock.FellegiSunter()
+    every = erblock.link(r, s, key="surname", compare=COMPARE, scoring=model, client=client)
+    got = erblock.link(r, s, key="surname", compare=COMPARE, scoring=model, client=client,
+                       cardinality="1:n")
+    assert (got["match_probability"] >= 0.5).all() and got["right_id"].is_unique
+    assert links(got) == links(assign(every, "1:n", "match_probability", threshold=0.5))
+    assert got.attrs["erblock_report"]["settings"]["assignment"]["threshold"] == 0.5
+
+
+def test_bad_cardinality_in_link_and_dedupe(households):
+    r, s, _ = households
+    with pytest.raises(ValueError, match="cardinality must be one of"):
+        erblock.link(r, s, key="surname", compare=COMPARE, cardinality="1to1")
+    with pytest.raises(ValueError, match="dedupe has one source"):
+        erblock.api.run_frames([r], key="surname", compare=COMPARE, cardinality="1:1")
+
+
+def test_cli_writes_the_links(households, tmp_path, capsys):
+    r, s, _ = households
+    a, b = tmp_path / "r.csv", tmp_path / "s.csv"
+    r.rename_axis("id").to_csv(a)
+    s.rename_axis("id").to_csv(b)
+    out = tmp_path / "out"
+    args = ["link", str(a), str(b), "--id", "id", "--key", "surname", "--compare",
+            "given:name", "--compare", "dob:date", "--threshold", "0.6", "-o", str(out)]
+    assert main([*args, "--cardinality", "1:1", "--json", "--quiet"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    got = pd.read_parquet(out)
+    assert rep["settings"]["assignment"]["links"] == len(got) > 0
+    assert got["left_id"].is_unique and got["right_id"].is_unique
+    with pytest.raises(SystemExit) as bad:
+        main([*args[:-2], "--cardinality", "2:2"])
+    assert bad.value.code == 2
+    assert "--cardinality: invalid choice" in capsys.readouterr().err
