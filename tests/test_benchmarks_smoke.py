@@ -290,6 +290,25 @@ def test_bench_sweep_quick(tmp_path: Path, client) -> None:
         assert row["f1"]["erblock"] is not None and 0 < row["f1"]["erblock"] <= 1
         assert not row["errors"]
     assert "| dedupe_tiny | dedupe |" in (tmp_path / "sweep.md").read_text()
+    rare = res["rows"]["restaurants_rare"]  # a link of two sources without duplicates
+    assert rare["cardinality"] == "1:1" and 0 < rare["links_f1"]["erblock"] <= 1
+    assert "| restaurants_rare | 1:1 |" in (tmp_path / "sweep.md").read_text()
+
+
+def test_declared_cardinality_reads_which_side_repeats() -> None:
+    """A source free of duplicates lets each record of the *other* source link once."""
+    sys.path.insert(0, str(BENCH))
+    qc = _load("quality_cases")
+
+    def case(left: list[int], right: list[int], mode: str = "link") -> object:
+        truth = pd.DataFrame({"left_id": left, "right_id": right})
+        return qc.Case("c", mode, [pd.DataFrame()] * 2, truth, {}, [], "", "")
+
+    assert qc.declared_cardinality(case([1, 2], [5, 6])) == "1:1"
+    assert qc.declared_cardinality(case([1, 1], [5, 6])) == "1:n"  # right repeats left 1
+    assert qc.declared_cardinality(case([1, 2], [5, 5])) == "n:1"
+    assert qc.declared_cardinality(case([1, 1, 2], [5, 6, 6])) is None
+    assert qc.declared_cardinality(case([1, 2], [5, 6], "dedupe")) is None
 
 
 def test_gen_biblio_is_reproducible_and_its_truth_consistent() -> None:
