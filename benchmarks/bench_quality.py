@@ -298,8 +298,8 @@ def cardinality_section(datasets: dict[str, Any]) -> list[str]:
              "`\"1:n\"` (only the left one), and gets the links: the decided pairs the "
              "constraint keeps, best first (`erblock/matchers/assignment.py`). Our data sets "
              "have no documentation of their own, so the truth's structure stands in for "
-             "that knowledge (a source is free of duplicates when none of its records is in "
-             "two true pairs; `quality_cases.declared_cardinality`). The same assignment is "
+             "that knowledge (a source is free of duplicates when no record of the other "
+             "source is in two true pairs; `quality_cases.declared_cardinality`). The same assignment is "
              "applied to every system's decided pairs (p ≥ 0.5), so the peers gain from it "
              "too. F1 of the decided pairs → F1 of the links:", "",
              "| data set | cardinality | " + " | ".join(names) + " |",

@@ -213,8 +213,9 @@ def declared_cardinality(case: Case) -> str | None:
     when both sources repeat entities): ``"1:1"`` when neither source holds an entity
     twice, ``"1:n"`` when only the left one is free of duplicates, ``"n:1"`` the mirror.
     Our cases have no documentation of their own, so the truth's structure stands in
-    for that knowledge: a source is free of duplicates when none of its records is in
-    two true pairs. Nothing is learnt from any system's output."""
+    for that knowledge: a source is free of duplicates when no record of the *other*
+    source is in two true pairs (two of its records would then be one entity). Nothing
+    is learnt from any system's output."""
     if case.dedupe:
         return None
     left_once = not case.truth.iloc[:, 0].duplicated().any()

@@ -179,7 +179,9 @@ def link(
 
     ``cardinality`` says which sources hold each entity at most once, and the result is
     then the *links*: the pairs at or above the decision (``threshold``, or
-    ``match_probability >= 0.5`` for a model) that the constraint keeps, best first.
+    ``match_probability >= 0.5`` for a model; the mean score needs a ``threshold``) that
+    the constraint keeps, best first in memory (by ids with ``sort=True``; written parts
+    hold them in no particular order unless ``sort=True`` sorts each part).
     ``"1:1"``: neither source has duplicates, each record is in at most one link (greedy
     best-first); ``"1:n"``: ``df_r`` has none, each record of ``df_s`` keeps its best pair;
     ``"n:1"``: the mirror; None or ``"n:m"`` (default): no constraint. Declaring what you
@@ -276,6 +278,11 @@ def execute(job: Job, frames: list[Any], client: Any, check: list[bool], scoring
         model = None
     elif model is not None and job.cardinality is not None and job.threshold is None:
         job = dataclasses.replace(job, threshold=DECISION)  # links are decided pairs
+    if job.cardinality is not None and job.threshold is None:
+        raise ValueError(
+            f"cardinality={job.cardinality!r} chooses the links among the decided pairs, but "
+            "the mean score has no decision without a threshold: pass threshold= (e.g. "
+            "0.8), a ScoreThreshold, or scoring='em'")
     c = get_client(client, check=False)
     with scheduler_guard(c, job.output):  # a lost scheduler: one clear error, no output
         check_workers(c)

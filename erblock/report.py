@@ -206,8 +206,9 @@ def _assignment_text(a: Any) -> str:
     """The summary's account of a link's cardinality (empty without one)."""
     if not a:
         return ""
+    at = "" if a.get("threshold") is None else f" >= {a['threshold']:g}"
     return (f"; cardinality {a['cardinality']}: {a['links']:,} links kept of "
-            f"{a['decided_pairs']:,} pairs with {a['decision']} >= {a['threshold']:g}")
+            f"{a['decided_pairs']:,} pairs with {a['decision']}{at}")
 
 
 def jsonable(obj: Any) -> Any:

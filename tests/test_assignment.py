@@ -60,7 +60,7 @@ pair_rows = st.lists(
 
 
 def test_literal_example_for_every_cardinality():
-    # r1 is someone's record in S; h1/h2 are housemates who share the address
+    # ann and bob both score high against a2 and b2 (two records of one household)
     pairs = pd.DataFrame({
         "left_id": ["ann", "ann", "bob", "bob", "cat", "dan"],
         "right_id": ["a2", "b2", "a2", "b2", "b2", "d2"],
@@ -113,15 +113,20 @@ def test_cardinality_is_for_link_only_and_case_insensitive():
 # ------------------------------------------------------------------------- on the cluster
 
 
-@pytest.mark.parametrize(("seed", "local_rows"), [(0, 0), (1, 0), (2, 40)])
-def test_cluster_version_equals_in_memory(client, seed, local_rows):
+@pytest.mark.parametrize(("seed", "local_rows", "ids"),
+                         [(0, 0, "int"), (1, 0, "string"), (2, 40, "object")])
+def test_cluster_version_equals_in_memory(client, seed, local_rows, ids):
     import dask.dataframe as dd
 
     g = np.random.default_rng(seed)
     n = 300
     pairs = pd.DataFrame({"left_id": g.integers(0, 60, n), "right_id": g.integers(0, 50, n),
-                          "score": g.choice([0.3, 0.6, 0.6, 0.8, 0.95, np.nan], n)})
+                          "score": g.choice([0.3, 0.6, 0.6, 0.8, 0.95, np.nan], n)
+                          .astype(np.float32)})
     pairs = pairs.drop_duplicates(["left_id", "right_id"])
+    if ids != "int":  # ids as written parquet gives them back, and mixed-width strings
+        pairs = pairs.astype({"left_id": str, "right_id": str}).astype(
+            {"left_id": ids, "right_id": ids})
     parts = dd.from_pandas(pairs, npartitions=4)
     for card in ("1:1", "1:n", "n:1", None):
         got = client.compute(assign_dask(parts, card, threshold=0.5, client=client,
@@ -176,15 +181,50 @@ def test_link_keeps_the_links_in_memory_and_written(client, households, tmp_path
     assert len(links(got) & truth) / len(got) > len(links(every) & truth) / len(every)
 
 
-def test_a_model_links_at_its_default_decision(client, households):
+@pytest.mark.parametrize("output", [False, True])
+def test_a_model_links_at_its_default_decision(client, households, tmp_path, output):
     r, s, _ = households
-    model = erblock.FellegiSunter()
-    every = erblock.link(r, s, key="surname", compare=COMPARE, scoring=model, client=client)
-    got = erblock.link(r, s, key="surname", compare=COMPARE, scoring=model, client=client,
-                       cardinality="1:n")
+    kw = dict(key="surname", compare=COMPARE, client=client, sort=True)
+    every = erblock.link(r, s, scoring=erblock.FellegiSunter(), **kw)
+    out = str(tmp_path / "links") if output else None
+    # a fresh model: it is fitted during this run too, then its pairs are assigned
+    got = erblock.link(r, s, scoring=erblock.FellegiSunter(), cardinality="1:n",
+                       output=out, **kw)
+    report = erblock.read_report(out if output else got)
+    if output:
+        parts = sorted((tmp_path / "links").glob("part-*.parquet"))
+        for part in parts:  # sort=True: every part in id order, as without a cardinality
+            ids = pd.read_parquet(part)[["left_id", "right_id"]]
+            assert ids.equals(ids.sort_values(["left_id", "right_id"]).reset_index(drop=True))
+        got = got.compute()
+    else:
+        assert got[["left_id", "right_id"]].equals(
+            got[["left_id", "right_id"]].sort_values(["left_id", "right_id"]))
     assert (got["match_probability"] >= 0.5).all() and got["right_id"].is_unique
     assert links(got) == links(assign(every, "1:n", "match_probability", threshold=0.5))
-    assert got.attrs["erblock_report"]["settings"]["assignment"]["threshold"] == 0.5
+    assert report.settings["assignment"]["threshold"] == 0.5
+
+
+def test_a_float32_score_at_the_threshold_stays_decided(client, tmp_path):
+    """Ten exact comparisons, nine agreeing: the mean is float32 0.9 (0.89999998 in
+    float64); the kernels keep it at threshold 0.9, and so must the links, in memory and
+    written."""
+    cols = [f"c{i}" for i in range(10)]
+    r = pd.DataFrame([["x"] * 10, ["y"] * 10], columns=cols).assign(k="a")
+    s = pd.DataFrame([["x"] * 9 + ["z"], ["y"] * 9 + ["z"]], columns=cols).assign(k="a")
+    kw = dict(key="k", compare={c: "exact" for c in cols}, threshold=0.9, client=client)
+    kept = erblock.link(r, s, **kw)
+    assert len(kept) == 2 and kept["score"].dtype == np.float32
+    for out in (None, str(tmp_path / "w")):
+        got = erblock.link(r, s, cardinality="1:1", output=out, **kw)
+        got = got.compute() if out else got
+        assert links(got) == links(kept)
+
+
+def test_the_mean_score_needs_a_threshold_for_links(households):
+    r, s, _ = households
+    with pytest.raises(ValueError, match="mean score has no decision without a threshold"):
+        erblock.link(r, s, key="surname", compare=COMPARE, cardinality="1:1")
 
 
 def test_bad_cardinality_in_link_and_dedupe(households):

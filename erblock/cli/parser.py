@@ -37,8 +37,8 @@ EXAMPLES = {
       --scheduler tcp://scheduler:8786 -o /shared/pairs
   erblock link 'r/part-*.csv' s.csv --map surname=family_name --id rid=sid \\
       --key prefix:surname:4 --compare surname:jaro_winkler --compare given=first:jaro
-  erblock link register.csv census.csv --key soundex:surname --key dob \
-      --compare given:name --compare surname:name --compare dob:date --scoring em \
+  erblock link register.csv census.csv --key soundex:surname --key dob \\
+      --compare given:name --compare surname:name --compare dob:date --scoring em \\
       --cardinality 1:1 -o links/""",
     "dedupe": """examples:
   erblock dedupe people.csv --key soundex:surname --key dob \\

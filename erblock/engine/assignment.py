@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from ..matchers.assignment import assign, unique_sides
-from .tasks.write import PART_NAME
+from .tasks.write import PART_NAME, sort_pairs
 
 __all__ = ["LOCAL_ROWS", "assign_dask", "assign_output"]
 
@@ -51,8 +51,10 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
     The same links as the in-memory :func:`~erblock.matchers.assignment.assign`, unordered.
     Each round of the two-sided greedy takes the pairs that are the best of both their
     records and drops the pairs touching a taken record; once at most ``local_rows``
-    pairs are left they are gathered and finished by the in-memory greedy, so the number
-    of rounds stays small whatever chains of near-equal scores the data holds.
+    pairs are left they are gathered and finished by the in-memory greedy. Rounds are
+    few on real scores (most records' best pair is taken in the first); a long chain of
+    pairs whose scores fall along it costs about a round per two pairs until what is
+    left fits on the client.
     """
     import dask.dataframe as dd
 
@@ -95,14 +97,14 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
     return keep.merge(links, on=IDS, how="inner", shuffle_method=sm)
 
 
-def assign_output(out_dir: str, cardinality: str, score_column: str,
-                  threshold: float | None, client: Any, shuffle_method: str
-                  ) -> dict[str, int]:
+def assign_output(out_dir: str, cardinality: str, score_column: str, client: Any,
+                  shuffle_method: str, *, sort: bool = False) -> dict[str, int]:
     """Keep only the links among the parts the workers wrote into ``out_dir``.
 
-    The written (decided) pairs move to a hidden subdirectory, the links are written by
-    the workers as the run's parts, the subdirectory is removed. Returns the number of
-    decided pairs and of links.
+    The written pairs (the decided ones: the kernels applied the threshold) move to a
+    hidden subdirectory, the links are written by the workers as the run's parts, with
+    the same schema (each part sorted by ids with ``sort``), and the subdirectory is
+    removed. Returns the number of decided pairs and of links.
     """
     import dask.dataframe as dd
 
@@ -112,11 +114,14 @@ def assign_output(out_dir: str, cardinality: str, score_column: str,
         if name.startswith("part-"):
             os.replace(os.path.join(out_dir, name), os.path.join(decided_dir, name))
     decided = dd.read_parquet(decided_dir)
-    links = assign_dask(decided, cardinality, score_column, threshold=threshold,
-                        client=client, shuffle_method=shuffle_method)
+    schema = pq.read_schema(os.path.join(decided_dir, sorted(os.listdir(decided_dir))[0]))
+    links = assign_dask(decided, cardinality, score_column, client=client,
+                        shuffle_method=shuffle_method)
+    if sort:
+        links = links.map_partitions(sort_pairs, meta=links._meta)
     links_dir = os.path.join(out_dir, "_links")
     write = links.to_parquet(links_dir, write_index=False, compute=False,
-                             write_metadata_file=False,
+                             write_metadata_file=False, schema=schema,
                              name_function=lambda i: PART_NAME.format(task=i))
     n_decided = client.compute(decided.shape[0], sync=True)
     client.compute(write, sync=True)

@@ -163,8 +163,9 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
                  else empty_pairs(job, id_dtypes, scoring))
         if job.cardinality is not None:
             n_decided = len(pairs)
-            pairs = assign(pairs, job.cardinality, decision,
-                           threshold=job.threshold).reset_index(drop=True)
+            # the kernels kept the decided pairs (their threshold is not applied again:
+            # a float32 score of 0.9 is 0.89999998 in float64)
+            pairs = assign(pairs, job.cardinality, decision).reset_index(drop=True)
             settings["assignment"] = _assignment(job, decision, n_decided, len(pairs))
         if job.options.sort:
             pairs = sort_pairs(pairs)
@@ -175,8 +176,9 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
                 os.path.join(out_dir, PART_NAME.format(task=0)), index=False)
         if job.cardinality is not None:
             sm = job.options.shuffle_method  # erblock's own routes are not Dask's shuffles
-            counts = assign_output(out_dir, job.cardinality, decision, job.threshold, client,
-                                   sm if sm in ("tasks", "p2p", "disk") else "tasks")
+            counts = assign_output(out_dir, job.cardinality, decision, client,
+                                   sm if sm in ("tasks", "p2p", "disk") else "tasks",
+                                   sort=job.options.sort)
             settings["assignment"] = _assignment(job, decision, counts["decided_pairs"],
                                                  counts["links"])
     phases["write"] = time.perf_counter() - t3
