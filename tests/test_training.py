@@ -425,6 +425,7 @@ def test_a_link_expecting_many_matches_per_record_is_warned_about():
     w = match_count_warning(18_493.0, 9_805, 9_389, link=True)
     assert w is not None and "18,493 matches between 9,805 and 9,389" in w
     assert "2.0 for each record of the smaller input" in w and "household" in w
+    assert "cardinality='1:1'" in w
     assert match_count_warning(MANY_MATCHES * 9_389, 9_805, 9_389, link=True) is None
     assert match_count_warning(MANY_MATCHES * 9_389 + 1, 9_805, 9_389, link=True)
     # one entity may have many records in a dedupe; no records, nothing to say

@@ -111,8 +111,10 @@ def match_count_warning(expected: float, n_r: int, n_s: int, link: bool) -> str 
             f"records, {expected / small:.1f} for each record of the smaller input: unless "
             "the inputs hold duplicates, it takes non-matches for matches, typically records "
             "that agree on several related columns (the people of one household share the "
-            "address, phone and surname); see 'Where the unsupervised model fails' in the "
-            "scoring guide")
+            "address, phone and surname). If neither input holds duplicates, say so with "
+            "cardinality='1:1' (erblock link --cardinality 1:1): the result is then one "
+            "link per record, a person's own record outranking the housemates; see 'Where "
+            "the unsupervised model fails' in the scoring guide")
 
 
 def _total_pairs(context: FitContext) -> float:
