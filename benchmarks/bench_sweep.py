@@ -309,7 +309,8 @@ def render(res: dict[str, Any]) -> str:
                     **({"links_minus_best_peer": r["links_minus_best_peer"]}
                        if "links_minus_best_peer" in r else {})}
                 for n, r in rows.items() if r.get("cardinality")}
-    lines += [""] + [x.replace("### ", "#### ", 1) for x in bq.cardinality_section(declared)]
+    section = bq.cardinality_section(declared)  # ends with a blank line, as do we
+    lines += [""] + [x.replace("### ", "#### ", 1) for x in section[:-1]] if section else []
     lines += ["", "Cases: " + "; ".join(f"`{n}` = {r['source']}" for n, r in rows.items())
               + ".", ""]
     m = res["machine"]
