@@ -22,6 +22,7 @@ _EXPORTS = {
     "plan": "erblock.api",
     "read_report": "erblock.api",
     "cluster": "erblock.matchers.clustering",
+    "assign": "erblock.matchers.assignment",
     "evaluate": "erblock.matchers.evaluate",
     "Comparison": "erblock.matchers.comparisons",
     "comparison": "erblock.matchers.comparisons",
@@ -53,6 +54,7 @@ __all__ = [
     "RunReport",
     "ScoreThreshold",
     "SupervisedModel",
+    "assign",
     "cluster",
     "comparison",
     "composite",
@@ -107,6 +109,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         token,
         tokens,
     )
+    from .matchers.assignment import assign
     from .matchers.clustering import cluster
     from .matchers.comparisons import Comparison, comparison
     from .matchers.evaluate import evaluate

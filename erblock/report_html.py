@@ -1,15 +1,14 @@
 """One self-contained HTML page for a run: plan, measured per-task times, phases, quality.
 
-``erblock report run.json --html report.html`` (and :func:`write_html` from Python) turns
-a :class:`~erblock.report.RunReport` (or the JSON written by ``--report``) into a single
-file that opens anywhere: the charts are PNGs drawn with matplotlib and embedded as
-base64 ``data:`` URIs, the styles are inline, and nothing is fetched from the network.
-Sections:
+``erblock report run.json --html report.html`` (and :func:`write_html` from Python) turns a
+:class:`~erblock.report.RunReport` (or the JSON written by ``--report``) into a single file
+that opens anywhere: the charts are PNGs drawn with matplotlib and embedded as base64
+``data:`` URIs, the styles are inline, and nothing is fetched from the network. Sections:
 
-* **run**: mode, strategy, reduce tasks, pairs, comparisons, keys and comparisons used;
-* **plan**: what the planner predicted (total comparisons, match tasks, imbalance,
-  replication) and the comparisons per reduce task, measured, next to the predicted
-  loads when the report carries them;
+* **run**: mode, strategy, reduce tasks, pairs (and the links of a declared cardinality),
+  comparisons, keys and comparisons used;
+* **plan**: what the planner predicted (total comparisons, match tasks, imbalance, replication)
+  and the comparisons per reduce task, measured, next to the predicted loads if reported;
 * **tasks**: seconds per reduce task (coloured by worker), comparisons against seconds
   (a straight line means time follows comparisons), the slowest tasks;
 * **phases**: wall-clock seconds of profile, plan, route+compare and write;
@@ -23,6 +22,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -54,8 +54,6 @@ def _as_dict(report: Any) -> dict[str, Any]:
 
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read the JSON written by ``--report`` / ``RunReport.to_json``, checking its shape."""
-    import json
-
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"report: no such file {str(p)!r}")
@@ -337,8 +335,10 @@ def render_html(report: Any, *, quality: Mapping[str, Any] | None = None,
     records = d.get("records", {})
     title = title or f"erblock {d.get('mode', '')} run: {d.get('strategy', '')}"
 
+    links = settings.get("assignment") or {}  # a link's declared cardinality
     cards = [
         ("pairs kept", d.get("pairs", 0)),
+        *([(f"links ({links['cardinality']})", links["links"])] if links else []),
         ("comparisons", int(comps.sum()) if tasks else d.get("comparisons", 0)),
         ("reduce tasks", n),
         ("imbalance (comparisons)", _imbalance(comps)),

@@ -104,6 +104,7 @@ def test_bad_cardinality_is_named(bad):
 
 
 def test_cardinality_is_for_link_only_and_case_insensitive():
+    assert erblock.assign is assign  # public as erblock.assign, for pairs a user has
     assert check_cardinality("1:N") == "1:n" and check_cardinality("N:M") is None
     with pytest.raises(ValueError, match="dedupe has one source.*erblock.cluster"):
         check_cardinality("1:1", mode="dedupe")

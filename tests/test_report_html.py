@@ -104,6 +104,10 @@ def test_page_is_self_contained_and_shows_the_numbers():
     d["prediction"] = {"predicted_makespan": 1.25, "measured_makespan": 1.5, "model": "fit"}
     page = render_html(d)
     assert "predicted makespan" in page and "1.2500" in page and "1.5000" in page
+    assert "links (" not in page  # no cardinality declared
+    d["settings"]["assignment"] = {"cardinality": "1:1", "decision": "score",
+                                   "threshold": 0.8, "decided_pairs": 9_876, "links": 4_321}
+    assert "<b>4,321</b><span>links (1:1)</span>" in render_html(d)
 
 
 def test_screenshot_in_headless_chromium(chromium, tmp_path):
