@@ -158,6 +158,30 @@ def test_exact_and_numeric():
     assert level("numeric", 100, 95, mode="rel") == ">= 0.9"  # 1 - 5/100
 
 
+def test_numbers_written_as_text_are_parsed_as_shops_write_them():
+    """Currency and units around a number go, commas between groups of three digits are
+    thousands separators; nothing else is guessed."""
+    from erblock.matchers.methods.numeric import NumericMethod, parse_numbers
+
+    got = parse_numbers(pd.Series(["$1,299.99", "USD 20", "20.00 EUR", "12 kg", "-5", "1e3",
+                                   "$ 1,234,567.5", "1.299,99", "2x4", "12,34", "  ", None],
+                                  dtype=object))
+    want = [1299.99, 20.0, 20.0, 12.0, -5.0, 1000.0, 1234567.5] + [np.nan] * 5
+    np.testing.assert_allclose(got, want)
+    # three present values are no numbers; blank text and None are missing
+    assert NumericMethod().count_invalid(pd.Series(["$5", "1.299,99", "2x4", "12,34", " ",
+                                                    None], dtype=object)) == 3
+    assert level("numeric", "$1,299.00", "1299", mode="rel") == "exact"
+
+
+def test_unparsable_numbers_are_counted_in_the_report(client):
+    df = pd.DataFrame({"k": ["a"] * 4, "price": ["$399.00", "399", "call for price", None]})
+    pairs = erblock.dedupe(df, key="k", compare={"price": "numeric"}, client=client,
+                           sort=True)
+    assert erblock.RunReport.of(pairs).records["invalid_price_numeric"] == 1
+    assert pairs["price_numeric"].tolist()[0] == 1.0  # "$399.00" vs "399"
+
+
 def test_unparsable_dates_are_counted_in_the_report(client):
     df = pd.DataFrame({"k": ["a"] * 5,
                        "dob": ["1987-05-12", "12/05/1987", "not a date", None, "1987-02-30"]})

@@ -1,8 +1,14 @@
 """``numeric``: closeness of two numbers, absolute or relative.
 
 ``mode="abs"``: ``max(0, 1 − |a−b| / scale)``; ``mode="rel"``: ``max(0, 1 − |a−b| /
-max(|a|, |b|))`` (0 vs 0 gives 1). Text is parsed as numbers; what is not a number is
-missing.
+max(|a|, |b|))`` (0 vs 0 gives 1).
+
+Text is parsed as numbers the way shops and registers write them: a currency or unit
+around the number is dropped (``$1,299.99``, ``USD 20``, ``20.00 EUR``, ``12 kg``) and
+commas between groups of three digits are thousands separators (``1,299.99`` is 1299.99).
+Nothing is guessed beyond that: ``1.299,99`` or ``2x4`` are no numbers. What is not a
+number is missing, and the present ones are counted in the run report
+(``invalid_<comparison>``), as for dates.
 """
 
 from __future__ import annotations
@@ -14,6 +20,31 @@ import numpy as np
 import pandas as pd
 
 from .base import Method, Prepared
+
+
+#: a currency, unit or words before or after the number (never inside it)
+_AROUND = r"^[^\d+\-.]+|[^\d.]+$"
+#: a number written with thousands separators: 1,299 / 12,345,678.5
+_THOUSANDS = r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?$"
+
+
+def parse_numbers(values: pd.Series) -> np.ndarray:
+    """``values`` as float64: numbers as they are, text as the module doc says (NaN when
+    missing or not a number). Vectorised: pandas string methods on the text that
+    ``pd.to_numeric`` did not take."""
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
+            values.dtype):
+        return values.to_numpy(dtype=np.float64, na_value=np.nan)
+    out = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan,
+                                                          copy=True)
+    rest = np.isnan(out) & values.notna().to_numpy()
+    if rest.any():
+        text = values[rest].astype("string").str.strip().str.replace(_AROUND, "", regex=True)
+        grouped = text.str.fullmatch(_THOUSANDS).fillna(False).to_numpy(dtype=bool)
+        text = text.where(~grouped, text.str.replace(",", "", regex=False))
+        out[rest] = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64,
+                                                                  na_value=np.nan)
+    return out
 
 
 @dataclass(frozen=True)
@@ -37,8 +68,14 @@ class NumericMethod(Method):
 
     def prepare(self, values: pd.Series) -> Prepared:
         missing = values.isna().to_numpy()
-        arr = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        arr = parse_numbers(values)
         return Prepared(arr, missing | np.isnan(arr))
+
+    def count_invalid(self, values: pd.Series) -> int:
+        """Present values that are not numbers (blank text counts as missing)."""
+        text = values.astype("string").str.strip()
+        present = (values.notna() & text.fillna("").ne("")).to_numpy()
+        return int((present & np.isnan(parse_numbers(values))).sum())
 
     def _sim(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         diff = np.abs(a - b)
