@@ -21,7 +21,6 @@ import pandas as pd
 
 from .base import Method, Prepared
 
-
 #: a currency, unit or words before or after the number (never inside it)
 _AROUND = r"^[^\d+\-.]+|[^\d.]+$"
 #: a number written with thousands separators: 1,299 / 12,345,678.5
