@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from ..matchers.assignment import assign, unique_sides
+from .cluster import persist_on
 from .tasks.write import PART_NAME, sort_pairs
 
 __all__ = ["LOCAL_ROWS", "assign_dask", "assign_output"]
@@ -70,10 +71,7 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
         return _best(keep, by, other, score_column, sm)
 
     def persist(x: Any) -> Any:
-        if client is None:
-            return x.persist()
-        with client.as_current():
-            return x.persist()
+        return persist_on(client, x)
 
     def compute(x: Any) -> Any:
         return x.compute() if client is None else client.compute(x, sync=True)
@@ -97,6 +95,11 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
     return keep.merge(links, on=IDS, how="inner", shuffle_method=sm)
 
 
+def _rows(path: str) -> int:
+    """Rows of a parquet file, from its footer."""
+    return int(pq.ParquetFile(path).metadata.num_rows)
+
+
 def assign_output(out_dir: str, cardinality: str, score_column: str, client: Any,
                   shuffle_method: str, *, sort: bool = False) -> dict[str, int]:
     """Keep only the links among the parts the workers wrote into ``out_dir``.
@@ -110,8 +113,10 @@ def assign_output(out_dir: str, cardinality: str, score_column: str, client: Any
 
     decided_dir = os.path.join(out_dir, "_decided")
     os.makedirs(decided_dir)
+    n_decided = 0
     for name in os.listdir(out_dir):
         if name.startswith("part-"):
+            n_decided += _rows(os.path.join(out_dir, name))
             os.replace(os.path.join(out_dir, name), os.path.join(decided_dir, name))
     decided = dd.read_parquet(decided_dir)
     schema = pq.read_schema(os.path.join(decided_dir, sorted(os.listdir(decided_dir))[0]))
@@ -123,13 +128,12 @@ def assign_output(out_dir: str, cardinality: str, score_column: str, client: Any
     write = links.to_parquet(links_dir, write_index=False, compute=False,
                              write_metadata_file=False, schema=schema,
                              name_function=lambda i: PART_NAME.format(task=i))
-    n_decided = client.compute(decided.shape[0], sync=True)
     client.compute(write, sync=True)
     n_links = 0
     for name in sorted(os.listdir(links_dir)):
         if name.startswith("part-"):
             path = os.path.join(links_dir, name)
-            n_links += pq.ParquetFile(path).metadata.num_rows
+            n_links += _rows(path)
             os.replace(path, os.path.join(out_dir, name))
     shutil.rmtree(decided_dir)
     shutil.rmtree(links_dir)

@@ -325,3 +325,13 @@ def check_workers(client: Client) -> dict[str, dict[str, Any]]:
 def _in_process(client: Client) -> bool:
     cluster = getattr(client, "cluster", None)
     return cluster is not None and getattr(cluster, "processes", True) is False
+
+
+def persist_on(client: Client | None, collection: Any) -> Any:
+    """``collection`` persisted by its own ``persist`` (its optimised graph) under
+    ``client``, or the default scheduler when None: with dask-expr, ``client.persist(x)``
+    of a persisted parquet read can lose its dependencies."""
+    if client is None:
+        return collection.persist()
+    with client.as_current():
+        return collection.persist()

@@ -12,6 +12,7 @@ from typing import Any
 import dask.dataframe as dd
 
 from ..matchers.clustering import check_pairs, labels_to_series
+from .cluster import persist_on
 
 
 def cluster_dask(
@@ -58,12 +59,7 @@ def cluster_dask(
     sm = shuffle_method
 
     def persist(x: Any) -> Any:
-        # the collection's own persist (optimised graph) under ``client``: with dask-expr,
-        # ``client.persist(x)`` of a persisted parquet read can lose its dependencies
-        if client is None:
-            return x.persist()
-        with client.as_current():
-            return x.persist()
+        return persist_on(client, x)
 
     def count(x: Any) -> int:
         if client is None:

@@ -31,10 +31,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["CARDINALITIES", "assign", "check_cardinality", "unique_sides"]
+__all__ = ["CARDINALITIES", "assign", "check_cardinality", "check_pairs", "unique_sides"]
 
 #: what ``cardinality=`` accepts (None means ``"n:m"``)
 CARDINALITIES: tuple[str, ...] = ("1:1", "1:n", "n:1", "n:m")
+
+
+def check_pairs(pairs: Any, score_column: str, threshold: float | None) -> None:
+    """Raise unless ``pairs`` has ``left_id``, ``right_id`` and, when a ``threshold``
+    applies, ``score_column`` (shared by assignment and clustering)."""
+    missing = {"left_id", "right_id"} - set(pairs.columns)
+    if threshold is not None:
+        missing |= {score_column} - set(pairs.columns)
+    if missing:
+        raise ValueError(f"pairs: missing column(s) {sorted(missing)}; got {list(pairs.columns)}")
 
 
 def check_cardinality(cardinality: Any, mode: str = "link") -> str | None:
@@ -82,9 +92,7 @@ def assign(pairs: pd.DataFrame, cardinality: str | None, score_column: str = "sc
     left is always one), then every pair touching a taken record is dropped; each round
     is vectorised and rounds are few in practice.
     """
-    missing = {"left_id", "right_id", score_column} - set(pairs.columns)
-    if missing:
-        raise ValueError(f"pairs: missing column(s) {sorted(missing)}; got {list(pairs.columns)}")
+    check_pairs(pairs, score_column, 0.0)
     check_cardinality(cardinality)
     score = pairs[score_column].to_numpy(dtype=np.float64, na_value=np.nan)
     ok = ~np.isnan(score)

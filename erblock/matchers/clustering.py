@@ -24,17 +24,9 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .assignment import assign
+from .assignment import assign, check_pairs
 
 __all__ = ["check_pairs", "cluster", "labels_to_series", "one_to_one"]
-
-
-def check_pairs(pairs: Any, score_column: str, threshold: float | None) -> None:
-    missing = {"left_id", "right_id"} - set(pairs.columns)
-    if threshold is not None:
-        missing |= {score_column} - set(pairs.columns)
-    if missing:
-        raise ValueError(f"pairs: missing column(s) {sorted(missing)}; got {list(pairs.columns)}")
 
 
 def _selected(pairs: pd.DataFrame, threshold: float | None, score_column: str) -> pd.DataFrame:
