@@ -41,6 +41,7 @@ def model_report(model: FellegiSunter) -> dict[str, Any]:
     """A JSON-ready summary for the run report (no term-frequency tables)."""
     model.require_fitted()
     lam = float(model.lambda_)  # type: ignore[arg-type]
+    specs = model.specs_ or ()
     return {
         "kind": model.kind,
         "lambda": lam,
@@ -49,6 +50,8 @@ def model_report(model: FellegiSunter) -> dict[str, Any]:
         "n_u_pairs": model.n_u_pairs_,
         "total_pairs": model.total_pairs_,
         "sessions": model.sessions_,
+        "implied": [{"comparison": specs[k].name, "implied_by": specs[j].name}
+                    for j, k in model.implied_],
         "warnings": list(model.warnings_),
         "levels": summary(model).to_dict("records"),
         "tf": {name: int(len(t)) for name, t in model.tf_.items()},

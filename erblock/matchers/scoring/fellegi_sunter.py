@@ -53,6 +53,7 @@ from .base import (
     value_column,
 )
 from .explain import boundary_examples, model_report, summary
+from .implied import mask, train_masked
 from .offline import fit_frame, fit_run
 from .options import (
     canonical_key,
@@ -61,7 +62,7 @@ from .options import (
     keys_differ_message,
 )
 from .persist import fs_from_dict, fs_to_dict
-from .training import train
+from .training import Trained, train
 from .weights import (
     comparison_weights,
     level_weights,
@@ -89,7 +90,8 @@ class FellegiSunter(ScoringModel):
         The share of true matches the blocking finds (1: all); λ is divided by it.
     detect
         Test every session's comparisons for selection by the blocking (see
-        :mod:`.training`); False trusts the key specs' declared columns only.
+        :mod:`.training`) and the random pairs for comparisons another's agreement
+        implies (:mod:`.implied`); False trusts the key specs' declared columns only.
     u_pairs, seed
         Random record pairs behind u, and the seed of their record sample.
     max_iter, tol
@@ -113,6 +115,9 @@ class FellegiSunter(ScoringModel):
         Share of records per value, per term-frequency comparison.
     n_candidates_, n_u_pairs_, total_pairs_
         Candidate pairs, random pairs and all record pairs the fit saw.
+    implied_
+        ``(j, k)`` comparison indices: ``k`` is read as missing where ``j`` is at its top
+        level (the same first name implies the same sex).
     """
 
     kind = "fellegi_sunter"
@@ -152,6 +157,7 @@ class FellegiSunter(ScoringModel):
         self.n_candidates_ = 0
         self.n_u_pairs_ = 0
         self.total_pairs_ = 0.0
+        self.implied_: tuple[tuple[int, int], ...] = ()
 
     @property
     def fitted(self) -> bool:
@@ -209,8 +215,9 @@ class FellegiSunter(ScoringModel):
         missing = [s.name for s in specs if s.name not in pairs.columns]
         if missing:
             raise KeyError(f"pairs: missing similarity column(s) {missing}; got {list(pairs.columns)}")
-        return gamma_matrix(specs, [pairs[s.name].to_numpy(np.float64, na_value=np.nan)
-                                    for s in specs])
+        gamma = gamma_matrix(specs, [pairs[s.name].to_numpy(np.float64, na_value=np.nan)
+                                     for s in specs])
+        return mask(gamma, self.implied_, [s.n_levels for s in specs])
 
     def u_from_counts(self, level_counts: Sequence[np.ndarray]) -> list[np.ndarray]:
         """u per comparison from random-pair level counts (index 0 = null, ignored);
@@ -244,12 +251,14 @@ class FellegiSunter(ScoringModel):
         return {int(p): PatternHistogram.from_gamma(gamma[passes == p], self.radix)
                 for p in np.unique(passes).tolist()}
 
-    def summarize_random(self, sims: pd.DataFrame) -> tuple[list[np.ndarray], int]:
-        """Level counts (index 0 = null) of random pairs, per comparison, and their number."""
+    def summarize_random(self, sims: pd.DataFrame
+                         ) -> tuple[list[np.ndarray], int, PatternHistogram]:
+        """Level counts (index 0 = null) of random pairs per comparison, their number and
+        the histogram of their level vectors (for comparisons that imply others)."""
         gamma = self.gamma_of(sims)
         counts = [np.bincount(gamma[:, k].astype(np.int64) + 1, minlength=s.n_levels + 1)
                   for k, s in enumerate(self._specs())]
-        return counts, len(sims)
+        return counts, len(sims), PatternHistogram.from_gamma(gamma, self.radix)
 
     def fit_summaries(self, summaries: Sequence[Any], random: Sequence[Any],
                       value_counts: Mapping[str, pd.Series], context: FitContext) -> None:
@@ -262,12 +271,19 @@ class FellegiSunter(ScoringModel):
                 if c.column in cols or c.right_column in cols}
 
     def _fit(self, hists: Mapping[int, PatternHistogram], u: list[np.ndarray],
-             blocked: Mapping[int, set[int]], total_pairs: float) -> None:
+             blocked: Mapping[int, set[int]], total_pairs: float,
+             random: PatternHistogram | None = None) -> None:
         specs = self._specs()
         names = [s.name for s in specs]
-        res = train(hists, u, [s.n_levels for s in specs], blocked, total_pairs, names,
-                    recall=self.recall, detect=self.detect, max_iter=self.max_iter,
-                    tol=self.tol)
+        n_levels = [s.n_levels for s in specs]
+
+        def fit(h: Mapping[int, PatternHistogram], u_: list[np.ndarray]) -> Trained:
+            return train(h, u_, n_levels, blocked, total_pairs, names, recall=self.recall,
+                         detect=self.detect, max_iter=self.max_iter, tol=self.tol)
+
+        res, implied, u = train_masked(fit, hists, u, random if self.detect else None,
+                                       n_levels, self.u_from_counts)
+        self.implied_ = tuple(implied)
         self.lambda_, self.m_, self.u_ = res.lam, res.m, u
         self.m_source_ = res.m_source
         self.sessions_ = [s.to_dict(names) for s in res.sessions]

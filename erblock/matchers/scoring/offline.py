@@ -46,6 +46,7 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
     # a refit starts clean: nothing of an earlier fit may outlive it
     model.lambda_, model.warnings_, model.sessions_, model.tf_ = None, [], [], {}
     model.n_u_pairs_, model.pass_keys_, model.use_passes = 0, [], True
+    model.implied_ = ()
     specs = model.specs_
     hist = PatternHistogram.from_gamma(model.gamma_of(pairs), model.radix)
     if random_pairs is None:
@@ -58,12 +59,11 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
         for w in res.warnings:
             warnings.warn(w, ModelWarning, stacklevel=3)
     else:
-        counts = [np.bincount(g + 1, minlength=s.n_levels + 1)
-                  for g, s in zip(model.gamma_of(random_pairs).T.astype(np.int64), specs)]
+        counts, _, random = model.summarize_random(random_pairs)
         selected = set(blocking_columns)
         blocked = {0: {k for k, c in enumerate(model.comparisons_) if c.column in selected}}
         model._fit({0: hist}, model.u_from_counts(counts), blocked,
-                   float(total_pairs) if total_pairs else float(len(pairs)))
+                   float(total_pairs) if total_pairs else float(len(pairs)), random)
         model.n_u_pairs_ = len(random_pairs)
         # its session learnt from these pairs, found by no key a run knows: a run with any
         # keys scores with λ of a random pair instead (bind warns), not with pass 0's
@@ -77,6 +77,7 @@ def fit_run(model: Any, summaries: Sequence[Any], random: Sequence[Any],
     """Fit ``model`` in place from a run's phase-1 summaries: per task, histograms of
     level vectors by key pass; per random-pair chunk, level counts and their number;
     value counts of the term-frequency comparisons."""
+    model.implied_ = ()
     hists: dict[int, list[PatternHistogram]] = {}
     for task in summaries:
         for p, h in task.items():
@@ -87,7 +88,9 @@ def fit_run(model: Any, summaries: Sequence[Any], random: Sequence[Any],
     blocked = {p: model._selected_by(key) for p, key in enumerate(context.keys)}
     total = _total_pairs(context)
     model.pass_keys_ = [repr(k) for k in (context.run_keys or context.keys)]
-    model._fit(merged, model.u_from_counts(counts), blocked, total)
+    rand = [r[2] for r in random if len(r) > 2]
+    model._fit(merged, model.u_from_counts(counts), blocked, total,
+               PatternHistogram.merge(rand) if rand else None)
     model.n_u_pairs_ = int(sum(r[1] for r in random))
     for name, vc in value_counts.items():
         n = float(vc.sum())

@@ -31,6 +31,7 @@ def fs_to_dict(model: FellegiSunter) -> dict[str, Any]:
         "specs": [s.to_dict() for s in model.specs_] if model.specs_ is not None else None,
         "comparisons": [c.to_dict() for c in model.comparisons_],
     }
+    names = [s.name for s in model.specs_ or ()]
     if model.fitted:
         d["params"] = {
             "lambda": model.lambda_,
@@ -44,6 +45,7 @@ def fs_to_dict(model: FellegiSunter) -> dict[str, Any]:
             "total_pairs": model.total_pairs_,
             "pass_keys": list(model.pass_keys_),
             "use_passes": bool(model.use_passes),
+            "implied": [[names[j], names[k]] for j, k in model.implied_],
         }
         d["tf"] = {name: {"values": t.index.astype(str).tolist(), "freq": t.tolist()}
                    for name, t in model.tf_.items()}
@@ -75,6 +77,8 @@ def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunte
         model.total_pairs_ = float(p.get("total_pairs", 0.0))
         model.pass_keys_ = list(p.get("pass_keys", []))
         model.use_passes = bool(p.get("use_passes", True))
+        index = {s.name: k for k, s in enumerate(model.specs_ or ())}
+        model.implied_ = tuple((index[j], index[k]) for j, k in p.get("implied", []))
     for name, t in (d.get("tf") or {}).items():
         model.tf_[name] = pd.Series(t["freq"], index=pd.Index(t["values"], dtype=str),
                                     dtype=np.float64)
