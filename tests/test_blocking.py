@@ -158,6 +158,25 @@ def test_derivation_needs_nearly_every_record_and_far_less_by_chance():
     assert few.share == 1.0 and not few.derived
 
 
+def test_a_key_glued_from_two_columns_is_derived_from_both():
+    from erblock.blocking.derived import derivation, pieces
+
+    g = np.random.default_rng(4)
+    sur = pd.Series(g.choice(["smith", "jones", "abbott", "lee", "ng", "brown", "taylor",
+                              "wilson", "martin", "garcia", "davies", "evans"], 400))
+    dob = pd.Series([f"{y}-{m:02d}-{d:02d}" for y, m, d in zip(
+        g.integers(1930, 2005, 400), g.integers(1, 13, 400), g.integers(1, 29, 400))])
+    key = sur.str[:2] + dob.str[:4]  # "sm1982", as a user might build it
+    assert [p[:2].tolist() for p in pieces(key[:2])][:3] == [
+        key[:2].tolist(), sur.str[:2][:2].tolist(), dob.str[:4][:2].tolist()]
+    assert derivation(key, sur).derived and derivation(key, dob).derived
+    other = pd.Series(g.choice(["ann", "bob", "cy", "dee", "eve", "flo"], 400))
+    assert not derivation(key, other).derived
+    # one run only (a plain word or number, or a one-letter key) is tested whole, as before
+    assert [p.tolist() for p in pieces(pd.Series(["smith", "a", "1987"]))][1:] == [
+        ["", "", ""]] * 3
+
+
 def _ids(values: pd.Series) -> np.ndarray:
     from erblock.blocking import column
     from erblock.blocking.ids import block_ids

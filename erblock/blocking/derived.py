@@ -10,7 +10,9 @@ cases without it.
 
 The test, per record with both values present: the key's text (normalised as
 :func:`~erblock.blocking.text.fold_text` does) starts the compared text or one of its
-words. A key *derived* from the column passes for nearly every record
+words, or, for a key glued from several columns, one of its pieces does (its runs of two
+or more letters and of two or more digits: ``sm1982`` from the surname's first letters and
+the year of birth is cut from both ``surname`` and ``dob``). A key *derived* from the column passes for nearly every record
 (:data:`DERIVED_SHARE`), while against the compared value of a record drawn at random it
 passes far less often (at most half as often): that rules out keys that pass whatever the
 record, such as a one-letter key against long texts. Vectorised (numpy's string
@@ -27,6 +29,7 @@ import pandas as pd
 from .text import as_key_strings, fold_text
 
 DERIVED_SHARE = 0.9  #: share of records whose key starts the compared text or one of its words
+MAX_PIECES = 3  #: pieces of a glued key tested (its first runs of letters or digits)
 MIN_RECORDS = 20  #: records with both values needed to decide
 SAMPLE = 2000  #: records a run samples per input for the test
 _TEXT = np.dtypes.StringDType()
@@ -68,6 +71,20 @@ def starts_text_or_word(keys: pd.Series, texts: pd.Series) -> np.ndarray:
     return found & (np.strings.str_len(k) > 0) & (np.strings.str_len(t) > 0)
 
 
+def pieces(keys: pd.Series) -> list[pd.Series]:
+    """The folded keys, then for keys of several pieces (runs of two or more letters or
+    two or more digits) each of their first :data:`MAX_PIECES` pieces ("" where none)."""
+    folded = _folded(keys.reset_index(drop=True))
+    runs = folded.str.findall(r"[^\W\d_]{2,}|\d{2,}")
+    glued = (runs.str.len() > 1).to_numpy()
+    return [folded] + [runs.str[i].where(glued, "").fillna("") for i in range(MAX_PIECES)]
+
+
+def _starts(keys: list[pd.Series], texts: pd.Series) -> np.ndarray:
+    """Per row: whether the key or one of its pieces starts the text or one of its words."""
+    return np.logical_or.reduce([starts_text_or_word(k, texts) for k in keys])
+
+
 def derivation(keys: pd.Series, texts: pd.Series, seed: int = 0) -> Derivation:
     """The :class:`Derivation` of key column ``keys`` from compared column ``texts``
     (aligned rows of one sample)."""
@@ -78,6 +95,7 @@ def derivation(keys: pd.Series, texts: pd.Series, seed: int = 0) -> Derivation:
     n = len(k)
     if n == 0:
         return Derivation(0.0, 0.0, 0)
-    own = starts_text_or_word(k, t).mean()
+    parts = pieces(k)
+    own = _starts(parts, t).mean()
     shuffled = t.iloc[np.random.default_rng(seed).permutation(n)].reset_index(drop=True)
-    return Derivation(float(own), float(starts_text_or_word(k, shuffled).mean()), n)
+    return Derivation(float(own), float(_starts(parts, shuffled).mean()), n)
