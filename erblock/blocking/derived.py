@@ -76,7 +76,7 @@ def pieces(keys: pd.Series) -> list[pd.Series]:
     two or more digits) each of their first :data:`MAX_PIECES` pieces ("" where none)."""
     folded = _folded(keys.reset_index(drop=True))
     runs = folded.str.findall(r"[^\W\d_]{2,}|\d{2,}")
-    glued = (runs.str.len() > 1).to_numpy()
+    glued = runs.map(len).to_numpy() > 1
     return [folded] + [runs.str[i].where(glued, "").fillna("") for i in range(MAX_PIECES)]
 
 
