@@ -124,6 +124,28 @@ def test_a_ready_made_key_column_is_detected_from_the_data(population):
     assert blind.sessions[0].lam > 5 * res.sessions[0].lam
 
 
+def test_a_later_pass_is_selected_against_what_an_earlier_one_was_found_to_select(
+        population):
+    """Pass 0 is keyed on an undeclared ready-made column cut from a (detected from the
+    data), pass 1 on b: pass 1's pairs are those pass 0 missed, so none agrees exactly on
+    a. Its session must read a as selected against (levels restricted to those its pairs
+    reach), not take it for evidence whose matches never agree: a's m would lose its
+    exact level (a ready-made soundex column and the date of birth on a person register:
+    F1 0.73, now 0.97)."""
+    gamma, match = population
+    passes = _passes(gamma, [0, 1])
+    found = passes[0] | passes[1]
+    recall = match[found].sum() / match.sum()
+    res = train({p: _hist(gamma[sel]) for p, sel in passes.items()}, U, [3] * 4,
+                {0: set(), 1: {1}}, N_PAIRS, NAMES, recall=recall)
+    first, second = res.sessions
+    assert first.detected == (0,)
+    assert 0 in second.blocked and 0 not in second.m
+    assert res.m[0][-1] > 0.5  # a's exact level keeps its evidence
+    _check_m(res, [1, 2, 3])
+    assert res.lam == pytest.approx(match.mean(), rel=LAM_REL_TOL)
+
+
 def test_few_candidates_and_a_high_match_rate(population):
     """Hundreds of candidates, a quarter and more of them true: λ and m still hold."""
     rng = np.random.default_rng(1)

@@ -9,9 +9,10 @@ random pairs do. Training follows from that:
 
 1. **Sessions.** Pairs are summarised per key pass (the first pass that found them). The
    comparisons a pass *selects on* are set apart in its session: the columns its key
-   reads, the columns the key says it derives from, those of every earlier pass (its
-   pairs are the ones the earlier keys did *not* find: selected against them), and
-   comparisons detected from the data (step 3). Passes share a session only when both
+   reads, the columns the key says it derives from, those of every earlier pass,
+   declared or detected in its session (its pairs are the ones the earlier keys did
+   *not* find: selected against them), and comparisons detected from the data (step 3).
+   Passes share a session only when both
    their own keys' columns and that whole set are the same (two late passes keyed on
    different columns select different non-matches: pooled, no one model fits them).
 2. **EM per session**: the comparisons the session does not select on keep u fixed at
@@ -263,11 +264,13 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         if p in hists:
             groups.setdefault((frozenset(earlier), own), []).append(p)
     sessions, merged, againsts = [], [], []
+    found: set[int] = set()  # detected in earlier passes' sessions: selected against too
     for (b, own), passes in groups.items():
         merged.append(PatternHistogram.merge([hists[p] for p in passes]))
-        againsts.append(frozenset(b - own))
-        sessions.append(_session(merged[-1], tuple(passes), set(b), n_levels, u, detect,
-                                 max_iter, tol, against=againsts[-1]))
+        againsts.append(frozenset((b | found) - own))
+        sessions.append(_session(merged[-1], tuple(passes), set(b | found), n_levels, u,
+                                 detect, max_iter, tol, against=againsts[-1]))
+        found |= set(sessions[-1].detected)
     K = len(n_levels)
     # step 4: m is a property of the matches, which blocking does not make agree less; a
     # session refits with the m other sessions estimated for what its own and earlier
