@@ -170,6 +170,8 @@ def test_a_key_glued_from_two_columns_is_derived_from_both():
     assert [p[:2].tolist() for p in pieces(key[:2])][:3] == [
         key[:2].tolist(), sur.str[:2][:2].tolist(), dob.str[:4][:2].tolist()]
     assert derivation(key, sur).derived and derivation(key, dob).derived
+    initial = sur.str[:1] + dob.str[:4]  # "s1982": a one-letter piece counts on its own
+    assert derivation(initial, sur).derived and derivation(initial, dob).derived
     other = pd.Series(g.choice(["ann", "bob", "cy", "dee", "eve", "flo"], 400))
     assert not derivation(key, other).derived
     # one run only (a plain word or number, or a one-letter key) is tested whole, as before

@@ -10,9 +10,9 @@ cases without it.
 
 The test, per record with both values present: the key's text (normalised as
 :func:`~erblock.blocking.text.fold_text` does) starts the compared text or one of its
-words, or, for a key glued from several columns, one of its pieces does (its runs of two
-or more letters and of two or more digits: ``sm1982`` from the surname's first letters and
-the year of birth is cut from both ``surname`` and ``dob``). A key *derived* from the column passes for nearly every record
+words, or, for a key glued from several columns, one of its pieces does (its runs of
+letters and of digits: ``sm1982`` from the surname's first letters and the year of birth
+is cut from both ``surname`` and ``dob``, ``s1982`` too). A key *derived* from the column passes for nearly every record
 (:data:`DERIVED_SHARE`), while against the compared value of a record drawn at random it
 passes far less often (at most half as often): that rules out keys that pass whatever the
 record, such as a one-letter key against long texts. Vectorised (numpy's string
@@ -72,17 +72,12 @@ def starts_text_or_word(keys: pd.Series, texts: pd.Series) -> np.ndarray:
 
 
 def pieces(keys: pd.Series) -> list[pd.Series]:
-    """The folded keys, then for keys of several pieces (runs of two or more letters or
-    two or more digits) each of their first :data:`MAX_PIECES` pieces ("" where none)."""
+    """The folded keys, then for keys of several pieces (runs of letters or of digits)
+    each of their first :data:`MAX_PIECES` pieces ("" where none)."""
     folded = _folded(keys.reset_index(drop=True))
-    runs = folded.str.findall(r"[^\W\d_]{2,}|\d{2,}")
+    runs = folded.str.findall(r"[^\W\d_]+|\d+")
     glued = runs.map(len).to_numpy() > 1
     return [folded] + [runs.str[i].where(glued, "").fillna("") for i in range(MAX_PIECES)]
-
-
-def _starts(keys: list[pd.Series], texts: pd.Series) -> np.ndarray:
-    """Per row: whether the key or one of its pieces starts the text or one of its words."""
-    return np.logical_or.reduce([starts_text_or_word(k, texts) for k in keys])
 
 
 def derivation(keys: pd.Series, texts: pd.Series, seed: int = 0) -> Derivation:
@@ -95,7 +90,11 @@ def derivation(keys: pd.Series, texts: pd.Series, seed: int = 0) -> Derivation:
     n = len(k)
     if n == 0:
         return Derivation(0.0, 0.0, 0)
-    parts = pieces(k)
-    own = _starts(parts, t).mean()
     shuffled = t.iloc[np.random.default_rng(seed).permutation(n)].reset_index(drop=True)
-    return Derivation(float(own), float(_starts(parts, shuffled).mean()), n)
+    out = []
+    for part in pieces(k):  # the key, then each piece of a glued key on its own
+        out.append(Derivation(float(starts_text_or_word(part, t).mean()),
+                              float(starts_text_or_word(part, shuffled).mean()), n))
+        if out[-1].derived:
+            return out[-1]
+    return out[0]

@@ -83,10 +83,13 @@ def waterfall(model: FellegiSunter, pair: pd.Series | pd.DataFrame,
     lam = 1.0 / (1.0 + 2.0 ** -prior_w)  # the pair's own prior: its key pass's λ if any
     where = "" if math.isclose(lam, model.lambda_ or 0.0, rel_tol=1e-6) else " (its key pass)"
     steps = [{"step": "prior", "level": f"λ = {lam:.3g}{where}", "weight": prior_w}]
-    for k, s in enumerate(model.specs_ or ()):
+    specs = model.specs_ or ()
+    by = {k: specs[j].name for j, k in model.implied_ if gamma[j] == specs[j].n_levels - 1}
+    for k, s in enumerate(specs):
         g = int(gamma[k])
-        steps.append({"step": s.name, "level": "null (no evidence)" if g < 0
-                      else s.labels()[g], "weight": float(contrib[s.name])})
+        label = (s.labels()[g] if g >= 0 else f"implied by {by[k]} (no evidence)"
+                 if k in by and pd.notna(row[s.name].iloc[0]) else "null (no evidence)")
+        steps.append({"step": s.name, "level": label, "weight": float(contrib[s.name])})
     out = pd.DataFrame(steps)
     out["cumulative"] = out["weight"].cumsum()
     out["probability"] = probability(out["cumulative"].to_numpy())

@@ -251,13 +251,15 @@ class FellegiSunter(ScoringModel):
         return {int(p): PatternHistogram.from_gamma(gamma[passes == p], self.radix)
                 for p in np.unique(passes).tolist()}
 
-    def summarize_random(self, sims: pd.DataFrame
-                         ) -> tuple[list[np.ndarray], int, PatternHistogram]:
-        """Level counts (index 0 = null) of random pairs per comparison, their number and
-        the histogram of their level vectors (for comparisons that imply others)."""
+    def summarize_random(self, sims: pd.DataFrame) -> tuple[Any, ...]:
+        """Level counts (index 0 = null) of random pairs per comparison, their number and,
+        with ``detect``, the histogram of their level vectors (comparisons that imply
+        others, :mod:`.implied`)."""
         gamma = self.gamma_of(sims)
         counts = [np.bincount(gamma[:, k].astype(np.int64) + 1, minlength=s.n_levels + 1)
                   for k, s in enumerate(self._specs())]
+        if not self.detect:
+            return counts, len(sims)
         return counts, len(sims), PatternHistogram.from_gamma(gamma, self.radix)
 
     def fit_summaries(self, summaries: Sequence[Any], random: Sequence[Any],
@@ -301,7 +303,9 @@ class FellegiSunter(ScoringModel):
 
         ``compare``: the comparisons that made ``pairs`` (default levels per method);
         ``random_pairs``: similarity columns of random record pairs, for u;
-        ``total_pairs``: all record pairs, for λ (λ among the candidates when None);
+        ``total_pairs``: all record pairs, for λ (λ among the candidates when None, and
+        then comparisons that imply others are not looked for: that needs the matches
+        expected among the random pairs);
         ``tf``: comparison -> share of records per value; ``blocking_columns``: the
         columns the blocking selected on. Without ``random_pairs`` u is estimated among
         the candidates by EM (a model of the candidates, not of random pairs).

@@ -20,7 +20,9 @@ people with the same first name 7 %), and chance, not the matches a random sampl
 makes those pairs: they number at least
 :data:`CHANCE_FACTOR` times the matches the model expects among the random pairs (two
 papers with the same title are mostly one paper, and their authors agree because of
-that, not because a title implies its authors). Where ``j`` is at its top level, ``k`` is
+that, not because a title implies its authors). That expectation comes from a first fit
+without the mask, which the dependence may have inflated (twice the true λ on a small
+register): hence a margin of three, not ten. Where ``j`` is at its top level, ``k`` is
 then read as missing (the null level: it adds nothing), in training, for u and in
 scoring; elsewhere it keeps its evidence (people with different first names: sex still
 tells). A comparison is implied by at most one other, and one that implies is never
@@ -39,7 +41,7 @@ from ..levels import PatternHistogram
 IMPLIED_SHARE = 0.9  #: k at its top level among random pairs at j's top level, at least
 IMPLIED_LIFT = 2.0  #: ... and disagrees at most 1/this as often as among all random pairs
 MIN_PARENT_PAIRS = 50  #: random pairs at j's top level (with k present) needed to judge
-CHANCE_FACTOR = 10.0  #: those pairs, over the matches expected among the random pairs
+CHANCE_FACTOR = 3.0  #: those pairs, over the matches expected among the random pairs
 
 
 def find_implied(random: PatternHistogram, n_levels: Sequence[int],

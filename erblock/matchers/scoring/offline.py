@@ -59,11 +59,12 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
         for w in res.warnings:
             warnings.warn(w, ModelWarning, stacklevel=3)
     else:
-        counts, _, random = model.summarize_random(random_pairs)
+        counts, _, *random = model.summarize_random(random_pairs)
         selected = set(blocking_columns)
         blocked = {0: {k for k, c in enumerate(model.comparisons_) if c.column in selected}}
         model._fit({0: hist}, model.u_from_counts(counts), blocked,
-                   float(total_pairs) if total_pairs else float(len(pairs)), random)
+                   float(total_pairs) if total_pairs else float(len(pairs)),
+                   random[0] if random and total_pairs else None)
         model.n_u_pairs_ = len(random_pairs)
         # its session learnt from these pairs, found by no key a run knows: a run with any
         # keys scores with λ of a random pair instead (bind warns), not with pass 0's
@@ -75,9 +76,9 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
 def fit_run(model: Any, summaries: Sequence[Any], random: Sequence[Any],
             value_counts: Mapping[str, pd.Series], context: FitContext) -> None:
     """Fit ``model`` in place from a run's phase-1 summaries: per task, histograms of
-    level vectors by key pass; per random-pair chunk, level counts and their number;
-    value counts of the term-frequency comparisons."""
-    model.implied_ = ()
+    level vectors by key pass; per random-pair chunk, level counts, their number and
+    (with ``detect``) the histogram of their level vectors; value counts of the
+    term-frequency comparisons."""
     hists: dict[int, list[PatternHistogram]] = {}
     for task in summaries:
         for p, h in task.items():

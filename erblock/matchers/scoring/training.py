@@ -71,15 +71,14 @@ random pairs do. Training follows from that:
    independence: the agreement a key implies (the same first title word, a similar
    surname sound) is evidence that γ alone does not carry, so scoring candidates with
    the random-pair prior would miss it (DBLP-ACM blocked on year and the first title word:
-   recall 0.50 instead of 0.96 with raw ``token_sort`` titles). Pairs of a pass whose session
-   could not be trained are scored with λ and the random-pair u, and so are the pairs of
-   a session that called nearly all its candidates matches (λ_s above 0.9) while other
-   sessions did not: such a fit has most likely taken a comparison the key fixes for
-   evidence; it is reported (``trusted``), warned about and left out of m.
+   recall 0.50 instead of 0.96 with raw ``token_sort`` titles). Pairs of a pass whose
+   session could not be trained are scored with λ and the random-pair u, and so are those
+   of a session that called nearly all its candidates matches (λ_s above 0.9) while other
+   sessions did not (it has most likely taken a comparison the key fixes for evidence): it
+   is reported (``trusted``), warned about and left out of m.
 
-Every session reports its passes, deactivated comparisons (declared or detected), pairs,
-λ_s, iterations and convergence; warnings say when EM did not converge, a session's λ ran
-to 0 or 1, or a comparison's exact level came out weaker than chance (m < u).
+Sessions report passes, deactivated comparisons, pairs, λ_s, iterations and convergence;
+warnings say when EM did not converge, λ_s ran to 0 or 1, or an exact level has m < u.
 """
 
 from __future__ import annotations
@@ -264,13 +263,14 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         if p in hists:
             groups.setdefault((frozenset(earlier), own), []).append(p)
     sessions, merged, againsts = [], [], []
-    found: set[int] = set()  # detected in earlier passes' sessions: selected against too
+    found: dict[int, tuple[int, ...]] = {}  # pass -> detected: later passes select against
     for (b, own), passes in groups.items():
         merged.append(PatternHistogram.merge([hists[p] for p in passes]))
-        againsts.append(frozenset((b | found) - own))
-        sessions.append(_session(merged[-1], tuple(passes), set(b | found), n_levels, u,
-                                 detect, max_iter, tol, against=againsts[-1]))
-        found |= set(sessions[-1].detected)
+        extra = set().union(*(v for p, v in found.items() if p < passes[0])) | b
+        againsts.append(frozenset(extra - own))
+        sessions.append(_session(merged[-1], tuple(passes), extra, n_levels, u, detect,
+                                 max_iter, tol, against=againsts[-1]))
+        found.update(dict.fromkeys(passes, sessions[-1].detected))
     K = len(n_levels)
     # step 4: m is a property of the matches, which blocking does not make agree less; a
     # session refits with the m other sessions estimated for what its own and earlier
