@@ -11,8 +11,9 @@ cases without it.
 The test, per record with both values present: the key's text (normalised as
 :func:`~erblock.blocking.text.fold_text` does) starts the compared text or one of its
 words, or, for a key glued from several columns, one of its pieces does (its runs of
-letters and of digits: ``sm1982`` from the surname's first letters and the year of birth
-is cut from both ``surname`` and ``dob``, ``s1982`` too). A key *derived* from the column passes for nearly every record
+letters and of digits, each judged on its own: ``sm1982`` from the surname's first
+letters and the year of birth is cut from both ``surname`` and ``dob``, ``s1982`` too).
+A key *derived* from the column passes for nearly every record
 (:data:`DERIVED_SHARE`), while against the compared value of a record drawn at random it
 passes far less often (at most half as often): that rules out keys that pass whatever the
 record, such as a one-letter key against long texts. Vectorised (numpy's string
