@@ -78,7 +78,11 @@ def pieces(keys: pd.Series) -> list[pd.Series]:
     folded = _folded(keys.reset_index(drop=True))
     runs = folded.str.findall(r"[^\W\d_]+|\d+")
     glued = runs.map(len).to_numpy() > 1
-    return [folded] + [runs.str[i].where(glued, "").fillna("") for i in range(MAX_PIECES)]
+    out = [folded]
+    for i in range(MAX_PIECES):  # object dtype: an all-missing piece is not float NaN
+        piece = runs.str[i].astype(object)
+        out.append(piece.where(glued & piece.notna().to_numpy(), ""))
+    return out
 
 
 def derivation(keys: pd.Series, texts: pd.Series, seed: int = 0) -> Derivation:

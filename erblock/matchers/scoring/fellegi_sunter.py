@@ -284,7 +284,7 @@ class FellegiSunter(ScoringModel):
                          detect=self.detect, max_iter=self.max_iter, tol=self.tol)
 
         res, implied, u = train_masked(fit, hists, u, random if self.detect else None,
-                                       n_levels, self.u_from_counts)
+                                       n_levels, self.u_from_counts, names)
         self.implied_ = tuple(implied)
         self.lambda_, self.m_, self.u_ = res.lam, res.m, u
         self.m_source_ = res.m_source

@@ -121,8 +121,8 @@ T = TypeVar("T")
 def train_masked(train: Callable[[Mapping[int, PatternHistogram], list[np.ndarray]], T],
                  hists: Mapping[int, PatternHistogram], u: list[np.ndarray],
                  random: PatternHistogram | None, n_levels: Sequence[int],
-                 u_from_counts: Callable[[list[np.ndarray]], list[np.ndarray]]
-                 ) -> tuple[T, list[tuple[int, int]], list[np.ndarray]]:
+                 u_from_counts: Callable[[list[np.ndarray]], list[np.ndarray]],
+                 names: Sequence[str]) -> tuple[T, list[tuple[int, int]], list[np.ndarray]]:
     """Train; when the random pairs show implied comparisons (judged with the λ of that
     first fit), mask them in the histograms and the random pairs and train again.
     Returns the training result, the implied pairs and the u used."""
@@ -135,4 +135,12 @@ def train_masked(train: Callable[[Mapping[int, PatternHistogram], list[np.ndarra
         return res, [], u
     masked = {p: mask_hist(h, implied, n_levels) for p, h in hists.items()}
     u = u_from_counts(level_counts(mask_hist(random, implied, n_levels), n_levels))
-    return train(masked, u), implied, u
+    res = train(masked, u)
+    said = getattr(res, "warnings", [])
+    for j, k in implied:  # untrained because masked on every candidate: say so
+        lead = f"{names[k]}: m could not be trained"
+        said[:] = [f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "
+                   "among random pairs), which is on every candidate pair it is present in; "
+                   "its default m adds nothing there" if w.startswith(lead) else w
+                   for w in said]
+    return res, implied, u
