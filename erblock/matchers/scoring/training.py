@@ -12,9 +12,9 @@ random pairs do. Training follows from that:
    reads, the columns the key says it derives from, those of every earlier pass,
    declared or detected in its session (its pairs are the ones the earlier keys did
    *not* find: selected against them), and comparisons detected from the data (step 3).
-   Passes share a session only when both
-   their own keys' columns and that whole set are the same (two late passes keyed on
-   different columns select different non-matches: pooled, no one model fits them).
+   Passes share a session only when both their own keys' columns and that whole set are
+   the same (two late passes keyed on different columns select different non-matches:
+   pooled, no one model fits them).
 2. **EM per session**: the comparisons the session does not select on keep u fixed at
    the random-pair values (they anchor the fit); those its own keys select on get a free
    u, estimated among the candidates (among candidates their non-matches agree far more
