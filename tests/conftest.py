@@ -17,6 +17,12 @@ for _k, _v in _QUIET.items():  # Dask's environment form: DASK_A__B__C
 import dask  # noqa: E402
 import pytest  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# no wall-clock limit on any property test (speed is measured in benchmarks/): hypothesis'
+# default 200 ms deadline failed a 1 ms test whose first run met a loaded 2-core machine
+settings.register_profile("erblock", deadline=None)
+settings.load_profile("erblock")
 
 dask.config.set(_QUIET)
 
