@@ -193,3 +193,4 @@ def test_derivation_tests_each_comparison_s_own_right_column(client):
     settings = erblock.RunReport.of(pairs).settings
     assert settings["derived_keys"] == {"0": ["name"]}
     assert settings["scoring_seconds"]["summary_bytes"] > 0
+    assert settings["scoring_seconds"]["random_summary_bytes"] > 0

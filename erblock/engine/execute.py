@@ -239,9 +239,12 @@ def _random_pair_tasks(client: Client, job: Job, sources: Sequence[Source],
 
 
 def _nbytes(summary: Any) -> int:
-    """Bytes of one task's phase-1 summary (a histogram, or a dict of them per pass)."""
+    """Bytes of one task's phase-1 summary (a histogram, a dict of them per pass, or a
+    random-pair summary's tuple of level counts, pair count and histogram)."""
     if isinstance(summary, Mapping):
         return sum(_nbytes(v) for v in summary.values())
+    if isinstance(summary, (tuple, list)):
+        return sum(_nbytes(v) for v in summary)
     return int(getattr(summary, "nbytes", 0))
 
 
@@ -301,6 +304,7 @@ def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
         model.fit_summaries(summaries, random, counts, context)
         timing["fit"] = time.perf_counter() - t1
         timing["summary_bytes"] = int(sum(_nbytes(s) for s in summaries))
+        timing["random_summary_bytes"] = int(sum(_nbytes(s) for s in random))
 
         t2 = time.perf_counter()
         [model_f] = hold(client, [model])

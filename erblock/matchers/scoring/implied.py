@@ -32,11 +32,11 @@ implied itself, so nothing is masked in a circle.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
 
 import numpy as np
 
 from ..levels import PatternHistogram
+from .sessions import Trained
 
 IMPLIED_SHARE = 0.9  #: k at its top level among random pairs at j's top level, at least
 IMPLIED_LIFT = 2.0  #: ... and disagrees at most 1/this as often as among all random pairs
@@ -115,32 +115,28 @@ def level_counts(h: PatternHistogram, n_levels: Sequence[int]) -> list[np.ndarra
             for k, n in enumerate(n_levels)]
 
 
-T = TypeVar("T")
-
-
-def train_masked(train: Callable[[Mapping[int, PatternHistogram], list[np.ndarray]], T],
+def train_masked(train: Callable[[Mapping[int, PatternHistogram], list[np.ndarray]], Trained],
                  hists: Mapping[int, PatternHistogram], u: list[np.ndarray],
                  random: PatternHistogram | None, n_levels: Sequence[int],
                  u_from_counts: Callable[[list[np.ndarray]], list[np.ndarray]],
-                 names: Sequence[str]) -> tuple[T, list[tuple[int, int]], list[np.ndarray]]:
+                 names: Sequence[str]
+                 ) -> tuple[Trained, list[tuple[int, int]], list[np.ndarray]]:
     """Train; when the random pairs show implied comparisons (judged with the λ of that
     first fit), mask them in the histograms and the random pairs and train again.
     Returns the training result, the implied pairs and the u used."""
     res = train(hists, u)
     if random is None or random.total == 0:
         return res, [], u
-    lam = float(getattr(res, "lam", 0.0))
-    implied = find_implied(random, n_levels, lam * random.total)
+    implied = find_implied(random, n_levels, res.lam * random.total)
     if not implied:
         return res, [], u
     masked = {p: mask_hist(h, implied, n_levels) for p, h in hists.items()}
     u = u_from_counts(level_counts(mask_hist(random, implied, n_levels), n_levels))
     res = train(masked, u)
-    said = getattr(res, "warnings", [])
     for j, k in implied:  # untrained because masked on every candidate: say so
         lead = f"{names[k]}: m could not be trained"
-        said[:] = [f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "
-                   "among random pairs), which is on every candidate pair it is present in; "
-                   "its default m adds nothing there" if w.startswith(lead) else w
-                   for w in said]
+        said = (f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "
+                "among random pairs), which is on every candidate pair it is present in; "
+                "its default m adds nothing there")
+        res.warnings[:] = [said if w.startswith(lead) else w for w in res.warnings]
     return res, implied, u

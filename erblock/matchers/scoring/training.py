@@ -31,16 +31,17 @@ random pairs do. Training follows from that:
    or "else" is far rarer (10 times: a city that random pairs share a fifth of the time
    can be shared by 93 % of the non-matches an area-code key selects, only 4.4 times as
    often, but they disagree 11 times less often), or they are 3 times as frequent in so
-   many non-matches that those reach half the matches the fit finds (a city key whose
-   non-matches share street words 9 times as often as random pairs, with few true
-   matches among many candidates), the blocking selected on k (a ready-made key column
-   derived from it, or a column correlated with the key): k gets a free u in that
-   session and the session is refitted. A known risk: when the others leave no clear
-   non-match (below), the weighted pairs include true matches, and the third test can
-   then flag a strong comparison the key does not select on (its u is freed; in
+   many non-matches that those reach half the matches the fit finds besides them (a city
+   key whose non-matches share street words 9 times as often as random pairs; relatives
+   sharing a first name in a surname block), the blocking selected on k (a ready-made
+   key column derived from it, a column correlated with the key): k gets a free u in
+   that session and the session is refitted. A known risk: when the others leave no
+   clear non-match (below), the weighted pairs include true matches, and the third test
+   can then flag a strong comparison the key does not select on (its u is freed; in
    simulations the fit held).
-   (When the session's fit called nearly every candidate a match, which a selected
-   comparison with u fixed causes, clear non-matches are judged with generic m instead;
+   (Clear non-matches are judged by the fit's m, then by generic m: a fit that took k
+   for evidence has learnt the levels of k's non-matches as m of the others; when it
+   called nearly every candidate a match, only generic m and an even prior are used;
    when the others leave fewer clear non-matches than needed, every pair counts with the
    weight 1 − P(match | the others): a restaurant link blocked on the first word of the
    name, a third of its candidates true, has no clear non-match by address and phone.)
@@ -85,75 +86,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..levels import M_PSEUDO, PatternHistogram, default_m, fit_em, posterior
 from .detection import selected_comparison
+from .sessions import DEGENERATE, Session, Trained, distrust, fit_warnings, pooled_m, session_m
 
 MIN_SESSION_PAIRS = 20  #: a session with fewer pairs trains nothing
 MIN_COMPARISONS = 2  #: a model of fewer comparisons is not identifiable: nothing trains
 LAMBDA_STARTS = (0.02, 0.2, 0.6)
-DEGENERATE = 0.9  #: a session fit whose λ is above this is not used to find non-matches
 LAMBDA_MAX_ITER = 500  #: iterations of the random-pair λ's fixed point
 LAMBDA_FLOOR = 1e-12  #: the smallest random-pair λ (a fit that expects no match at all)
-
-
-@dataclass
-class Session:
-    """One EM session: the passes it pools, what it deactivated and what it found."""
-
-    passes: tuple[int, ...]
-    blocked: tuple[int, ...]
-    detected: tuple[int, ...] = ()
-    pairs: int = 0
-    lam: float = float("nan")
-    n_iter: int = 0
-    converged: bool = False
-    trained: bool = False
-    trusted: bool = True  #: False: a near-1 λ_s beside sane sessions (step 6)
-    m: dict[int, np.ndarray] = field(default_factory=dict)
-    m_blocked: dict[int, np.ndarray] = field(default_factory=dict)
-    u_blocked: dict[int, np.ndarray] = field(default_factory=dict)
-    m_fixed: tuple[int, ...] = ()  #: selected comparisons whose m other sessions gave
-    #: per comparison, the session's expected matches among the pairs where it is present
-    seen_matches: dict[int, float] = field(default_factory=dict)
-
-    @property
-    def matches(self) -> float:
-        return self.lam * self.pairs if self.trained and self.trusted else 0.0
-
-    def matches_with(self, k: int) -> float:
-        """Expected matches whose comparison ``k`` is present: what the session's m of
-        ``k`` was estimated from (a comparison always missing here learnt nothing)."""
-        return self.seen_matches.get(k, 0.0) if self.trained and self.trusted else 0.0
-
-    def to_dict(self, names: Sequence[str]) -> dict[str, Any]:
-        return {"passes": list(self.passes), "pairs": self.pairs,
-                "deactivated": [names[k] for k in self.blocked],
-                "detected": [names[k] for k in self.detected],
-                "m_fixed": [names[k] for k in self.m_fixed],
-                "lambda": self.lam if self.trained else None, "n_iter": self.n_iter,
-                "converged": self.converged, "trained": self.trained,
-                "trusted": self.trained and self.trusted,
-                "m_selected": {names[k]: v.tolist() for k, v in self.m_blocked.items()},
-                "u_selected": {names[k]: v.tolist() for k, v in self.u_blocked.items()}}
-
-
-@dataclass
-class Trained:
-    """The outcome: λ of a random pair, m per comparison, sessions, warnings."""
-
-    lam: float
-    m: list[np.ndarray]
-    m_source: list[str]
-    sessions: list[Session]
-    warnings: list[str]
-    n_candidates: int
-    lam_iterations: int  #: of the random-pair λ's fixed point
-    u: list[np.ndarray] = field(default_factory=list)  #: only when u was trained too
 
 
 def _em(gamma: np.ndarray, counts: np.ndarray, n_levels: Sequence[int],
@@ -219,11 +164,18 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
                    for k, a in zip(cols, active)]
         res = _em(gamma, counts, list(n_levels), start_u, fixed, max_iter, tol, m_known)
         if detect and sum(active) > 1:
-            # a fit that calls nearly every candidate a match has learnt the non-matches'
-            # levels as m: judge clear non-matches by generic m and an even prior instead
-            m_test, lam_test = ((res["m"], res["lambda"]) if res["lambda"] <= DEGENERATE
-                                else ([default_m(n) for n in n_levels], 0.5))
-            j = selected_comparison(gamma, counts, active, m_test, res["u"], lam_test)
+            # clear non-matches by the fit's m, then by generic m: a fit that took a
+            # selected comparison for evidence has learnt the non-matches' levels as m
+            # (when it called nearly every candidate a match, only generic m and an even
+            # prior are used)
+            generic = [default_m(n) for n in n_levels]
+            looks = ([(res["m"], res["lambda"]), (generic, res["lambda"])]
+                     if res["lambda"] <= DEGENERATE else [(generic, 0.5)])
+            j = None
+            for m_test, lam_test in looks:
+                j = selected_comparison(gamma, counts, active, m_test, res["u"], lam_test)
+                if j is not None:
+                    break
             if j is not None:
                 blocked = blocked | {cols[j]}
                 detected.append(cols[j])
@@ -266,9 +218,9 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     found: dict[int, tuple[int, ...]] = {}  # pass -> detected: later passes select against
     for (b, own), passes in groups.items():
         merged.append(PatternHistogram.merge([hists[p] for p in passes]))
-        extra = set().union(*(v for p, v in found.items() if p < passes[0])) | b
-        againsts.append(frozenset(extra - own))
-        sessions.append(_session(merged[-1], tuple(passes), extra, n_levels, u, detect,
+        selected = set().union(*(v for p, v in found.items() if p < passes[0])) | b
+        againsts.append(frozenset(selected - own))
+        sessions.append(_session(merged[-1], tuple(passes), selected, n_levels, u, detect,
                                  max_iter, tol, against=againsts[-1]))
         found.update(dict.fromkeys(passes, sessions[-1].detected))
     K = len(n_levels)
@@ -277,25 +229,25 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     # keys select on held fixed (restricted to the levels its candidates reach), so only
     # λ_s, the m of what no key touches and the non-matches' u of its own key's
     # comparisons are free there.
-    _distrust(sessions)
-    pooled = _pooled_m(sessions, K)
+    distrust(sessions)
+    pooled = pooled_m(sessions, K)
     for i, s in enumerate(sessions):
         keyed = set(s.detected).union(*(blocked.get(p, set()) for p in s.passes), againsts[i])
-        known = _session_m(merged[i], {k: pooled[k] for k in keyed if k in pooled})
+        known = session_m(merged[i], {k: pooled[k] for k in keyed if k in pooled})
         if s.trained and known:
             refit = _session(merged[i], s.passes, set(s.blocked), n_levels, u, False,
                              max_iter, tol, known, againsts[i] - set(s.detected))
             refit.detected = s.detected
             sessions[i] = refit
-    for s in _distrust(sessions):
+    for s in distrust(sessions):
         warnings.append(f"EM on passes {list(s.passes)} called {s.lam:.0%} of its "
                         f"{s.pairs} candidates matches while other passes' sessions did "
                         "not: it is not used for m, and its pairs are scored with the "
                         "random-pair prior")
     m: list[np.ndarray] = []
     source: list[str] = []
-    active = _pooled_m(sessions, K)
-    among = _pooled_m(sessions, K, selected=True)
+    active = pooled_m(sessions, K)
+    among = pooled_m(sessions, K, selected=True)
     for k in range(K):
         if k in active or k in among:
             m.append(active[k] if k in active else among[k])
@@ -308,7 +260,7 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                             "on it); using default m")
     for s in sessions:
         if s.trained:
-            warnings += _fit_warnings(s, f"EM on passes {list(s.passes)}")
+            warnings += fit_warnings(s, f"EM on passes {list(s.passes)}")
         free = [names[k] for k in range(K) if k not in s.blocked or k in s.m_fixed]
         if s.trained and s.trusted and len(free) < MIN_COMPARISONS:  # keys select the rest
             warnings.append(
@@ -328,61 +280,6 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                         "the candidates; check the comparisons and the blocking")
     lam = min(lam / max(recall, 1e-9), 1 - 1e-9)
     return Trained(lam, m, source, sessions, warnings, n_cand, iters)
-
-
-def _fit_warnings(s: Session, where: str) -> list[str]:
-    """What a trained session's EM did wrong: no convergence, a match share at 0 or 1
-    (a session set aside for its λ is warned about where it is set aside)."""
-    out = []
-    if not s.converged:
-        out.append(f"{where} did not converge in {s.n_iter} iterations")
-    if (s.lam < 1e-4 or s.lam > 0.99) and s.trusted:
-        out.append(f"{where}: the share of matches ran to {s.lam:.3g}; check the comparisons "
-                   "and the blocking")
-    return out
-
-
-def _session_m(hist: PatternHistogram, pooled: Mapping[int, np.ndarray]
-               ) -> dict[int, np.ndarray]:
-    """m among a session's matches from the pooled m: the key also selects its matches,
-    so levels that none of the session's candidates reaches (a key on the exact date
-    leaves only the exact level) are impossible there, and the rest keep their ratios."""
-    gamma, counts = hist.gamma(), hist.counts
-    out = {}
-    for k, m in pooled.items():
-        sel = gamma[:, k] >= 0
-        seen = np.bincount(gamma[sel, k], weights=counts[sel], minlength=len(m))[:len(m)] > 0
-        if seen.sum() > 1 and float(m[seen].sum()) > 0:  # one level left: no evidence
-            out[k] = np.where(seen, m, 0.0) / float(m[seen].sum())
-    return out
-
-
-def _distrust(sessions: Sequence[Session]) -> list[Session]:
-    """Mark (and return) the sessions whose λ_s is above ``DEGENERATE`` while another
-    trained session's is not (module doc, step 6)."""
-    sane = any(s.trained and s.lam <= DEGENERATE for s in sessions)
-    out = []
-    for s in sessions:
-        s.trusted = not (sane and s.trained and s.lam > DEGENERATE)
-        if not s.trusted:
-            out.append(s)
-    return out
-
-
-def _pooled_m(sessions: Sequence[Session], K: int, selected: bool = False
-              ) -> dict[int, np.ndarray]:
-    """m of each comparison averaged over the sessions that did not select on it (with
-    ``selected``: over those that did, estimated among their candidates), weighted by
-    their expected matches where it is present; comparisons no such session saw are
-    left out."""
-    out: dict[int, np.ndarray] = {}
-    for k in range(K):
-        pool = [((s.m_blocked if selected else s.m)[k], s.matches_with(k)) for s in sessions
-                if k in (s.m_blocked if selected else s.m) and s.matches_with(k) > 0]
-        if pool:
-            out[k] = np.average(np.stack([x for x, _ in pool]), axis=0,
-                                weights=[w for _, w in pool])
-    return out
 
 
 def _lambda_random(hists: Mapping[int, PatternHistogram], m: Sequence[np.ndarray],
@@ -416,5 +313,5 @@ def train_candidates(hist: PatternHistogram, n_levels: Sequence[int], max_iter: 
     s = Session(passes=(0,), blocked=(), pairs=hist.total, lam=lam, n_iter=res["n_iter"],
                 converged=res["converged"], trained=True)
     return Trained(lam, list(res["m"]), ["em"] * len(n_levels), [s],
-                   _fit_warnings(s, "EM among the candidates"), hist.total,
+                   fit_warnings(s, "EM among the candidates"), hist.total,
                    res["n_iter"], u=list(res["u"]))

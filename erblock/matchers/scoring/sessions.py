@@ -1,0 +1,125 @@
+"""What training produces: EM sessions (one per group of key passes), the trained model's
+parts, and how the sessions' m are pooled into one model (module doc of
+:mod:`.training`, steps 4 and 6)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..levels import PatternHistogram
+
+DEGENERATE = 0.9  #: a session fit whose λ is above this is not used to find non-matches
+
+
+@dataclass
+class Session:
+    """One EM session: the passes it pools, what it deactivated and what it found."""
+
+    passes: tuple[int, ...]
+    blocked: tuple[int, ...]
+    detected: tuple[int, ...] = ()
+    pairs: int = 0
+    lam: float = float("nan")
+    n_iter: int = 0
+    converged: bool = False
+    trained: bool = False
+    trusted: bool = True  #: False: a near-1 λ_s beside sane sessions (step 6)
+    m: dict[int, np.ndarray] = field(default_factory=dict)
+    m_blocked: dict[int, np.ndarray] = field(default_factory=dict)
+    u_blocked: dict[int, np.ndarray] = field(default_factory=dict)
+    m_fixed: tuple[int, ...] = ()  #: selected comparisons whose m other sessions gave
+    #: per comparison, the session's expected matches among the pairs where it is present
+    seen_matches: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def matches(self) -> float:
+        return self.lam * self.pairs if self.trained and self.trusted else 0.0
+
+    def matches_with(self, k: int) -> float:
+        """Expected matches whose comparison ``k`` is present: what the session's m of
+        ``k`` was estimated from (a comparison always missing here learnt nothing)."""
+        return self.seen_matches.get(k, 0.0) if self.trained and self.trusted else 0.0
+
+    def to_dict(self, names: Sequence[str]) -> dict[str, Any]:
+        return {"passes": list(self.passes), "pairs": self.pairs,
+                "deactivated": [names[k] for k in self.blocked],
+                "detected": [names[k] for k in self.detected],
+                "m_fixed": [names[k] for k in self.m_fixed],
+                "lambda": self.lam if self.trained else None, "n_iter": self.n_iter,
+                "converged": self.converged, "trained": self.trained,
+                "trusted": self.trained and self.trusted,
+                "m_selected": {names[k]: v.tolist() for k, v in self.m_blocked.items()},
+                "u_selected": {names[k]: v.tolist() for k, v in self.u_blocked.items()}}
+
+
+@dataclass
+class Trained:
+    """The outcome: λ of a random pair, m per comparison, sessions, warnings."""
+
+    lam: float
+    m: list[np.ndarray]
+    m_source: list[str]
+    sessions: list[Session]
+    warnings: list[str]
+    n_candidates: int
+    lam_iterations: int  #: of the random-pair λ's fixed point
+    u: list[np.ndarray] = field(default_factory=list)  #: only when u was trained too
+
+
+def fit_warnings(s: Session, where: str) -> list[str]:
+    """What a trained session's EM did wrong: no convergence, a match share at 0 or 1
+    (a session set aside for its λ is warned about where it is set aside)."""
+    out = []
+    if not s.converged:
+        out.append(f"{where} did not converge in {s.n_iter} iterations")
+    if (s.lam < 1e-4 or s.lam > 0.99) and s.trusted:
+        out.append(f"{where}: the share of matches ran to {s.lam:.3g}; check the comparisons "
+                   "and the blocking")
+    return out
+
+
+def session_m(hist: PatternHistogram, pooled: Mapping[int, np.ndarray]
+               ) -> dict[int, np.ndarray]:
+    """m among a session's matches from the pooled m: the key also selects its matches,
+    so levels that none of the session's candidates reaches (a key on the exact date
+    leaves only the exact level) are impossible there, and the rest keep their ratios."""
+    gamma, counts = hist.gamma(), hist.counts
+    out = {}
+    for k, m in pooled.items():
+        sel = gamma[:, k] >= 0
+        seen = np.bincount(gamma[sel, k], weights=counts[sel], minlength=len(m))[:len(m)] > 0
+        if seen.sum() > 1 and float(m[seen].sum()) > 0:  # one level left: no evidence
+            out[k] = np.where(seen, m, 0.0) / float(m[seen].sum())
+    return out
+
+
+def distrust(sessions: Sequence[Session]) -> list[Session]:
+    """Mark (and return) the sessions whose λ_s is above ``DEGENERATE`` while another
+    trained session's is not (module doc, step 6)."""
+    sane = any(s.trained and s.lam <= DEGENERATE for s in sessions)
+    out = []
+    for s in sessions:
+        s.trusted = not (sane and s.trained and s.lam > DEGENERATE)
+        if not s.trusted:
+            out.append(s)
+    return out
+
+
+def pooled_m(sessions: Sequence[Session], K: int, selected: bool = False
+              ) -> dict[int, np.ndarray]:
+    """m of each comparison averaged over the sessions that did not select on it (with
+    ``selected``: over those that did, estimated among their candidates), weighted by
+    their expected matches where it is present; comparisons no such session saw are
+    left out."""
+    out: dict[int, np.ndarray] = {}
+    for k in range(K):
+        pool = [((s.m_blocked if selected else s.m)[k], s.matches_with(k)) for s in sessions
+                if k in (s.m_blocked if selected else s.m) and s.matches_with(k) > 0]
+        if pool:
+            out[k] = np.average(np.stack([x for x, _ in pool]), axis=0,
+                                weights=[w for _, w in pool])
+    return out
