@@ -5,24 +5,28 @@ fit). When the blocking did select on it (a ready-made key column cut from it, a
 correlated with the key), its non-matching candidates agree far more often than random
 pairs and the fit mistakes that agreement for match evidence. Tested against conditional
 independence among the session's *clear non-matches* by the other comparisons (their
-posterior below 1 %; with too few of those, every pair weighted by 1 − P(match | the
-others)): its levels above "else" are
+posterior below 1 % and below half the prior, so that the others count against a match
+and a small prior alone does not make a pair clear; with too few of those, every pair
+weighted by 1 − P(match | the others)): its levels above "else" are
 
 - more than 10 times as frequent as among random pairs, in at least 30 % of them, or
 - "else" more than 10 times rarer (agreement on a common value, a city that random
   pairs share a fifth of the time, can rise at most five-fold), in at least 30 % of them,
   or
 - 3 times as frequent in so many non-matches that the excess reaches half the matches the
-  fit finds besides them (with few true matches among many candidates, they would become
-  the match class). The excess rate among the clear non-matches is taken over every
-  non-match where k is present, and a fit with the random-pair u must have counted
-  those among its matches, so they are set against the rest: relatives who share a
-  first name in a surname block, 20 times as often as random pairs, made a fit of half
+  fit finds besides them where k is present (with few true matches among many
+  candidates, they would become the match class). The excess rate among the clear
+  non-matches is taken over every non-match where k is present, and a fit with the
+  random-pair u must have counted those among its matches, so they are set against the
+  rest (excess ≥ λn/3 for the n pairs where k is present): relatives who share a first
+  name in a surname block, 20 times as often as random pairs, made a fit of half
   matches where a quarter were. Among pairs weighted by 1 − P(match | the others),
   which hold matches too, the excess is counted as it is and set against all the
   matches the fit finds.
 
-Clear non-matches are judged by the fitted m and, when that finds nothing, by generic m
+Clear non-matches are judged by the fitted m and λ and, when that finds nothing, by
+generic m and the fitted λ; a fit that called nearly every candidate a match is judged
+by generic m and an even prior only, whose 0.5 then stands for the fit's match share
 (:mod:`.training`).
 
 The comparison most unlike random pairs is returned; :mod:`.training` frees its u.
@@ -57,7 +61,8 @@ def selected_comparison(gamma: np.ndarray, counts: np.ndarray, fixed: Sequence[b
         p_other = posterior(gamma[:, others], [m[i] for i in others],
                             [u[i] for i in others], lam)
         present = gamma[:, j] >= 0
-        clear = (p_other < 0.01) & present
+        # clear: the others count against a match (the prior alone is not enough)
+        clear = (p_other < min(0.01, 0.5 * lam)) & present
         weight = counts * clear
         n = float(counts[present].sum())
         weighted = float(weight.sum()) < DETECT_MIN

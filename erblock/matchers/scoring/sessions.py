@@ -83,7 +83,7 @@ def fit_warnings(s: Session, where: str) -> list[str]:
 
 
 def session_m(hist: PatternHistogram, pooled: Mapping[int, np.ndarray]
-               ) -> dict[int, np.ndarray]:
+              ) -> dict[int, np.ndarray]:
     """m among a session's matches from the pooled m: the key also selects its matches,
     so levels that none of the session's candidates reaches (a key on the exact date
     leaves only the exact level) are impossible there, and the rest keep their ratios."""
@@ -110,7 +110,7 @@ def distrust(sessions: Sequence[Session]) -> list[Session]:
 
 
 def pooled_m(sessions: Sequence[Session], K: int, selected: bool = False
-              ) -> dict[int, np.ndarray]:
+             ) -> dict[int, np.ndarray]:
     """m of each comparison averaged over the sessions that did not select on it (with
     ``selected``: over those that did, estimated among their candidates), weighted by
     their expected matches where it is present; comparisons no such session saw are

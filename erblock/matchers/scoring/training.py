@@ -38,7 +38,8 @@ random pairs do. Training follows from that:
    that session and the session is refitted. A known risk: when the others leave no
    clear non-match (below), the weighted pairs include true matches, and the third test
    can then flag a strong comparison the key does not select on (its u is freed; in
-   simulations the fit held).
+   simulations the fit held); clear non-matches must be below half the prior, so that
+   with a tiny λ_s and the others missing the prior alone does not make matches clear.
    (Clear non-matches are judged by the fit's m, then by generic m: a fit that took k
    for evidence has learnt the levels of k's non-matches as m of the others; when it
    called nearly every candidate a match, only generic m and an even prior are used;
