@@ -13,11 +13,11 @@ The test, per record with both values present: the key's text (normalised as
 words, or, for a key glued from several columns, one of its pieces does (its runs of
 letters and of digits, each judged on its own: ``sm1982`` from the surname's first
 letters and the year of birth is cut from both ``surname`` and ``dob``, ``s1982`` too).
-A key *derived* from the column passes for nearly every record
-(:data:`DERIVED_SHARE`), while against the compared value of a record drawn at random it
-passes far less often (at most half as often): that rules out keys that pass whatever the
-record, such as a one-letter key against long texts. Vectorised (numpy's string
-functions), no loop per record.
+A key *derived* from the column passes for nearly every record (:data:`DERIVED_SHARE`),
+while against the compared value of a record drawn at random it passes far less often
+(at most half as often): that rules out keys that pass whatever the record, such as a
+one-letter key against long texts. Vectorised (numpy's string functions), no loop per
+record.
 """
 
 from __future__ import annotations
