@@ -39,6 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..levels import posterior
+from .sessions import DEGENERATE
 
 DETECT_LIFT = 10.0  #: selected: above else this many times as often as at random, or else
 #: this many times less often
@@ -88,3 +89,19 @@ def selected_comparison(gamma: np.ndarray, counts: np.ndarray, fixed: Sequence[b
         if (strong or swamping) and (worst is None or lift > worst_lift):
             worst, worst_lift = j, lift
     return worst
+
+
+def detect_selected(gamma: np.ndarray, counts: np.ndarray, fixed: Sequence[bool],
+                    m: Sequence[np.ndarray], u: Sequence[np.ndarray], lam: float,
+                    generic: Sequence[np.ndarray]) -> int | None:
+    """The comparison a session's fit shows the blocking selected on, if any: clear
+    non-matches judged by the fitted ``m`` and ``lam``, then by ``generic`` m (a fit that
+    took a selected comparison for evidence has learnt its non-matches' levels as m of
+    the others); a fit that called nearly every candidate a match (``lam`` above
+    ``DEGENERATE``) is judged by ``generic`` m and an even prior only."""
+    looks = [(m, lam), (generic, lam)] if lam <= DEGENERATE else [(generic, 0.5)]
+    for m_test, lam_test in looks:
+        j = selected_comparison(gamma, counts, fixed, m_test, u, lam_test)
+        if j is not None:
+            return j
+    return None

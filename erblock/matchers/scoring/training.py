@@ -92,8 +92,8 @@ from typing import Any
 import numpy as np
 
 from ..levels import M_PSEUDO, PatternHistogram, default_m, fit_em, posterior
-from .detection import selected_comparison
-from .sessions import DEGENERATE, Session, Trained, distrust, fit_warnings, pooled_m, session_m
+from .detection import detect_selected
+from .sessions import Session, Trained, distrust, fit_warnings, pooled_m, session_m
 
 MIN_SESSION_PAIRS = 20  #: a session with fewer pairs trains nothing
 MIN_COMPARISONS = 2  #: a model of fewer comparisons is not identifiable: nothing trains
@@ -155,6 +155,7 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
     cols = list(range(len(n_levels)))
     u_against = {k: _truncated(np.asarray(u[k], dtype=np.float64),
                                _seen(gamma, counts, k, n_levels[k])) for k in against}
+    generic = [default_m(n) for n in n_levels]
     while True:
         active = [k not in blocked for k in cols]
         fixed = [a or k in u_against for k, a in zip(cols, active)]
@@ -165,18 +166,8 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
                    for k, a in zip(cols, active)]
         res = _em(gamma, counts, list(n_levels), start_u, fixed, max_iter, tol, m_known)
         if detect and sum(active) > 1:
-            # clear non-matches by the fit's m, then by generic m: a fit that took a
-            # selected comparison for evidence has learnt the non-matches' levels as m
-            # (when it called nearly every candidate a match, only generic m and an even
-            # prior are used)
-            generic = [default_m(n) for n in n_levels]
-            looks = ([(res["m"], res["lambda"]), (generic, res["lambda"])]
-                     if res["lambda"] <= DEGENERATE else [(generic, 0.5)])
-            j = None
-            for m_test, lam_test in looks:
-                j = selected_comparison(gamma, counts, active, m_test, res["u"], lam_test)
-                if j is not None:
-                    break
+            j = detect_selected(gamma, counts, active, res["m"], res["u"], res["lambda"],
+                                generic)
             if j is not None:
                 blocked = blocked | {cols[j]}
                 detected.append(cols[j])
