@@ -62,8 +62,16 @@ def _sessions_table(sessions: Sequence[Mapping[str, Any]]) -> str:
          html.escape(", ".join(s.get("deactivated", [])) or "–"),
          html.escape(", ".join(s.get("m_fixed", [])) or "–"), _num(s.get("lambda")),
          _num(s.get("n_iter")), "yes" if s.get("converged") else "<b>no</b>",
-         "yes" if s.get("trusted", s.get("trained")) else "<b>no</b>")
-        for s in sessions], numeric={1, 4, 5})
+         _used(s)) for s in sessions], numeric={1, 4, 5})
+
+
+def _used(s: Mapping[str, Any]) -> str:
+    """Whether a session's fit is used; why not when it is inverted (:mod:`.training`)."""
+    if s.get("trusted", s.get("trained")):
+        return "yes"
+    inv = s.get("inverted") or []
+    return f"<b>no</b> (matches agree less than random pairs on {html.escape(', '.join(inv))})" \
+        if inv else "<b>no</b>"
 
 
 def model_section(model: Mapping[str, Any] | None) -> str:

@@ -4,6 +4,7 @@ parts, and how the sessions' m are pooled into one model (module doc of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ import numpy as np
 from ..levels import PatternHistogram
 
 DEGENERATE = 0.9  #: a session fit whose λ is above this is not used to find non-matches
+INVERTED_Z = 3.0  #: matches agreeing less than random pairs by this many standard errors
 
 
 @dataclass
@@ -27,7 +29,9 @@ class Session:
     n_iter: int = 0
     converged: bool = False
     trained: bool = False
-    trusted: bool = True  #: False: a near-1 λ_s beside sane sessions (step 6)
+    trusted: bool = True  #: False: a near-1 λ_s or an inverted fit beside sane sessions
+    #: comparisons (random-pair u) its matches agree on less often than random pairs
+    inverted: tuple[int, ...] = ()
     m: dict[int, np.ndarray] = field(default_factory=dict)
     m_blocked: dict[int, np.ndarray] = field(default_factory=dict)
     u_blocked: dict[int, np.ndarray] = field(default_factory=dict)
@@ -52,6 +56,7 @@ class Session:
                 "lambda": self.lam if self.trained else None, "n_iter": self.n_iter,
                 "converged": self.converged, "trained": self.trained,
                 "trusted": self.trained and self.trusted,
+                "inverted": [names[k] for k in self.inverted],
                 "m_selected": {names[k]: v.tolist() for k, v in self.m_blocked.items()},
                 "u_selected": {names[k]: v.tolist() for k, v in self.u_blocked.items()}}
 
@@ -97,13 +102,39 @@ def session_m(hist: PatternHistogram, pooled: Mapping[int, np.ndarray]
     return out
 
 
-def distrust(sessions: Sequence[Session]) -> list[Session]:
+def inverted(s: Session, u: Sequence[np.ndarray]) -> tuple[int, ...]:
+    """Comparisons with random-pair u on which the session's matches agree at the top
+    level less often than random pairs do, by ``INVERTED_Z`` standard errors of its
+    expected matches where the comparison is present. Matches agree at least as often as
+    random pairs on any comparison that carries evidence, so such a fit's match class is
+    something else: related records (the members of a household, who agree on surname,
+    address and phone and, being partners, less often on sex than random pairs do)."""
+    out = []
+    for k, m in s.m.items():
+        n = s.seen_matches.get(k, 0.0)
+        if len(m) < 2 or n <= 0:
+            continue
+        top, rnd = float(m[-1]), float(u[k][-1])
+        if rnd - top > INVERTED_Z * math.sqrt(rnd * (1.0 - rnd) / n):
+            out.append(k)
+    return tuple(out)
+
+
+def distrust(sessions: Sequence[Session], u: Sequence[np.ndarray] | None = None
+             ) -> list[Session]:
     """Mark (and return) the sessions whose λ_s is above ``DEGENERATE`` while another
-    trained session's is not (module doc, step 6)."""
+    trained session's is not, and, given the random-pair ``u``, those with an
+    :func:`inverted` fit while another trained session is sane (module doc of
+    :mod:`.training`, step 6)."""
+    if u is not None:
+        for s in sessions:
+            s.inverted = inverted(s, u) if s.trained else ()
     sane = any(s.trained and s.lam <= DEGENERATE for s in sessions)
+    plain = any(s.trained and s.lam <= DEGENERATE and not s.inverted for s in sessions)
     out = []
     for s in sessions:
-        s.trusted = not (sane and s.trained and s.lam > DEGENERATE)
+        s.trusted = not (s.trained and ((sane and s.lam > DEGENERATE)
+                                        or (plain and bool(s.inverted))))
         if not s.trusted:
             out.append(s)
     return out
