@@ -69,9 +69,10 @@ def _used(s: Mapping[str, Any]) -> str:
     """Whether a session's fit is used; why not when it is inverted (:mod:`.training`)."""
     if s.get("trusted", s.get("trained")):
         return "yes"
-    inv = s.get("inverted") or []
-    return f"<b>no</b> (matches agree less than random pairs on {html.escape(', '.join(inv))})" \
-        if inv else "<b>no</b>"
+    if s.get("set_aside") != "inverted":
+        return "<b>no</b>"
+    inv = ", ".join(s.get("inverted") or [])
+    return f"<b>no</b> (matches agree less often than random pairs on {html.escape(inv)})"
 
 
 def model_section(model: Mapping[str, Any] | None) -> str:

@@ -237,9 +237,10 @@ def test_model_section_shows_levels_sessions_and_boundary_waterfalls(em_report):
     d2 = dict(d, model=None)
     assert "id='model'" not in render_html(d2)
     # a session set aside for an inverted fit says on what (tests/test_related.py)
-    inverted = dict(model["sessions"][0], trusted=False, inverted=["sex_exact"])
+    inverted = dict(model["sessions"][0], trusted=False, inverted=["sex_exact"],
+                    set_aside="inverted")
     page3 = render_html(dict(d, model=dict(model, sessions=[inverted])))
-    assert "<b>no</b> (matches agree less than random pairs on sex_exact)" in page3
+    assert "<b>no</b> (matches agree less often than random pairs on sex_exact)" in page3
 
 
 def test_model_charts_render_in_headless_chromium(em_report, chromium, tmp_path):

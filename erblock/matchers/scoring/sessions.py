@@ -15,6 +15,7 @@ from ..levels import PatternHistogram
 
 DEGENERATE = 0.9  #: a session fit whose λ is above this is not used to find non-matches
 INVERTED_Z = 3.0  #: matches agreeing less than random pairs by this many standard errors
+INVERTED_GAP = 0.05  #: ... and by this much (absolute), or half as often
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Session:
     trusted: bool = True  #: False: a near-1 λ_s or an inverted fit beside sane sessions
     #: comparisons (random-pair u) its matches agree on less often than random pairs
     inverted: tuple[int, ...] = ()
+    set_aside: str = ""  #: why it is not trusted: "degenerate" or "inverted"
     m: dict[int, np.ndarray] = field(default_factory=dict)
     m_blocked: dict[int, np.ndarray] = field(default_factory=dict)
     u_blocked: dict[int, np.ndarray] = field(default_factory=dict)
@@ -57,6 +59,7 @@ class Session:
                 "converged": self.converged, "trained": self.trained,
                 "trusted": self.trained and self.trusted,
                 "inverted": [names[k] for k in self.inverted],
+                "set_aside": self.set_aside or None,
                 "m_selected": {names[k]: v.tolist() for k, v in self.m_blocked.items()},
                 "u_selected": {names[k]: v.tolist() for k, v in self.u_blocked.items()}}
 
@@ -104,9 +107,11 @@ def session_m(hist: PatternHistogram, pooled: Mapping[int, np.ndarray]
 
 def inverted(s: Session, u: Sequence[np.ndarray]) -> tuple[int, ...]:
     """Comparisons with random-pair u on which the session's matches agree at the top
-    level less often than random pairs do, by ``INVERTED_Z`` standard errors of its
-    expected matches where the comparison is present. Matches agree at least as often as
-    random pairs on any comparison that carries evidence, so such a fit's match class is
+    level less often than random pairs do: by ``INVERTED_Z`` standard errors of its
+    expected matches where the comparison is present, and by ``INVERTED_GAP`` or half.
+    Matches agree at least about as often as random pairs on any comparison that carries
+    evidence (a near-constant column, a country that random pairs share 99.9 % of the
+    time, may see matches at 99.7 %: not a material gap), so such a fit's match class is
     something else: related records (the members of a household, who agree on surname,
     address and phone and, being partners, less often on sex than random pairs do)."""
     out = []
@@ -115,7 +120,8 @@ def inverted(s: Session, u: Sequence[np.ndarray]) -> tuple[int, ...]:
         if len(m) < 2 or n <= 0:
             continue
         top, rnd = float(m[-1]), float(u[k][-1])
-        if rnd - top > INVERTED_Z * math.sqrt(rnd * (1.0 - rnd) / n):
+        significant = rnd - top > INVERTED_Z * math.sqrt(rnd * (1.0 - rnd) / n)
+        if significant and (rnd - top >= INVERTED_GAP or top <= 0.5 * rnd):
             out.append(k)
     return tuple(out)
 
@@ -123,18 +129,18 @@ def inverted(s: Session, u: Sequence[np.ndarray]) -> tuple[int, ...]:
 def distrust(sessions: Sequence[Session], u: Sequence[np.ndarray] | None = None
              ) -> list[Session]:
     """Mark (and return) the sessions whose λ_s is above ``DEGENERATE`` while another
-    trained session's is not, and, given the random-pair ``u``, those with an
-    :func:`inverted` fit while another trained session is sane (module doc of
-    :mod:`.training`, step 6)."""
-    if u is not None:
-        for s in sessions:
-            s.inverted = inverted(s, u) if s.trained else ()
+    trained session's is not ("degenerate"), and, given the random-pair ``u``, those with
+    an :func:`inverted` fit while another trained session is neither ("inverted"; module
+    doc of :mod:`.training`, step 6)."""
+    for s in sessions:
+        s.inverted = inverted(s, u) if u is not None and s.trained else ()
     sane = any(s.trained and s.lam <= DEGENERATE for s in sessions)
     plain = any(s.trained and s.lam <= DEGENERATE and not s.inverted for s in sessions)
     out = []
     for s in sessions:
-        s.trusted = not (s.trained and ((sane and s.lam > DEGENERATE)
-                                        or (plain and bool(s.inverted))))
+        s.set_aside = ("" if not s.trained else "degenerate" if sane and s.lam > DEGENERATE
+                       else "inverted" if plain and s.inverted else "")
+        s.trusted = not s.set_aside
         if not s.trusted:
             out.append(s)
     return out

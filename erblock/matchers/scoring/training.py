@@ -77,15 +77,17 @@ random pairs do. Training follows from that:
    session could not be trained are scored with λ and the random-pair u, and so are those
    of a session that called nearly all its candidates matches (λ_s above 0.9) while other
    sessions did not (it has most likely taken a comparison the key fixes for evidence),
-   and those of an *inverted* session while another is sane: its matches agree on a
-   comparison with random-pair u less often than random pairs do (by 3 standard errors),
-   which no set of matches does, so it took related records for matches (a postcode pass
+   and those of an *inverted* session while another session is neither: its matches
+   agree on a comparison with random-pair u less often than random pairs do (by 3
+   standard errors, and by 0.05 or half), which no set of matches does on a comparison
+   that carries evidence, so it took related records for matches (a postcode pass
    of a register with households, whose "matches" were partners: the same surname,
    address and phone, and the same sex 42 % of the time where random pairs have 50 %).
    Either is reported (``trusted``, ``inverted``), warned about and left out of m.
 
 Sessions report passes, deactivated comparisons, pairs, λ_s, iterations and convergence;
-warnings say when EM did not converge, λ_s ran to 0 or 1, or an exact level has m < u.
+warnings say when EM did not converge, λ_s ran to 0 or 1, a session was set aside
+(degenerate or inverted), or an exact level has m < u.
 """
 
 from __future__ import annotations
@@ -237,7 +239,7 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
             refit.detected = s.detected
             sessions[i] = refit
     for s in distrust(sessions, u):
-        if s.inverted:
+        if s.set_aside == "inverted":
             what = ", ".join(f"{names[k]} ({s.m[k][-1]:.3g} vs {u[k][-1]:.3g})"
                              for k in s.inverted)
             warnings.append(f"EM on passes {list(s.passes)}: the pairs it calls matches "
