@@ -83,7 +83,8 @@ random pairs do. Training follows from that:
    that carries evidence, so it took related records for matches (a postcode pass
    of a register with households, whose "matches" were partners: the same surname,
    address and phone, and the same sex 42 % of the time where random pairs have 50 %).
-   Either is reported (``trusted``, ``inverted``), warned about and left out of m.
+   Either is reported (``trusted``, ``set_aside``, ``inverted``), warned about and left
+   out of m.
 
 Sessions report passes, deactivated comparisons, pairs, λ_s, iterations and convergence;
 warnings say when EM did not converge, λ_s ran to 0 or 1, a session was set aside
