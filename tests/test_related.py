@@ -30,9 +30,9 @@ LAM, RELATED = 0.002, 0.006  # shares of all pairs: matches, household members
 M_TOL = 0.03
 
 
-def _draw(households: bool, seed: int = 3) -> tuple[dict[int, PatternHistogram], np.ndarray]:
+def _draw(households: bool, seed: int = 3) -> dict[int, PatternHistogram]:
     """Per-pass histograms (pass 0 keyed on the given name, pass 1 on the postcode, each
-    keeping exact agreement) and which pairs match."""
+    keeping exact agreement)."""
     rng = np.random.default_rng(seed)
     x = rng.random(N_PAIRS)
     kind = np.where(x < LAM, 0, np.where(x < LAM + (RELATED if households else 0), 1, 2))
@@ -43,13 +43,12 @@ def _draw(households: bool, seed: int = 3) -> tuple[dict[int, PatternHistogram],
     first = gamma[:, 0] == 2
     second = ~first & (gamma[:, 1] == 2)
     radix = [len(m) + 1 for m in M]
-    return ({0: PatternHistogram.from_gamma(gamma[first], radix),
-             1: PatternHistogram.from_gamma(gamma[second], radix)}, kind == 0)
+    return {0: PatternHistogram.from_gamma(gamma[first], radix),
+            1: PatternHistogram.from_gamma(gamma[second], radix)}
 
 
 def _train(households: bool, seed: int = 3):
-    hists, _ = _draw(households, seed)
-    return train(hists, U, [len(m) for m in M], {0: {0}, 1: {1}}, N_PAIRS, NAMES)
+    return train(_draw(households, seed), U, [len(m) for m in M], {0: {0}, 1: {1}}, N_PAIRS, NAMES)
 
 
 def _session(**kw: object) -> Session:
@@ -114,4 +113,3 @@ def test_distrust_reasons():
     # without u only the degenerate rule applies, as before
     c, d = _session(**inv), _session(passes=(1,), lam=0.95, **inv)
     assert distrust([c, d]) == [d] and c.inverted == ()
-
