@@ -11,6 +11,7 @@ m: the session is marked ``inverted``, not trusted, and warned about.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from erblock.matchers.levels import PatternHistogram
@@ -113,3 +114,88 @@ def test_distrust_reasons():
     # without u only the degenerate rule applies, as before
     c, d = _session(**inv), _session(passes=(1,), lam=0.95, **inv)
     assert distrust([c, d]) == [d] and c.inverted == ()
+
+
+# -- the third class: scoring the household pass ---------------------------------------
+
+#: the same register with exact comparisons only (two levels each): a fitted model
+NAMES2 = [*NAMES, "dob"]
+M2 = [np.array([0.1, 0.9]), np.array([0.1, 0.9]), np.array([0.2, 0.8]),
+      np.array([0.15, 0.85]), np.array([0.01, 0.99]), np.array([0.05, 0.95])]
+U2 = [np.array([0.99, 0.01]), np.array([0.99, 0.01]), np.array([0.995, 0.005]),
+      np.array([0.998, 0.002]), np.array([0.5, 0.5]), np.array([0.999, 0.001])]
+H2 = [np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([0.1, 0.9]),
+      np.array([0.15, 0.85]), np.array([0.6, 0.4]), np.array([0.98, 0.02])]
+
+
+def _register(seed: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Level vectors of the pairs two passes find (given name, then postcode), the pass
+    of each and which are matches (kind 0) or household members (kind 1)."""
+    rng = np.random.default_rng(seed)
+    x = rng.random(N_PAIRS)
+    kind = np.where(x < LAM, 0, np.where(x < LAM + RELATED, 1, 2))
+    gamma = np.empty((N_PAIRS, len(M2)), dtype=np.int8)
+    for k, dists in enumerate(zip(M2, H2, U2)):
+        draws = [rng.choice(2, size=N_PAIRS, p=p) for p in dists]
+        gamma[:, k] = np.choose(kind, draws)
+    first = gamma[:, 0] == 1
+    found = first | (gamma[:, 1] == 1)
+    return gamma[found], np.where(first, 0, 1)[found].astype(np.int8), kind[found]
+
+
+@pytest.fixture(scope="module")
+def household_model():
+    from erblock.matchers.scoring import FellegiSunter
+
+    gamma, passes, kind = _register()
+    model = FellegiSunter().bind({n: "exact" for n in NAMES2})
+    hists = {p: PatternHistogram.from_gamma(gamma[passes == p], model.radix) for p in (0, 1)}
+    with pytest.warns(UserWarning, match="related records"):
+        model._fit(hists, U2, {0: {0}, 1: {1}}, N_PAIRS)
+    names = [s.name for s in model.specs_ or ()]
+    pairs = pd.DataFrame(gamma.astype(np.float64), columns=names)
+    pairs["match_key"] = passes
+    return model, pairs, kind
+
+
+def test_the_household_pass_is_scored_with_three_classes(household_model):
+    model, pairs, kind = household_model
+    s1 = next(s for s in model.sessions_ if s["passes"] == [1])
+    assert s1["set_aside"] == "inverted" and s1["related"]["converged"]
+    pi = s1["related"]["pi"]
+    second = pairs["match_key"].to_numpy() == 1
+    # the related class holds the households, the match class the few true matches
+    assert pi[1] == pytest.approx((kind[second] == 1).mean(), rel=0.1)
+    assert pi[0] == pytest.approx((kind[second] == 0).mean(), rel=0.3)
+    decided = model.predict(pairs)
+    true = kind == 0
+
+    def f1(d: np.ndarray, sel: np.ndarray) -> float:
+        return 2 * (d & true & sel).sum() / ((d & sel).sum() + (true & sel).sum())
+
+    # the postcode pass: as good as the true three-class model (its pairs hold only
+    # other given names and the same postcode: those levels are certain in every class)
+    gamma = pairs[[s.name for s in model.specs_ or ()]].to_numpy().astype(np.int64)
+    like = [np.prod([dists[k][gamma[:, k]] for k in range(2, len(NAMES2))], axis=0)
+            for dists in (M2, H2, U2)]
+    share = [(kind[second] == c).mean() for c in range(3)]
+    oracle = share[0] * like[0] / sum(q * lk for q, lk in zip(share, like)) >= 0.5
+    assert f1(decided, second) >= f1(oracle, second) - 0.03
+    assert f1(decided, ~second) > 0.9  # the given-name pass, two classes as ever
+
+
+def test_related_term_in_the_waterfall_and_through_json(household_model):
+    from erblock import load_model
+    from erblock.matchers.scoring.explain import RELATED, waterfall
+
+    model, pairs, kind = household_model
+    scored = model.apply(pairs)
+    member = int(np.flatnonzero((kind == 1) & (pairs["match_key"].to_numpy() == 1))[0])
+    steps = waterfall(model, pairs.iloc[[member]])
+    assert RELATED in set(steps["step"])
+    assert steps["cumulative"].iloc[-1] == pytest.approx(scored["match_weight"].iloc[member])
+    # pairs of the first pass have no such term
+    first = int(np.flatnonzero(pairs["match_key"].to_numpy() == 0)[0])
+    assert RELATED not in set(waterfall(model, pairs.iloc[[first]])["step"])
+    again = load_model(model.to_json())
+    np.testing.assert_allclose(again.apply(pairs)["match_weight"], scored["match_weight"])

@@ -14,6 +14,8 @@ import pandas as pd
 from ..levels import PROB_FLOOR
 from .base import probability
 
+RELATED = "related records"  #: the contribution of a pass's third class (:mod:`.related`)
+
 if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
     from .fellegi_sunter import FellegiSunter
 
@@ -69,6 +71,8 @@ def contributions(model: FellegiSunter, pairs: pd.DataFrame,
     w = model.weights_of(gamma, values, passes)
     out = pd.DataFrame(w, columns=[s.name for s in model.specs_ or ()], index=pairs.index)
     out.insert(0, "prior", model.priors_of(passes, len(pairs)))
+    if model.has_related:  # a pass scored with three classes (related records)
+        out[RELATED] = model.related_of(gamma, passes)
     return out
 
 
@@ -90,6 +94,9 @@ def waterfall(model: FellegiSunter, pair: pd.Series | pd.DataFrame,
         label = (s.labels()[g] if g >= 0 else f"implied by {by[k]} (no evidence)"
                  if k in by and pd.notna(row[s.name].iloc[0]) else "null (no evidence)")
         steps.append({"step": s.name, "level": label, "weight": float(contrib[s.name])})
+    if RELATED in contrib.index and float(contrib[RELATED]) != 0.0:
+        steps.append({"step": RELATED, "level": "its key pass also finds related records",
+                      "weight": float(contrib[RELATED])})
     out = pd.DataFrame(steps)
     out["cumulative"] = out["weight"].cumsum()
     out["probability"] = probability(out["cumulative"].to_numpy())

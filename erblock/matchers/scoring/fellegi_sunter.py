@@ -68,6 +68,8 @@ from .weights import (
     level_weights,
     pass_overrides,
     pass_priors,
+    pass_related,
+    pass_sessions,
     prior,
     tf_adjustments,
 )
@@ -330,13 +332,9 @@ class FellegiSunter(ScoringModel):
         ``log2(u_exact) − log2(tf(v))`` at the exact level of tf comparisons."""
         return tf_adjustments(self, gamma, values)
 
-    def _pass_sessions(self) -> dict[int, dict[str, Any]]:
+    def _pass_sessions(self) -> dict[int, Mapping[str, Any]]:
         """Trained sessions by the key pass they cover."""
-        if not self.use_passes:
-            return {}
-        return {p: s for s in self.sessions_
-                if s.get("trained") and s.get("trusted", True) and s.get("lambda")
-                for p in s["passes"]}
+        return pass_sessions(self.sessions_) if self.use_passes else {}
 
     def weights_of(self, gamma: np.ndarray, values: Mapping[str, Any] | None = None,
                    passes: np.ndarray | None = None) -> np.ndarray:
@@ -349,6 +347,16 @@ class FellegiSunter(ScoringModel):
         if values:
             out = out + self.tf_adjustments(gamma, values)
         return out
+
+    def related_of(self, gamma: np.ndarray, passes: np.ndarray | None) -> np.ndarray:
+        """Per pair, the related records' term of the match weight (:mod:`.related`)."""
+        return pass_related(gamma, passes, self._pass_sessions(),
+                            [s.name for s in self._specs()])
+
+    @property
+    def has_related(self) -> bool:
+        """Whether some pass is scored with a third class (related records)."""
+        return self.use_passes and any(s.get("related") for s in self.sessions_)
 
     def priors_of(self, passes: np.ndarray | None, n: int) -> np.ndarray:
         """Prior weight of every pair: its pass's session λ, else λ of a random pair."""
@@ -381,8 +389,8 @@ class FellegiSunter(ScoringModel):
                           "values were not given (tf_values=...); scoring without it",
                           ModelWarning, stacklevel=2)
         passes = self.passes_of(pairs)
-        w = self.priors_of(passes, len(pairs)) + self.weights_of(gamma, values, passes).sum(
-            axis=1)
+        w = (self.priors_of(passes, len(pairs)) + self.weights_of(gamma, values, passes).sum(
+            axis=1) + self.related_of(gamma, passes))
         out = pairs.drop(columns=model_columns(pairs)).copy()
         out["match_weight"] = w
         out["match_probability"] = probability(w)

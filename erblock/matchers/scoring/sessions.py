@@ -34,6 +34,8 @@ class Session:
     #: comparisons (random-pair u) its matches agree on less often than random pairs
     inverted: tuple[int, ...] = ()
     set_aside: str = ""  #: why it is not trusted: "degenerate" or "inverted"
+    #: an inverted session's three-class fit (:func:`.related.fit_related`)
+    related: dict[str, Any] | None = None
     m: dict[int, np.ndarray] = field(default_factory=dict)
     m_blocked: dict[int, np.ndarray] = field(default_factory=dict)
     u_blocked: dict[int, np.ndarray] = field(default_factory=dict)
@@ -60,6 +62,12 @@ class Session:
                 "trusted": self.trained and self.trusted,
                 "inverted": [names[k] for k in self.inverted],
                 "set_aside": self.set_aside or None,
+                "related": None if self.related is None else {
+                    "pi": list(self.related["pi"]), "n_iter": self.related["n_iter"],
+                    "converged": self.related["converged"],
+                    **{part: {names[k]: np.asarray(v).tolist()
+                              for k, v in enumerate(self.related[part])}
+                       for part in ("m", "r", "u")}},
                 "m_selected": {names[k]: v.tolist() for k, v in self.m_blocked.items()},
                 "u_selected": {names[k]: v.tolist() for k, v in self.u_blocked.items()}}
 

@@ -76,15 +76,16 @@ random pairs do. Training follows from that:
    recall 0.50 instead of 0.96 with raw ``token_sort`` titles). Pairs of a pass whose
    session could not be trained are scored with λ and the random-pair u, and so are those
    of a session that called nearly all its candidates matches (λ_s above 0.9) while other
-   sessions did not (it has most likely taken a comparison the key fixes for evidence),
-   and those of an *inverted* session while another session is neither: its matches
-   agree on a comparison with random-pair u less often than random pairs do (by 3
-   standard errors, and by 0.05 or half), which no set of matches does on a comparison
-   that carries evidence, so it took related records for matches (a postcode pass
-   of a register with households, whose "matches" were partners: the same surname,
-   address and phone, and the same sex 42 % of the time where random pairs have 50 %).
-   Either is reported (``trusted``, ``set_aside``, ``inverted``), warned about and left
-   out of m.
+   sessions did not (it has most likely taken a comparison the key fixes for evidence).
+   A session is *inverted* when its matches agree on a comparison with random-pair u
+   less often than random pairs do (by 3 standard errors, and by 0.05 or half), which no
+   set of matches does on a comparison that carries evidence: it took related records
+   for matches (a postcode pass of a register with households, whose "matches" were
+   partners: the same surname, address and phone, and the same sex 42 % of the time
+   where random pairs have 50 %). While another session is neither, its pairs are scored
+   with three classes (:mod:`.related`: matches with the model's m held, the related
+   records, non-matches). Either kind is reported (``trusted``, ``set_aside``,
+   ``inverted``), warned about and left out of m.
 
 Sessions report passes, deactivated comparisons, pairs, λ_s, iterations and convergence;
 warnings say when EM did not converge, λ_s ran to 0 or 1, a session was set aside
@@ -101,6 +102,7 @@ import numpy as np
 
 from ..levels import M_PSEUDO, PatternHistogram, default_m, fit_em, posterior
 from .detection import detect_selected
+from .related import fit_related
 from .sessions import Session, Trained, distrust, fit_warnings, pooled_m, session_m
 
 MIN_SESSION_PAIRS = 20  #: a session with fewer pairs trains nothing
@@ -247,8 +249,9 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                             f"agree less often than random pairs on {what}, so they are "
                             "related records (a household, a family, a chain's branches) "
                             "rather than the same entity: it is not used for m, and its "
-                            "pairs are scored with the random-pair prior; compare columns "
-                            "that tell such records apart")
+                            "pairs are scored with three classes (matches as the other "
+                            "sessions learnt them, these related records, non-matches); "
+                            "compare columns that tell such records apart")
         else:
             warnings.append(f"EM on passes {list(s.passes)} called {s.lam:.0%} of its "
                             f"{s.pairs} candidates matches while other passes' sessions "
@@ -268,6 +271,15 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
             warnings.append(f"{names[k]}: m could not be trained (no session with enough "
                             "pairs where it is present and the blocking does not select "
                             "on it); using default m")
+    for i, s in enumerate(sessions):
+        if s.set_aside == "inverted":  # step 6: a third class for the related records
+            seen = [_seen(merged[i].gamma(), merged[i].counts, k, n_levels[k])
+                    for k in range(K)]
+            s.related = fit_related(
+                merged[i], [_truncated(np.asarray(m[k]), seen[k]) for k in range(K)],
+                [s.u_blocked.get(k, u[k]) for k in range(K)],
+                [s.m[k] if k in s.m else s.m_blocked[k] for k in range(K)],
+                [k in s.u_blocked for k in range(K)], s.lam, tol=min(tol, 1e-7))
     for s in sessions:
         if s.trained:
             warnings += fit_warnings(s, f"EM on passes {list(s.passes)}")

@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 
 from ..levels import PROB_FLOOR
+from .related import related_weight
 
-__all__ = ["comparison_weights", "level_weights", "pass_overrides", "pass_priors", "prior",
-           "tf_adjustments"]
+__all__ = ["comparison_weights", "level_weights", "pass_overrides", "pass_priors",
+           "pass_related", "pass_sessions", "prior", "tf_adjustments"]
 
 
 def level_weights(m: Sequence[float] | np.ndarray, u: Sequence[float] | np.ndarray
@@ -42,6 +43,22 @@ def comparison_weights(tables: Sequence[np.ndarray], gamma: np.ndarray) -> np.nd
     return np.column_stack([t[idx[:, j]] for j, t in enumerate(tables)])
 
 
+def pass_sessions(sessions: Sequence[Mapping[str, Any]]) -> dict[int, Mapping[str, Any]]:
+    """What scores each key pass's pairs: its trained, trusted session; for a session
+    with a three-class fit (:mod:`.related`), the matches against the non-matches (prior
+    ``π_M/(π_M+π_U)``, their m and u for every comparison) and the related records."""
+    out = {p: s for s in sessions if s.get("trained") and s.get("trusted", True)
+           and s.get("lambda") for p in s["passes"]}
+    for s in sessions:
+        rel = s.get("related")
+        if rel:
+            pi = rel["pi"]
+            out.update(dict.fromkeys(s["passes"], {
+                "passes": s["passes"], "lambda": pi[0] / (pi[0] + pi[2]),
+                "m_selected": rel["m"], "u_selected": rel["u"], "related": rel}))
+    return out
+
+
 def pass_overrides(out: np.ndarray, gamma: np.ndarray, passes: np.ndarray,
                    sessions: Mapping[int, Mapping[str, Any]], names: Sequence[str]) -> None:
     """In place: pairs of a trained pass use its session's m/u of selected comparisons."""
@@ -63,6 +80,24 @@ def pass_priors(default: float, passes: np.ndarray | None, n: int,
     if passes is not None:
         for p, sess in sessions.items():
             out[passes == p] = prior(float(sess["lambda"]))
+    return out
+
+
+def pass_related(gamma: np.ndarray, passes: np.ndarray | None,
+                 sessions: Mapping[int, Mapping[str, Any]], names: Sequence[str]
+                 ) -> np.ndarray:
+    """Per pair, the related records' term of a pass with a three-class fit
+    (:mod:`.related`), 0 elsewhere."""
+    out = np.zeros(len(gamma))
+    if passes is None:
+        return out
+    for p, sess in sessions.items():
+        rel = sess.get("related")
+        rows = np.flatnonzero(passes == p)
+        if not rel or not len(rows):
+            continue
+        out[rows] = related_weight(gamma[rows], rel["pi"], [rel["r"][n] for n in names],
+                                   [rel["u"][n] for n in names])
     return out
 
 

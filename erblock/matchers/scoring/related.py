@@ -1,0 +1,94 @@
+"""A third class for inverted sessions: related records (pure numpy, client side).
+
+A session whose "matches" agree on a comparison less often than random pairs do
+(:func:`.sessions.inverted`) took related records for matches: in a register with
+households, a pass keyed on the postcode finds the members of each household by the
+thousand (the same surname, address and phone; other given names; partners) next to a few
+true matches. Two classes cannot tell them apart there; three can, because the other
+sessions have already learnt what matches look like. The session is refitted by EM with
+
+* **matches**: the model's m (learnt by the other sessions), restricted to the levels the
+  session's candidates reach, held;
+* **related records**: free, started from the session's two-class fit (its "matches");
+* **non-matches**: u as in the session (random-pair u where it does not select, its own
+  among its candidates, free, where it does);
+
+and its pairs are scored ``P(match) = π_M Πm / (π_M Πm + π_R Πr + π_U Πu)``. As a match
+weight this is the usual two-class weight of matches against non-matches (the prior
+``log₂ π_M/π_U`` and ``log₂ m/u`` per comparison) plus one more term, the related records'
+``−log₂(1 + π_R Πr / (π_U Πu))`` (never positive), which :func:`related_weight` gives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..levels import PROB_FLOOR, PatternHistogram
+
+RELATED_MAX_ITER = 500
+RELATED_TOL = 1e-7  #: relative change of the log likelihood that ends EM
+R_PSEUDO = 0.1  #: added to every level's expected related records in the M-step
+
+
+def _log_lik(gamma: np.ndarray, dists: Sequence[np.ndarray]) -> np.ndarray:
+    """Σ_k log p_k[γ_k] per row (a missing level adds nothing)."""
+    out = np.zeros(len(gamma))
+    for k, p in enumerate(dists):
+        sel = gamma[:, k] >= 0
+        out[sel] += np.log(np.clip(np.asarray(p, dtype=np.float64), PROB_FLOOR, 1.0))[
+            gamma[sel, k]]
+    return out
+
+
+def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.ndarray],
+                r: Sequence[np.ndarray], free_u: Sequence[bool], lam: float,
+                max_iter: int = RELATED_MAX_ITER, tol: float = RELATED_TOL
+                ) -> dict[str, Any]:
+    """Three-class EM on a session's histogram (module doc): ``m`` held, ``r`` (start)
+    and the ``free_u`` comparisons' ``u`` estimated, ``lam`` the session's two-class
+    match share (π starts at a tenth of it for matches, the rest for related records).
+    Returns ``pi`` (matches, related, non-matches), ``m``, ``r``, ``u``, ``n_iter``,
+    ``converged``."""
+    gamma, w = hist.gamma(), hist.counts.astype(np.float64)
+    n_levels = [len(x) for x in m]
+    r = [np.asarray(x, dtype=np.float64).copy() for x in r]
+    u = [np.asarray(x, dtype=np.float64).copy() for x in u]
+    pi = np.array([0.1 * lam, 0.9 * lam, 1.0 - lam])
+    log_m = _log_lik(gamma, m)
+    old, converged, it = -math.inf, False, 0
+    for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
+        ll = np.log(np.clip(pi, PROB_FLOOR, 1.0))[None, :] + np.column_stack(
+            [log_m, _log_lik(gamma, r), _log_lik(gamma, u)])
+        top = ll.max(axis=1, keepdims=True)
+        dens = np.exp(ll - top)
+        total = dens.sum(axis=1, keepdims=True)
+        post = dens / total * w[:, None]
+        loglik = float((w * (np.log(total[:, 0]) + top[:, 0])).sum())
+        pi = post.sum(axis=0) / w.sum()
+        for k, n in enumerate(n_levels):
+            sel = gamma[:, k] >= 0
+            c = np.bincount(gamma[sel, k], weights=post[sel, 1], minlength=n)[:n] + R_PSEUDO
+            r[k] = c / c.sum()
+            if free_u[k]:
+                cu = np.bincount(gamma[sel, k], weights=post[sel, 2], minlength=n)[:n]
+                if cu.sum() > 0:
+                    u[k] = np.clip(cu / cu.sum(), PROB_FLOOR, 1.0)
+        if loglik - old < tol * abs(loglik):
+            converged = True
+            break
+        old = loglik
+    return {"pi": pi.tolist(), "m": [np.asarray(x) for x in m], "r": r, "u": u,
+            "n_iter": it, "converged": converged}
+
+
+def related_weight(gamma: np.ndarray, pi: Sequence[float], r: Sequence[np.ndarray],
+                   u: Sequence[np.ndarray]) -> np.ndarray:
+    """Per pair, the related records' term of the match weight (module doc):
+    ``−log₂(1 + π_R Πr / (π_U Πu))``."""
+    d = (math.log(max(pi[1], PROB_FLOOR)) - math.log(max(pi[2], PROB_FLOOR))
+         + _log_lik(gamma, r) - _log_lik(gamma, u))
+    return -np.logaddexp(0.0, d) / math.log(2.0)
