@@ -71,8 +71,9 @@ def _used(s: Mapping[str, Any]) -> str:
         return "yes"
     if s.get("set_aside") != "inverted":
         return "<b>no</b>"
-    inv = ", ".join(s.get("inverted") or [])
-    return f"<b>no</b> (matches agree less often than random pairs on {html.escape(inv)})"
+    inv = html.escape(", ".join(s.get("inverted") or []))
+    how = "its pairs scored with three classes" if s.get("related") else "<b>no</b>"
+    return f"{how} (its matches agreed less often than random pairs on {inv})"
 
 
 def model_section(model: Mapping[str, Any] | None) -> str:

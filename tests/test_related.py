@@ -186,16 +186,31 @@ def test_the_household_pass_is_scored_with_three_classes(household_model):
 
 def test_related_term_in_the_waterfall_and_through_json(household_model):
     from erblock import load_model
-    from erblock.matchers.scoring.explain import RELATED, waterfall
+    from erblock.matchers.scoring.explain import RELATED as TERM
+    from erblock.matchers.scoring.explain import waterfall
 
     model, pairs, kind = household_model
     scored = model.apply(pairs)
     member = int(np.flatnonzero((kind == 1) & (pairs["match_key"].to_numpy() == 1))[0])
     steps = waterfall(model, pairs.iloc[[member]])
-    assert RELATED in set(steps["step"])
+    assert TERM in set(steps["step"])
     assert steps["cumulative"].iloc[-1] == pytest.approx(scored["match_weight"].iloc[member])
     # pairs of the first pass have no such term
     first = int(np.flatnonzero(pairs["match_key"].to_numpy() == 0)[0])
-    assert RELATED not in set(waterfall(model, pairs.iloc[[first]])["step"])
+    assert TERM not in set(waterfall(model, pairs.iloc[[first]])["step"])
     again = load_model(model.to_json())
     np.testing.assert_allclose(again.apply(pairs)["match_weight"], scored["match_weight"])
+
+
+def test_related_term_uses_the_term_frequency_of_the_pair():
+    """With tf, a non-match's chance of the exact level is the value's frequency: the
+    related records' term must compare them with that, as the rest of the weight does."""
+    from erblock.matchers.scoring.related import related_weight
+
+    gamma = np.array([[1, 1], [1, 0]], dtype=np.int8)
+    pi, r, u = [0.01, 0.09, 0.9], [np.array([0.2, 0.8])] * 2, [np.array([0.99, 0.01])] * 2
+    tf_bits = np.array([3.0, 0.0])  # the first pair's value: 8 times rarer than u says
+    got = related_weight(gamma, pi, r, u, tf_bits)
+    pu = np.array([0.01 * 0.01 / 8, 0.01 * 0.99])
+    pr = np.array([0.8 * 0.8, 0.8 * 0.2])
+    np.testing.assert_allclose(got, -np.log2(1 + pi[1] * pr / (pi[2] * pu)))

@@ -240,7 +240,11 @@ def test_model_section_shows_levels_sessions_and_boundary_waterfalls(em_report):
     inverted = dict(model["sessions"][0], trusted=False, inverted=["sex_exact"],
                     set_aside="inverted")
     page3 = render_html(dict(d, model=dict(model, sessions=[inverted])))
-    assert "<b>no</b> (matches agree less often than random pairs on sex_exact)" in page3
+    assert "<b>no</b> (its matches agreed less often than random pairs on sex_exact)" in page3
+    inverted["related"] = {"pi": [0.1, 0.3, 0.6]}
+    page4 = render_html(dict(d, model=dict(model, sessions=[inverted])))
+    assert ("its pairs scored with three classes (its matches agreed less often than "
+            "random pairs on sex_exact)") in page4
 
 
 def test_model_charts_render_in_headless_chromium(em_report, chromium, tmp_path):

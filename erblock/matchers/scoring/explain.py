@@ -72,7 +72,7 @@ def contributions(model: FellegiSunter, pairs: pd.DataFrame,
     out = pd.DataFrame(w, columns=[s.name for s in model.specs_ or ()], index=pairs.index)
     out.insert(0, "prior", model.priors_of(passes, len(pairs)))
     if model.has_related:  # a pass scored with three classes (related records)
-        out[RELATED] = model.related_of(gamma, passes)
+        out[RELATED] = model.related_of(gamma, passes, values)
     return out
 
 

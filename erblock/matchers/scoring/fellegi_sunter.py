@@ -348,10 +348,15 @@ class FellegiSunter(ScoringModel):
             out = out + self.tf_adjustments(gamma, values)
         return out
 
-    def related_of(self, gamma: np.ndarray, passes: np.ndarray | None) -> np.ndarray:
-        """Per pair, the related records' term of the match weight (:mod:`.related`)."""
+    def related_of(self, gamma: np.ndarray, passes: np.ndarray | None,
+                   values: Mapping[str, Any] | None = None) -> np.ndarray:
+        """Per pair, the related records' term of the match weight (:mod:`.related`),
+        with the tf comparisons' ``values``."""
+        if not self.has_related or passes is None:
+            return np.zeros(len(gamma))
+        tf = self.tf_adjustments(gamma, values).sum(axis=1) if values else None
         return pass_related(gamma, passes, self._pass_sessions(),
-                            [s.name for s in self._specs()])
+                            [s.name for s in self._specs()], tf)
 
     @property
     def has_related(self) -> bool:
@@ -390,7 +395,7 @@ class FellegiSunter(ScoringModel):
                           ModelWarning, stacklevel=2)
         passes = self.passes_of(pairs)
         w = (self.priors_of(passes, len(pairs)) + self.weights_of(gamma, values, passes).sum(
-            axis=1) + self.related_of(gamma, passes))
+            axis=1) + self.related_of(gamma, passes, values))
         out = pairs.drop(columns=model_columns(pairs)).copy()
         out["match_weight"] = w
         out["match_probability"] = probability(w)

@@ -30,7 +30,7 @@ import numpy as np
 from ..levels import PROB_FLOOR, PatternHistogram
 
 RELATED_MAX_ITER = 500
-RELATED_TOL = 1e-7  #: relative change of the log likelihood that ends EM
+RELATED_TOL = 1e-5  #: EM ends when no share changes more (π relative, r and u absolute)
 R_PSEUDO = 0.1  #: added to every level's expected related records in the M-step
 
 
@@ -59,36 +59,43 @@ def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.
     u = [np.asarray(x, dtype=np.float64).copy() for x in u]
     pi = np.array([0.1 * lam, 0.9 * lam, 1.0 - lam])
     log_m = _log_lik(gamma, m)
-    old, converged, it = -math.inf, False, 0
+    converged, it = False, 0
     for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
         ll = np.log(np.clip(pi, PROB_FLOOR, 1.0))[None, :] + np.column_stack(
             [log_m, _log_lik(gamma, r), _log_lik(gamma, u)])
-        top = ll.max(axis=1, keepdims=True)
-        dens = np.exp(ll - top)
-        total = dens.sum(axis=1, keepdims=True)
-        post = dens / total * w[:, None]
-        loglik = float((w * (np.log(total[:, 0]) + top[:, 0])).sum())
-        pi = post.sum(axis=0) / w.sum()
+        dens = np.exp(ll - ll.max(axis=1, keepdims=True))
+        post = dens / dens.sum(axis=1, keepdims=True) * w[:, None]
+        new_pi = post.sum(axis=0) / w.sum()
+        delta = float(np.max(np.abs(new_pi - pi) / np.maximum(pi, PROB_FLOOR)))
+        pi = new_pi
         for k, n in enumerate(n_levels):
             sel = gamma[:, k] >= 0
             c = np.bincount(gamma[sel, k], weights=post[sel, 1], minlength=n)[:n] + R_PSEUDO
+            delta = max(delta, float(np.max(np.abs(c / c.sum() - r[k]))))
             r[k] = c / c.sum()
             if free_u[k]:
                 cu = np.bincount(gamma[sel, k], weights=post[sel, 2], minlength=n)[:n]
                 if cu.sum() > 0:
-                    u[k] = np.clip(cu / cu.sum(), PROB_FLOOR, 1.0)
-        if loglik - old < tol * abs(loglik):
+                    cu = np.clip(cu / cu.sum(), PROB_FLOOR, 1.0)
+                    delta = max(delta, float(np.max(np.abs(cu - u[k]))))
+                    u[k] = cu / cu.sum()
+        if delta < tol:
             converged = True
             break
-        old = loglik
     return {"pi": pi.tolist(), "m": [np.asarray(x) for x in m], "r": r, "u": u,
             "n_iter": it, "converged": converged}
 
 
 def related_weight(gamma: np.ndarray, pi: Sequence[float], r: Sequence[np.ndarray],
-                   u: Sequence[np.ndarray]) -> np.ndarray:
+                   u: Sequence[np.ndarray], tf_bits: np.ndarray | None = None) -> np.ndarray:
     """Per pair, the related records' term of the match weight (module doc):
-    ``−log₂(1 + π_R Πr / (π_U Πu))``."""
+    ``−log₂(1 + π_R Πr / (π_U Πu))``. ``tf_bits``: the pairs' term-frequency adjustment
+    (bits), which replaces u of an exact level by the value's frequency, so Πu by
+    ``Πu · 2^−tf_bits`` here as in the rest of the weight (a rare surname that a
+    household shares is rare evidence against non-matches, not against related
+    records)."""
     d = (math.log(max(pi[1], PROB_FLOOR)) - math.log(max(pi[2], PROB_FLOOR))
          + _log_lik(gamma, r) - _log_lik(gamma, u))
+    if tf_bits is not None:
+        d = d + np.asarray(tf_bits, dtype=np.float64) * math.log(2.0)
     return -np.logaddexp(0.0, d) / math.log(2.0)

@@ -273,13 +273,19 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                             "on it); using default m")
     for i, s in enumerate(sessions):
         if s.set_aside == "inverted":  # step 6: a third class for the related records
-            seen = [_seen(merged[i].gamma(), merged[i].counts, k, n_levels[k])
-                    for k in range(K)]
+            g, c = merged[i].gamma(), merged[i].counts
+            # m held as the model has it; restricted to the levels left where the
+            # blocking selects (as in the refit); u as in the session
+            fixed_u = againsts[i] - set(s.detected)
             s.related = fit_related(
-                merged[i], [_truncated(np.asarray(m[k]), seen[k]) for k in range(K)],
+                merged[i], [_truncated(np.asarray(m[k]), _seen(g, c, k, n_levels[k]))
+                            if k in s.blocked else np.asarray(m[k]) for k in range(K)],
                 [s.u_blocked.get(k, u[k]) for k in range(K)],
                 [s.m[k] if k in s.m else s.m_blocked[k] for k in range(K)],
-                [k in s.u_blocked for k in range(K)], s.lam, tol=min(tol, 1e-7))
+                [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam)
+            if not s.related["converged"]:
+                warnings.append(f"EM with three classes on passes {list(s.passes)} did not "
+                                f"converge in {s.related['n_iter']} iterations")
     for s in sessions:
         if s.trained:
             warnings += fit_warnings(s, f"EM on passes {list(s.passes)}")

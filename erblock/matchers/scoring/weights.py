@@ -53,8 +53,9 @@ def pass_sessions(sessions: Sequence[Mapping[str, Any]]) -> dict[int, Mapping[st
         rel = s.get("related")
         if rel:
             pi = rel["pi"]
+            lam = min(max(pi[0] / max(pi[0] + pi[2], PROB_FLOOR), PROB_FLOOR), 1 - 1e-12)
             out.update(dict.fromkeys(s["passes"], {
-                "passes": s["passes"], "lambda": pi[0] / (pi[0] + pi[2]),
+                "passes": s["passes"], "lambda": lam,
                 "m_selected": rel["m"], "u_selected": rel["u"], "related": rel}))
     return out
 
@@ -84,10 +85,10 @@ def pass_priors(default: float, passes: np.ndarray | None, n: int,
 
 
 def pass_related(gamma: np.ndarray, passes: np.ndarray | None,
-                 sessions: Mapping[int, Mapping[str, Any]], names: Sequence[str]
-                 ) -> np.ndarray:
+                 sessions: Mapping[int, Mapping[str, Any]], names: Sequence[str],
+                 tf_bits: np.ndarray | None = None) -> np.ndarray:
     """Per pair, the related records' term of a pass with a three-class fit
-    (:mod:`.related`), 0 elsewhere."""
+    (:mod:`.related`), 0 elsewhere; ``tf_bits``: each pair's term-frequency adjustment."""
     out = np.zeros(len(gamma))
     if passes is None:
         return out
@@ -97,7 +98,8 @@ def pass_related(gamma: np.ndarray, passes: np.ndarray | None,
         if not rel or not len(rows):
             continue
         out[rows] = related_weight(gamma[rows], rel["pi"], [rel["r"][n] for n in names],
-                                   [rel["u"][n] for n in names])
+                                   [rel["u"][n] for n in names],
+                                   None if tf_bits is None else tf_bits[rows])
     return out
 
 
