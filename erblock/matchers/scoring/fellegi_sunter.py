@@ -36,12 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..comparisons import Comparison, as_comparisons
-from ..levels import (
-    LevelSpec,
-    PatternHistogram,
-    gamma_matrix,
-    resolve_levels,
-)
+from ..levels import LevelSpec, PatternHistogram, gamma_matrix, resolve_levels
 from .base import (
     PASS_COLUMN,
     FitContext,
@@ -55,12 +50,7 @@ from .base import (
 from .explain import boundary_examples, model_report, summary
 from .implied import mask, train_masked
 from .offline import fit_frame, fit_run
-from .options import (
-    canonical_key,
-    check_options,
-    check_same_comparisons,
-    keys_differ_message,
-)
+from .options import canonical_key, check_options, check_same_comparisons, keys_differ_message
 from .persist import fs_from_dict, fs_to_dict
 from .training import Trained, train
 from .weights import (
@@ -125,18 +115,10 @@ class FellegiSunter(ScoringModel):
     kind = "fellegi_sunter"
     kinds: ClassVar[tuple[str, ...]] = ("fellegi_sunter",)
 
-    def __init__(
-        self,
-        levels: Mapping[str, Any] | None = None,
-        tf_adjust: str | Sequence[str] | bool | None = None,
-        *,
-        recall: float = 1.0,
-        detect: bool = True,
-        u_pairs: int = 3_000_000,
-        max_iter: int = 1000,
-        tol: float = 1e-4,
-        seed: int = 0,
-    ) -> None:
+    def __init__(self, levels: Mapping[str, Any] | None = None,
+                 tf_adjust: str | Sequence[str] | bool | None = None, *, recall: float = 1.0,
+                 detect: bool = True, u_pairs: int = 3_000_000, max_iter: int = 1000,
+                 tol: float = 1e-4, seed: int = 0) -> None:
         self.tf_adjust = check_options(levels, tf_adjust, recall, u_pairs, max_iter)
         self.levels = dict(levels or {})
         self.recall = float(recall)
