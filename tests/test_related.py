@@ -182,6 +182,8 @@ def test_the_household_pass_is_scored_with_three_classes(household_model):
     oracle = share[0] * like[0] / sum(q * lk for q, lk in zip(share, like)) >= 0.5
     assert f1(decided, second) >= f1(oracle, second) - 0.03
     assert f1(decided, ~second) > 0.9  # the given-name pass, two classes as ever
+    # λ of a random pair counts the matches, not the households
+    assert model.lambda_ == pytest.approx(true.sum() / N_PAIRS, rel=0.15)
 
 
 def test_related_term_in_the_waterfall_and_through_json(household_model):

@@ -65,7 +65,8 @@ random pairs do. Training follows from that:
    candidates as mostly matches that disagree on the phone or on both names.
 5. **λ** is the fixed point of λ = Σ_candidates P(match | γ; λ) / (pairs in all), i.e. EM
    over all record pairs assuming the pairs blocking did not find are non-matches
-   (divided by the assumed ``recall`` of the blocking, 1 by default).
+   (divided by the assumed ``recall`` of the blocking, 1 by default); the pairs of a
+   pass scored with three classes (step 6) count with the matches that fit expects.
 6. **Scoring a candidate** uses what its pass's session learnt where the blocking selected:
    the session's λ_s (the prior of a pair *that shares this key*) and, for the comparisons
    the pass selects on, their m and u among its candidates; the other comparisons use the
@@ -314,20 +315,28 @@ def _lambda_random(hists: Mapping[int, PatternHistogram], m: Sequence[np.ndarray
                    u: Sequence[np.ndarray], total_pairs: float, sessions: Sequence[Session]
                    ) -> tuple[float, int, int, bool]:
     """Fixed point of λ = Σ_candidates P(match | γ; λ) / total_pairs (module doc, step 5):
-    (λ, iterations, candidates, whether it settled within ``LAMBDA_MAX_ITER``)."""
-    merged = PatternHistogram.merge(list(hists.values())) if hists else None
-    if merged is None or merged.total == 0 or total_pairs <= 0:
+    (λ, iterations, candidates, whether it settled within ``LAMBDA_MAX_ITER``). The pairs
+    of a pass scored with three classes count with the matches that fit expects (its
+    related records are not matches)."""
+    three = {p for s in sessions if s.related for p in s.passes}
+    fixed = sum(s.related["pi"][0] * s.pairs for s in sessions if s.related)
+    n_cand = sum(h.total for h in hists.values())
+    rest = [h for p, h in hists.items() if p not in three]
+    if n_cand == 0 or total_pairs <= 0:
         return 1e-9, 0, 0, True
-    gamma, counts = merged.gamma(), merged.counts.astype(np.float64)
-    expected = sum(s.matches for s in sessions)
+    expected = sum(s.matches for s in sessions) + fixed
     lam = min(max(expected / total_pairs, LAMBDA_FLOOR), 0.5)
+    if not rest:
+        return max(fixed / total_pairs, LAMBDA_FLOOR), 0, n_cand, True
+    merged = PatternHistogram.merge(rest)
+    gamma, counts = merged.gamma(), merged.counts.astype(np.float64)
     for it in range(1, LAMBDA_MAX_ITER + 1):
-        new = float(np.sum(counts * posterior(gamma, m, u, lam))) / total_pairs
+        new = (float(np.sum(counts * posterior(gamma, m, u, lam))) + fixed) / total_pairs
         new = min(max(new, LAMBDA_FLOOR), 1 - 1e-9)
         if abs(math.log(new) - math.log(lam)) < 1e-9:
-            return new, it, merged.total, True
+            return new, it, n_cand, True
         lam = new
-    return lam, LAMBDA_MAX_ITER, merged.total, False
+    return lam, LAMBDA_MAX_ITER, n_cand, False
 
 
 def train_candidates(hist: PatternHistogram, n_levels: Sequence[int], max_iter: int = 1000,
