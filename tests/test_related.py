@@ -31,21 +31,29 @@ LAM, RELATED = 0.002, 0.006  # shares of all pairs: matches, household members
 M_TOL = 0.03
 
 
-def _draw(households: bool, seed: int = 3) -> dict[int, PatternHistogram]:
-    """Per-pass histograms (pass 0 keyed on the given name, pass 1 on the postcode, each
-    keeping exact agreement)."""
+def _register(ms: list[np.ndarray], hs: list[np.ndarray], us: list[np.ndarray],
+              seed: int, related: float = RELATED
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Level vectors of the pairs two passes find (exact agreement on the given name, then
+    on the postcode), the pass of each and which are matches (kind 0) or household
+    members (kind 1), drawn from the classes' level shares ``ms``, ``hs`` and ``us``."""
     rng = np.random.default_rng(seed)
     x = rng.random(N_PAIRS)
-    kind = np.where(x < LAM, 0, np.where(x < LAM + (RELATED if households else 0), 1, 2))
-    gamma = np.empty((N_PAIRS, len(M)), dtype=np.int8)
-    for k, dists in enumerate(zip(M, HOUSEHOLD, U)):
+    kind = np.where(x < LAM, 0, np.where(x < LAM + related, 1, 2))
+    gamma = np.empty((N_PAIRS, len(ms)), dtype=np.int8)
+    for k, dists in enumerate(zip(ms, hs, us)):
         draws = [rng.choice(len(p), size=N_PAIRS, p=p) for p in dists]
         gamma[:, k] = np.choose(kind, draws)
-    first = gamma[:, 0] == 2
-    second = ~first & (gamma[:, 1] == 2)
+    first = gamma[:, 0] == len(ms[0]) - 1
+    found = first | (gamma[:, 1] == len(ms[1]) - 1)
+    return gamma[found], np.where(first, 0, 1)[found].astype(np.int8), kind[found]
+
+
+def _draw(households: bool, seed: int = 3) -> dict[int, PatternHistogram]:
+    """Per-pass histograms of the three-level register."""
+    gamma, passes, _ = _register(M, HOUSEHOLD, U, seed, RELATED if households else 0.0)
     radix = [len(m) + 1 for m in M]
-    return {0: PatternHistogram.from_gamma(gamma[first], radix),
-            1: PatternHistogram.from_gamma(gamma[second], radix)}
+    return {p: PatternHistogram.from_gamma(gamma[passes == p], radix) for p in (0, 1)}
 
 
 def _train(households: bool, seed: int = 3):
@@ -128,26 +136,11 @@ H2 = [np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([0.1, 0.9]),
       np.array([0.15, 0.85]), np.array([0.6, 0.4]), np.array([0.98, 0.02])]
 
 
-def _register(seed: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Level vectors of the pairs two passes find (given name, then postcode), the pass
-    of each and which are matches (kind 0) or household members (kind 1)."""
-    rng = np.random.default_rng(seed)
-    x = rng.random(N_PAIRS)
-    kind = np.where(x < LAM, 0, np.where(x < LAM + RELATED, 1, 2))
-    gamma = np.empty((N_PAIRS, len(M2)), dtype=np.int8)
-    for k, dists in enumerate(zip(M2, H2, U2)):
-        draws = [rng.choice(2, size=N_PAIRS, p=p) for p in dists]
-        gamma[:, k] = np.choose(kind, draws)
-    first = gamma[:, 0] == 1
-    found = first | (gamma[:, 1] == 1)
-    return gamma[found], np.where(first, 0, 1)[found].astype(np.int8), kind[found]
-
-
 @pytest.fixture(scope="module")
 def household_model():
     from erblock.matchers.scoring import FellegiSunter
 
-    gamma, passes, kind = _register()
+    gamma, passes, kind = _register(M2, H2, U2, seed=5)
     model = FellegiSunter().bind({n: "exact" for n in NAMES2})
     hists = {p: PatternHistogram.from_gamma(gamma[passes == p], model.radix) for p in (0, 1)}
     with pytest.warns(UserWarning, match="related records"):
