@@ -17,6 +17,13 @@ and its pairs are scored ``P(match) = π_M Πm / (π_M Πm + π_R Πr + π_U Πu
 weight this is the usual two-class weight of matches against non-matches (the prior
 ``log₂ π_M/π_U`` and ``log₂ m/u`` per comparison) plus one more term, the related records'
 ``−log₂(1 + π_R Πr / (π_U Πu))`` (never positive), which :func:`related_weight` gives.
+
+Related records are not the inverted pass's alone: twins share a date of birth, a
+the members of a household can share an initial, so a pass keyed on those finds some next to its
+matches, where two classes take their shared address for a match's. Every other trained
+session is therefore refitted the same way with r held too (``free_r=False``: the
+inverted session's r, restricted to the levels its candidates reach), only the shares
+and its own key's u free.
 """
 
 from __future__ import annotations
@@ -46,13 +53,13 @@ def _log_lik(gamma: np.ndarray, dists: Sequence[np.ndarray]) -> np.ndarray:
 
 def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.ndarray],
                 r: Sequence[np.ndarray], free_u: Sequence[bool], lam: float,
-                max_iter: int = RELATED_MAX_ITER, tol: float = RELATED_TOL
-                ) -> dict[str, Any]:
+                max_iter: int = RELATED_MAX_ITER, tol: float = RELATED_TOL, *,
+                free_r: bool = True) -> dict[str, Any]:
     """Three-class EM on a session's histogram (module doc): ``m`` held, ``r`` (start)
     and the ``free_u`` comparisons' ``u`` estimated, ``lam`` the session's two-class
     match share (π starts at a tenth of it for matches, the rest for related records).
-    Returns ``pi`` (matches, related, non-matches), ``m``, ``r``, ``u``, ``n_iter``,
-    ``converged``."""
+    ``free_r=False`` holds ``r`` as given. Returns ``pi`` (matches, related, non-matches),
+    ``m``, ``r``, ``u``, ``n_iter``, ``converged``."""
     gamma, w = hist.gamma(), hist.counts.astype(np.float64)
     n_levels = [len(x) for x in m]
     r = [np.asarray(x, dtype=np.float64).copy() for x in r]
@@ -70,9 +77,10 @@ def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.
         pi = new_pi
         for k, n in enumerate(n_levels):
             sel = gamma[:, k] >= 0
-            c = np.bincount(gamma[sel, k], weights=post[sel, 1], minlength=n)[:n] + R_PSEUDO
-            delta = max(delta, float(np.max(np.abs(c / c.sum() - r[k]))))
-            r[k] = c / c.sum()
+            if free_r:
+                c = np.bincount(gamma[sel, k], weights=post[sel, 1], minlength=n)[:n] + R_PSEUDO
+                delta = max(delta, float(np.max(np.abs(c / c.sum() - r[k]))))
+                r[k] = c / c.sum()
             if free_u[k]:
                 cu = np.bincount(gamma[sel, k], weights=post[sel, 2], minlength=n)[:n]
                 if cu.sum() > 0:

@@ -34,7 +34,8 @@ class Session:
     #: comparisons (random-pair u) its matches agree on less often than random pairs
     inverted: tuple[int, ...] = ()
     set_aside: str = ""  #: why it is not trusted: "degenerate" or "inverted"
-    #: an inverted session's three-class fit (:func:`.related.fit_related`)
+    #: its three-class fit (:func:`.related.fit_related`): an inverted session's, or any
+    #: other's once one session found related records
     related: dict[str, Any] | None = None
     m: dict[int, np.ndarray] = field(default_factory=dict)
     m_blocked: dict[int, np.ndarray] = field(default_factory=dict)

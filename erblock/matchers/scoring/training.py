@@ -86,7 +86,10 @@ random pairs do. Training follows from that:
    where random pairs have 50 %). While another session is neither, its pairs are scored
    with three classes (:mod:`.related`: matches with the model's m held, the related
    records, non-matches). Either kind is reported (``trusted``, ``set_aside``,
-   ``inverted``), warned about and left out of m.
+   ``inverted``), warned about and left out of m. Related records are not one pass's:
+   twins share a date of birth, a junior his father's name, so once one session has
+   them every other trained session is scored with three classes too, its m, r and u
+   held (restricted to the levels its candidates reach) and only the shares fitted.
 
 Sessions report passes, deactivated comparisons, pairs, λ_s, iterations and convergence;
 warnings say when EM did not converge, λ_s ran to 0 or 1, a session was set aside
@@ -284,9 +287,27 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                 [s.u_blocked.get(k, u[k]) for k in range(K)],
                 [s.m[k] if k in s.m else s.m_blocked[k] for k in range(K)],
                 [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam)
-            if not s.related["converged"]:
-                warnings.append(f"EM with three classes on passes {list(s.passes)} did not "
-                                f"converge in {s.related['n_iter']} iterations")
+    found_r = [(s.related, s.pairs) for s in sessions if s.related]  # the most related pairs
+    r_of = max(found_r, key=lambda f: f[0]["pi"][1] * f[1])[0]["r"] if found_r else None
+    for i, s in enumerate(sessions):
+        if r_of is None or s.related or not s.trained or s.set_aside:
+            continue
+        # related records are not a pass's (module doc, step 6): the other passes' pairs
+        # are scored with three classes as well, every distribution held
+        g, c = merged[i].gamma(), merged[i].counts
+        seen = {k: _seen(g, c, k, n_levels[k]) for k in s.blocked}
+        fixed_u = againsts[i] - set(s.detected)
+        s.related = fit_related(
+            merged[i], [_truncated(np.asarray(m[k]), seen[k]) if k in seen
+                        else np.asarray(m[k]) for k in range(K)],
+            [s.u_blocked.get(k, u[k]) for k in range(K)],
+            [_truncated(np.asarray(r_of[k]), seen[k]) if k in seen else np.asarray(r_of[k])
+             for k in range(K)],
+            [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam, free_r=False)
+    for s in sessions:
+        if s.related and not s.related["converged"]:
+            warnings.append(f"EM with three classes on passes {list(s.passes)} did not "
+                            f"converge in {s.related['n_iter']} iterations")
     for s in sessions:
         if s.trained:
             warnings += fit_warnings(s, f"EM on passes {list(s.passes)}")
