@@ -67,12 +67,11 @@ def contributions(model: FellegiSunter, pairs: pd.DataFrame,
     model.require_fitted()
     gamma = model.gamma_of(pairs)
     values = tf_values if tf_values is not None else model.pair_value_columns(pairs)
-    passes = model.passes_of(pairs)
-    w = model.weights_of(gamma, values, passes)
+    prior_w, w, related = model.scored_parts(gamma, values, model.passes_of(pairs))
     out = pd.DataFrame(w, columns=[s.name for s in model.specs_ or ()], index=pairs.index)
-    out.insert(0, "prior", model.priors_of(passes, len(pairs)))
+    out.insert(0, "prior", prior_w)
     if model.has_related:  # a pass scored with three classes (related records)
-        out[RELATED] = model.related_of(gamma, passes, values)
+        out[RELATED] = related
     return out
 
 

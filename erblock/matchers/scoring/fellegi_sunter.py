@@ -319,26 +319,33 @@ class FellegiSunter(ScoringModel):
         return pass_sessions(self.sessions_) if self.use_passes else {}
 
     def weights_of(self, gamma: np.ndarray, values: Mapping[str, Any] | None = None,
-                   passes: np.ndarray | None = None) -> np.ndarray:
-        """(pairs × comparisons) match weight of every comparison, tf included; with the
-        key pass of every pair, selected comparisons use their pass's m and u."""
+                   passes: np.ndarray | None = None, tf: np.ndarray | None = None
+                   ) -> np.ndarray:
+        """(pairs × comparisons) match weight of every comparison, tf included (``tf``:
+        the :meth:`tf_adjustments` of ``values`` when already computed); with the key pass
+        of every pair, selected comparisons use their pass's m and u."""
         out = comparison_weights(self.weight_tables(), gamma)
         if passes is not None:
             names = [s.name for s in self._specs()]
             pass_overrides(out, gamma, passes, self._pass_sessions(), names)
-        if values:
-            out = out + self.tf_adjustments(gamma, values)
-        return out
+        if tf is None and values:
+            tf = self.tf_adjustments(gamma, values)
+        return out if tf is None else out + tf
 
     def related_of(self, gamma: np.ndarray, passes: np.ndarray | None,
-                   values: Mapping[str, Any] | None = None) -> np.ndarray:
-        """Per pair, the related records' term of the match weight (:mod:`.related`),
-        with the tf comparisons' ``values``."""
+                   tf_bits: np.ndarray | None = None) -> np.ndarray:
+        """Per pair, the related records' term (:mod:`.related`); ``tf_bits``: its tf."""
         if not self.has_related or passes is None:
             return np.zeros(len(gamma))
-        tf = self.tf_adjustments(gamma, values).sum(axis=1) if values else None
         return pass_related(gamma, passes, self._pass_sessions(),
-                            [s.name for s in self._specs()], tf)
+                            [s.name for s in self._specs()], tf_bits)
+
+    def scored_parts(self, gamma: np.ndarray, values: Mapping[str, Any] | None,
+                     passes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Prior, comparison weights and related term of every pair (tf computed once)."""
+        tf = self.tf_adjustments(gamma, values) if values else None
+        return (self.priors_of(passes, len(gamma)), self.weights_of(gamma, passes=passes, tf=tf),
+                self.related_of(gamma, passes, None if tf is None else tf.sum(axis=1)))
 
     @property
     def has_related(self) -> bool:
@@ -375,9 +382,8 @@ class FellegiSunter(ScoringModel):
             warnings.warn(f"apply: the model adjusts {lacking} by term frequency but their "
                           "values were not given (tf_values=...); scoring without it",
                           ModelWarning, stacklevel=2)
-        passes = self.passes_of(pairs)
-        w = (self.priors_of(passes, len(pairs)) + self.weights_of(gamma, values, passes).sum(
-            axis=1) + self.related_of(gamma, passes, values))
+        prior_w, weights, related = self.scored_parts(gamma, values, self.passes_of(pairs))
+        w = prior_w + weights.sum(axis=1) + related
         out = pairs.drop(columns=model_columns(pairs)).copy()
         out["match_weight"] = w
         out["match_probability"] = probability(w)
