@@ -245,6 +245,11 @@ def test_model_section_shows_levels_sessions_and_boundary_waterfalls(em_report):
     page4 = render_html(dict(d, model=dict(model, sessions=[inverted])))
     assert ("its pairs scored with three classes (its matches agreed less often than "
             "random pairs on sex_exact)") in page4
+    # a trusted session scored with the related records another pass found
+    trusted = dict(model["sessions"][0], trusted=True, related={"pi": [0.3, 0.01, 0.69]})
+    page5 = render_html(dict(d, model=dict(model, sessions=[trusted])))
+    assert "yes, its pairs scored with three classes" in page5
+    assert "three classes" not in render_html(d)  # a model without related records
 
 
 def test_model_charts_render_in_headless_chromium(em_report, chromium, tmp_path):
