@@ -175,7 +175,7 @@ def test_the_household_pass_is_scored_with_three_classes(household_model):
     share = [(kind[second] == c).mean() for c in range(3)]
     oracle = share[0] * like[0] / sum(q * lk for q, lk in zip(share, like)) >= 0.5
     assert f1(decided, second) >= f1(oracle, second) - 0.03
-    assert f1(decided, ~second) > 0.9  # the given-name pass, two classes as ever
+    assert f1(decided, ~second) > 0.9  # the given-name pass (no household there)
     # λ of a random pair counts the matches, not the households
     assert model.lambda_ == pytest.approx(true.sum() / N_PAIRS, rel=0.15)
 
@@ -197,7 +197,7 @@ def test_related_term_in_the_waterfall_and_through_json(household_model):
     assert s0["set_aside"] is None and s0["related"]["pi"][1] < 1e-3
     first = int(np.flatnonzero(pairs["match_key"].to_numpy() == 0)[0])
     steps = waterfall(model, pairs.iloc[[first]]).set_index("step")
-    assert abs(steps.loc[TERM, "weight"]) < 0.01
+    assert abs(steps.loc[TERM, "weight"]) < 0.05
     again = load_model(model.to_json())
     np.testing.assert_allclose(again.apply(pairs)["match_weight"], scored["match_weight"])
 
@@ -216,14 +216,17 @@ def test_related_term_uses_the_term_frequency_of_the_pair():
     np.testing.assert_allclose(got, -np.log2(1 + pi[1] * pr / (pi[2] * pu)))
 
 
-def test_households_that_another_pass_finds_are_scored_with_three_classes():
+@pytest.mark.parametrize("same_postcode", [1.0, 0.8])
+def test_households_that_another_pass_finds_are_scored_with_three_classes(same_postcode):
     """Twins share the date of birth: a pass keyed on it finds them next to the matches,
     with the household's address and phone. Scored with two classes, those agreements
     make them matches; the related records learnt on the postcode pass are held there
-    too, and only the classes' shares are fitted."""
+    too, and only the classes' shares are fitted, and the related records' postcode
+    (which the postcode pass could not learn: its key fixes it) where some have moved."""
     from erblock.matchers.scoring import FellegiSunter
 
-    gamma, passes, kind = _register(M2, H2, U2, seed=6, first_key=5)
+    hs = [H2[0], np.array([1 - same_postcode, same_postcode]), *H2[2:]]
+    gamma, passes, kind = _register(M2, hs, U2, seed=6, first_key=5)
     model = FellegiSunter().bind({n: "exact" for n in NAMES2})
     hists = {p: PatternHistogram.from_gamma(gamma[passes == p], model.radix) for p in (0, 1)}
     with pytest.warns(UserWarning, match="related records"):
@@ -240,7 +243,7 @@ def test_households_that_another_pass_finds_are_scored_with_three_classes():
     # the true three-class model of the pass's pairs (the key's comparison left out)
     share = [(kind[first] == c).mean() for c in range(3)]
     like = [np.prod([d[k][g[:, k]] for k in range(len(NAMES2)) if k != 5], axis=0)
-            for d in (M2, H2, U2)]
+            for d in (M2, hs, U2)]
     oracle = share[0] * like[0] / sum(q * lk for q, lk in zip(share, like)) >= 0.5
 
     def precision(d: np.ndarray) -> float:

@@ -18,12 +18,14 @@ weight this is the usual two-class weight of matches against non-matches (the pr
 ``log₂ π_M/π_U`` and ``log₂ m/u`` per comparison) plus one more term, the related records'
 ``−log₂(1 + π_R Πr / (π_U Πu))`` (never positive), which :func:`related_weight` gives.
 
-Related records are not the inverted pass's alone: twins share a date of birth, a
-the members of a household can share an initial, so a pass keyed on those finds some next to its
+Related records are not the inverted pass's alone: twins share a date of birth, and
+housemates can share an initial, so a pass keyed on those finds some next to its
 matches, where two classes take their shared address for a match's. Every other trained
-session is therefore refitted the same way with r held too (``free_r=False``: the
-inverted session's r, restricted to the levels its candidates reach), only the shares
-and its own key's u free.
+session is therefore refitted the same way, its m held as it scores with it, r held as
+the inverted session learnt it (``free_r``: except where that session's keys selected,
+so it could not learn r, and this session's do not), and only the shares, those r and
+its own key's u free; every held distribution is restricted to the levels the
+session's candidates reach where its keys select.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from ..levels import PROB_FLOOR, PatternHistogram
 RELATED_MAX_ITER = 500
 RELATED_TOL = 1e-5  #: EM ends when no share changes more (π relative, r and u absolute)
 R_PSEUDO = 0.1  #: added to every level's expected related records in the M-step
+PI_STEPS = 200  #: share-only EM steps per round (the classes' distributions held)
+PI_FLOOR = 1e-4  #: a share's change counts relative to it, or to this when smaller
 
 
 def _log_lik(gamma: np.ndarray, dists: Sequence[np.ndarray]) -> np.ndarray:
@@ -54,30 +58,39 @@ def _log_lik(gamma: np.ndarray, dists: Sequence[np.ndarray]) -> np.ndarray:
 def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.ndarray],
                 r: Sequence[np.ndarray], free_u: Sequence[bool], lam: float,
                 max_iter: int = RELATED_MAX_ITER, tol: float = RELATED_TOL, *,
-                free_r: bool = True) -> dict[str, Any]:
+                free_r: bool | Sequence[bool] = True, related_start: float = 0.9
+                ) -> dict[str, Any]:
     """Three-class EM on a session's histogram (module doc): ``m`` held, ``r`` (start)
     and the ``free_u`` comparisons' ``u`` estimated, ``lam`` the session's two-class
-    match share (π starts at a tenth of it for matches, the rest for related records).
-    ``free_r=False`` holds ``r`` as given. Returns ``pi`` (matches, related, non-matches),
+    match share (π starts with ``related_start`` of it for related records, the rest
+    for matches). ``free_r``: which comparisons' ``r`` are estimated (all, by default;
+    the others are held as given). Returns ``pi`` (matches, related, non-matches),
     ``m``, ``r``, ``u``, ``n_iter``, ``converged``."""
     gamma, w = hist.gamma(), hist.counts.astype(np.float64)
     n_levels = [len(x) for x in m]
+    free = [free_r] * len(m) if isinstance(free_r, bool) else list(free_r)
     r = [np.asarray(x, dtype=np.float64).copy() for x in r]
     u = [np.asarray(x, dtype=np.float64).copy() for x in u]
-    pi = np.array([0.1 * lam, 0.9 * lam, 1.0 - lam])
+    pi = np.array([(1 - related_start) * lam, related_start * lam, 1.0 - lam])
     log_m = _log_lik(gamma, m)
     converged, it = False, 0
     for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
-        ll = np.log(np.clip(pi, PROB_FLOOR, 1.0))[None, :] + np.column_stack(
-            [log_m, _log_lik(gamma, r), _log_lik(gamma, u)])
-        dens = np.exp(ll - ll.max(axis=1, keepdims=True))
-        post = dens / dens.sum(axis=1, keepdims=True) * w[:, None]
-        new_pi = post.sum(axis=0) / w.sum()
-        delta = float(np.max(np.abs(new_pi - pi) / np.maximum(pi, PROB_FLOOR)))
+        cols = np.column_stack([log_m, _log_lik(gamma, r), _log_lik(gamma, u)])
+        like = np.exp(cols - cols.max(axis=1, keepdims=True))
+        # the shares alone, with the classes' distributions as they stand: cheap steps
+        # that carry a share running to 0 there quickly (one step a round is slow)
+        new_pi = pi
+        for _ in range(PI_STEPS):
+            dens = like * np.clip(new_pi, PROB_FLOOR, 1.0)[None, :]
+            post = dens / dens.sum(axis=1, keepdims=True) * w[:, None]
+            step, new_pi = new_pi, post.sum(axis=0) / w.sum()
+            if float(np.max(np.abs(new_pi - step))) < 1e-12:
+                break
+        delta = float(np.max(np.abs(new_pi - pi) / np.maximum(pi, PI_FLOOR)))
         pi = new_pi
         for k, n in enumerate(n_levels):
             sel = gamma[:, k] >= 0
-            if free_r:
+            if free[k]:
                 c = np.bincount(gamma[sel, k], weights=post[sel, 1], minlength=n)[:n] + R_PSEUDO
                 delta = max(delta, float(np.max(np.abs(c / c.sum() - r[k]))))
                 r[k] = c / c.sum()

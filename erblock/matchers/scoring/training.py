@@ -87,9 +87,12 @@ random pairs do. Training follows from that:
    with three classes (:mod:`.related`: matches with the model's m held, the related
    records, non-matches). Either kind is reported (``trusted``, ``set_aside``,
    ``inverted``), warned about and left out of m. Related records are not one pass's:
-   twins share a date of birth, a junior his father's name, so once one session has
-   them every other trained session is scored with three classes too, its m, r and u
-   held (restricted to the levels its candidates reach) and only the shares fitted.
+   twins share a date of birth, housemates an initial, so once one session has them
+   every other trained session is scored with three classes too: its m (as it scores
+   with it), r and u held, the shares, its own key's u and r where the first session
+   could not learn it fitted (:func:`_related_elsewhere`). m is still pooled from the
+   two-class fits, so the related records such a session took for matches there are in
+   m.
 
 Sessions report passes, deactivated comparisons, pairs, λ_s, iterations and convergence;
 warnings say when EM did not converge, λ_s ran to 0 or 1, a session was set aside
@@ -287,23 +290,7 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                 [s.u_blocked.get(k, u[k]) for k in range(K)],
                 [s.m[k] if k in s.m else s.m_blocked[k] for k in range(K)],
                 [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam)
-    found_r = [(s.related, s.pairs) for s in sessions if s.related]  # the most related pairs
-    r_of = max(found_r, key=lambda f: f[0]["pi"][1] * f[1])[0]["r"] if found_r else None
-    for i, s in enumerate(sessions):
-        if r_of is None or s.related or not s.trained or s.set_aside:
-            continue
-        # related records are not a pass's (module doc, step 6): the other passes' pairs
-        # are scored with three classes as well, every distribution held
-        g, c = merged[i].gamma(), merged[i].counts
-        seen = {k: _seen(g, c, k, n_levels[k]) for k in s.blocked}
-        fixed_u = againsts[i] - set(s.detected)
-        s.related = fit_related(
-            merged[i], [_truncated(np.asarray(m[k]), seen[k]) if k in seen
-                        else np.asarray(m[k]) for k in range(K)],
-            [s.u_blocked.get(k, u[k]) for k in range(K)],
-            [_truncated(np.asarray(r_of[k]), seen[k]) if k in seen else np.asarray(r_of[k])
-             for k in range(K)],
-            [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam, free_r=False)
+    _related_elsewhere(sessions, merged, againsts, m, u, n_levels)
     for s in sessions:
         if s.related and not s.related["converged"]:
             warnings.append(f"EM with three classes on passes {list(s.passes)} did not "
@@ -332,6 +319,38 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     return Trained(lam, m, source, sessions, warnings, n_cand, iters)
 
 
+def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
+                       againsts: Sequence[frozenset[int]], m: Sequence[np.ndarray],
+                       u: Sequence[np.ndarray], n_levels: Sequence[int]) -> None:
+    """Step 6 for the other sessions (in place): once one session has related records,
+    every other trained session is scored with three classes too (:mod:`.related`).
+    Held: its m as it scores with it (its own where its keys select, restricted to the
+    levels its candidates reach), the related records' r (the same restriction), u.
+    Free: the shares, its own key's u, and r where the session r came from selected
+    (it could not learn it there) and this one does not."""
+    found = [s for s in sessions if s.related]
+    if not found:
+        return
+    src = max(found, key=lambda s: s.related["pi"][1] * s.pairs)  # type: ignore[index]
+    r_src = src.related["r"]  # type: ignore[index]
+    for i, s in enumerate(sessions):
+        if s.related or not s.trained or s.set_aside or not s.lam > 0:
+            continue
+        g, c = merged[i].gamma(), merged[i].counts
+        seen = {k: _seen(g, c, k, n_levels[k]) for k in s.blocked}
+        learn = [k in src.blocked and k not in s.blocked for k in range(len(m))]
+        fixed_u = againsts[i] - set(s.detected)
+        s.related = fit_related(
+            merged[i], [s.m_blocked[k] if k in s.m_blocked else _truncated(
+                np.asarray(m[k]), seen[k]) if k in seen else np.asarray(m[k])
+                for k in range(len(m))],
+            [s.u_blocked.get(k, u[k]) for k in range(len(m))],
+            [np.asarray(m[k]) if learn[k] else _truncated(np.asarray(r_src[k]), seen[k])
+             if k in seen else np.asarray(r_src[k]) for k in range(len(m))],
+            [k in s.u_blocked and k not in fixed_u for k in range(len(m))], s.lam,
+            free_r=learn, related_start=0.1)
+
+
 def _lambda_random(hists: Mapping[int, PatternHistogram], m: Sequence[np.ndarray],
                    u: Sequence[np.ndarray], total_pairs: float, sessions: Sequence[Session]
                    ) -> tuple[float, int, int, bool]:
@@ -345,7 +364,7 @@ def _lambda_random(hists: Mapping[int, PatternHistogram], m: Sequence[np.ndarray
     rest = [h for p, h in hists.items() if p not in three]
     if n_cand == 0 or total_pairs <= 0:
         return 1e-9, 0, 0, True
-    expected = sum(s.matches for s in sessions) + fixed
+    expected = sum(s.matches for s in sessions if not s.related) + fixed
     lam = min(max(expected / total_pairs, LAMBDA_FLOOR), 0.5)
     if not rest:
         return max(fixed / total_pairs, LAMBDA_FLOOR), 0, n_cand, True
