@@ -3,7 +3,8 @@
 The held-out sweep's household register (``bench_sweep.py``'s ``household_link``,
 ``gen_households.generate_household_link(seed=7011)``) strains every unsupervised
 Fellegi-Sunter model: partners, children and twins agree on surname, address and phone
-(erblock scores the key pass that finds them with a third class, related records), and
+(erblock learns them as a third class, related records, on the key pass that finds them
+by the thousand, and scores every pass's pairs with it), and
 people who moved disagree on the whole address at once.
 ``docs/guide/scoring.md`` tells users what to do there; this script measures it, on the
 same case, blocking and recipe as the sweep:
@@ -136,8 +137,8 @@ def render(res: dict[str, Any]) -> str:
     lines = ["## Households: what helps where the unsupervised model strains", "",
              f"The sweep's `{res['case']}` ({res['source']}): partners, children and twins "
              "share surname, address and phone (Splink and recordlinkage take them for "
-             "matches in the sweep; erblock scores the pass that finds them with a third "
-             "class), and people who moved disagree on the whole address at once. Set-ups "
+             "matches in the sweep; erblock learns them as a third class on the pass that "
+             "finds them and scores every pass's pairs with it), and people who moved disagree on the whole address at once. Set-ups "
              "as in `benchmarks/bench_households.py`; F1 at each one's default decision, "
              "and at erblock's best threshold (picked with the truth, an upper bound). "
              f"Measured {res['date']}.", "",
