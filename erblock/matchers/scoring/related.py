@@ -18,14 +18,9 @@ weight this is the usual two-class weight of matches against non-matches (the pr
 ``log₂ π_M/π_U`` and ``log₂ m/u`` per comparison) plus one more term, the related records'
 ``−log₂(1 + π_R Πr / (π_U Πu))`` (never positive), which :func:`related_weight` gives.
 
-Related records are not the inverted pass's alone: twins share a date of birth, and
-housemates can share an initial, so a pass keyed on those finds some next to its
-matches, where two classes take their shared address for a match's. Every other trained
-session is therefore refitted the same way, its m held as it scores with it, r held as
-the inverted session learnt it (``free_r``: except where that session's keys selected,
-so it could not learn r, and this session's do not), and only the shares, those r and
-its own key's u free; every held distribution is restricted to the levels the
-session's candidates reach where its keys select.
+Related records are not the inverted pass's alone: :mod:`.third_class` refits every
+other trained session with three classes too (``free_r``, ``free_m``: which
+distributions a fit estimates; the rest are held).
 """
 
 from __future__ import annotations
@@ -45,6 +40,18 @@ PI_STEPS = 200  #: share-only EM steps per round (the classes' distributions hel
 PI_FLOOR = 1e-4  #: a share's change counts relative to it, or to this when smaller
 
 
+def seen_levels(gamma: np.ndarray, counts: np.ndarray, k: int, n: int) -> np.ndarray:
+    """Which levels of comparison ``k`` some pair of the histogram reaches."""
+    sel = gamma[:, k] >= 0
+    return np.bincount(gamma[sel, k], weights=counts[sel], minlength=n)[:n] > 0
+
+
+def truncated(p: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """``p`` restricted to the ``seen`` levels and renormalised (``p`` if none is)."""
+    kept = np.where(seen, p, 0.0)
+    return kept / kept.sum() if float(kept.sum()) > 0 else p
+
+
 def _log_lik(gamma: np.ndarray, dists: Sequence[np.ndarray]) -> np.ndarray:
     """Σ_k log p_k[γ_k] per row (a missing level adds nothing)."""
     out = np.zeros(len(gamma))
@@ -58,20 +65,22 @@ def _log_lik(gamma: np.ndarray, dists: Sequence[np.ndarray]) -> np.ndarray:
 def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.ndarray],
                 r: Sequence[np.ndarray], free_u: Sequence[bool], lam: float,
                 max_iter: int = RELATED_MAX_ITER, tol: float = RELATED_TOL, *,
-                free_r: bool | Sequence[bool] = True, related_start: float = 0.9
-                ) -> dict[str, Any]:
+                free_r: bool | Sequence[bool] = True, related_start: float = 0.9,
+                free_m: Sequence[bool] | None = None) -> dict[str, Any]:
     """Three-class EM on a session's histogram (module doc): ``m`` held, ``r`` (start)
     and the ``free_u`` comparisons' ``u`` estimated, ``lam`` the session's two-class
     match share (π starts with ``related_start`` of it for related records, the rest
     for matches). ``free_r``: which comparisons' ``r`` are estimated (all, by default;
-    the others are held as given). Returns ``pi`` (matches, related, non-matches),
-    ``m``, ``r``, ``u``, ``n_iter``, ``converged``."""
+    the others are held as given); ``free_m``: which comparisons' ``m`` are (none by
+    default). Returns ``pi`` (matches, related, non-matches), ``m``, ``r``, ``u``,
+    ``n_iter``, ``converged``."""
     gamma, w = hist.gamma(), hist.counts.astype(np.float64)
     n_levels = [len(x) for x in m]
     free = [free_r] * len(m) if isinstance(free_r, bool) else list(free_r)
     r = [np.asarray(x, dtype=np.float64).copy() for x in r]
     u = [np.asarray(x, dtype=np.float64).copy() for x in u]
     pi = np.array([(1 - related_start) * lam, related_start * lam, 1.0 - lam])
+    m = [np.asarray(x, dtype=np.float64).copy() for x in m]
     log_m = _log_lik(gamma, m)
     converged, it = False, 0
     for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
@@ -94,16 +103,24 @@ def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.
                 c = np.bincount(gamma[sel, k], weights=post[sel, 1], minlength=n)[:n] + R_PSEUDO
                 delta = max(delta, float(np.max(np.abs(c / c.sum() - r[k]))))
                 r[k] = c / c.sum()
+            if free_m is not None and free_m[k]:
+                cm = np.bincount(gamma[sel, k], weights=post[sel, 0], minlength=n)[:n]
+                if cm.sum() > 0:
+                    cm = np.clip(cm / cm.sum(), PROB_FLOOR, 1.0)
+                    delta = max(delta, float(np.max(np.abs(cm - m[k]))))
+                    m[k] = cm / cm.sum()
             if free_u[k]:
                 cu = np.bincount(gamma[sel, k], weights=post[sel, 2], minlength=n)[:n]
                 if cu.sum() > 0:
                     cu = np.clip(cu / cu.sum(), PROB_FLOOR, 1.0)
                     delta = max(delta, float(np.max(np.abs(cu - u[k]))))
                     u[k] = cu / cu.sum()
+        if free_m is not None and any(free_m):
+            log_m = _log_lik(gamma, m)
         if delta < tol:
             converged = True
             break
-    return {"pi": pi.tolist(), "m": [np.asarray(x) for x in m], "r": r, "u": u,
+    return {"pi": pi.tolist(), "m": m, "r": r, "u": u,
             "n_iter": it, "converged": converged}
 
 

@@ -90,9 +90,9 @@ random pairs do. Training follows from that:
    twins share a date of birth, housemates an initial, so once one session has them
    every other trained session is scored with three classes too: its m (as it scores
    with it), r and u held, the shares, its own key's u and r where the first session
-   could not learn it fitted (:func:`_related_elsewhere`). m is still pooled from the
-   two-class fits, so the related records such a session took for matches there are in
-   m.
+   could not learn it fitted. The two-class fits that gave m counted the related records
+   they held as matches, so m is pooled again from three-class fits where it is free
+   (:mod:`.third_class`).
 
 Sessions report passes, deactivated comparisons, pairs, λ_s, iterations and convergence;
 warnings say when EM did not converge, λ_s ran to 0 or 1, a session was set aside
@@ -109,8 +109,9 @@ import numpy as np
 
 from ..levels import M_PSEUDO, PatternHistogram, default_m, fit_em, posterior
 from .detection import detect_selected
-from .related import fit_related
+from .related import seen_levels, truncated
 from .sessions import Session, Trained, distrust, fit_warnings, pooled_m, session_m
+from .third_class import fit_third_class
 
 MIN_SESSION_PAIRS = 20  #: a session with fewer pairs trains nothing
 MIN_COMPARISONS = 2  #: a model of fewer comparisons is not identifiable: nothing trains
@@ -144,18 +145,6 @@ def _candidate_u(gamma: np.ndarray, counts: np.ndarray, k: int, n: int) -> np.nd
     return (c + 1.0) / (c.sum() + n)
 
 
-def _seen(gamma: np.ndarray, counts: np.ndarray, k: int, n: int) -> np.ndarray:
-    """Which levels of comparison ``k`` some pair of the histogram reaches."""
-    sel = gamma[:, k] >= 0
-    return np.bincount(gamma[sel, k], weights=counts[sel], minlength=n)[:n] > 0
-
-
-def _truncated(p: np.ndarray, seen: np.ndarray) -> np.ndarray:
-    """``p`` restricted to the ``seen`` levels and renormalised (``p`` if none is)."""
-    kept = np.where(seen, p, 0.0)
-    return kept / kept.sum() if float(kept.sum()) > 0 else p
-
-
 def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
              n_levels: Sequence[int], u: Sequence[np.ndarray], detect: bool,
              max_iter: int, tol: float,
@@ -170,8 +159,8 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
     s = Session(passes, tuple(sorted(blocked)), pairs=hist.total)
     detected: list[int] = []
     cols = list(range(len(n_levels)))
-    u_against = {k: _truncated(np.asarray(u[k], dtype=np.float64),
-                               _seen(gamma, counts, k, n_levels[k])) for k in against}
+    u_against = {k: truncated(np.asarray(u[k], dtype=np.float64),
+                               seen_levels(gamma, counts, k, n_levels[k])) for k in against}
     generic = [default_m(n) for n in n_levels]
     while True:
         active = [k not in blocked for k in cols]
@@ -278,19 +267,7 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
             warnings.append(f"{names[k]}: m could not be trained (no session with enough "
                             "pairs where it is present and the blocking does not select "
                             "on it); using default m")
-    for i, s in enumerate(sessions):
-        if s.set_aside == "inverted":  # step 6: a third class for the related records
-            g, c = merged[i].gamma(), merged[i].counts
-            # m held as the model has it; restricted to the levels left where the
-            # blocking selects (as in the refit); u as in the session
-            fixed_u = againsts[i] - set(s.detected)
-            s.related = fit_related(
-                merged[i], [_truncated(np.asarray(m[k]), _seen(g, c, k, n_levels[k]))
-                            if k in s.blocked else np.asarray(m[k]) for k in range(K)],
-                [s.u_blocked.get(k, u[k]) for k in range(K)],
-                [s.m[k] if k in s.m else s.m_blocked[k] for k in range(K)],
-                [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam)
-    _related_elsewhere(sessions, merged, againsts, m, u, n_levels)
+    m = fit_third_class(sessions, merged, againsts, m, u, n_levels)  # step 6
     for s in sessions:
         if s.related and not s.related["converged"]:
             warnings.append(f"EM with three classes on passes {list(s.passes)} did not "
@@ -317,38 +294,6 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                         "the candidates; check the comparisons and the blocking")
     lam = min(lam / max(recall, 1e-9), 1 - 1e-9)
     return Trained(lam, m, source, sessions, warnings, n_cand, iters)
-
-
-def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
-                       againsts: Sequence[frozenset[int]], m: Sequence[np.ndarray],
-                       u: Sequence[np.ndarray], n_levels: Sequence[int]) -> None:
-    """Step 6 for the other sessions (in place): once one session has related records,
-    every other trained session is scored with three classes too (:mod:`.related`).
-    Held: its m as it scores with it (its own where its keys select, restricted to the
-    levels its candidates reach), the related records' r (the same restriction), u.
-    Free: the shares, its own key's u, and r where the session r came from selected
-    (it could not learn it there) and this one does not."""
-    found = [s for s in sessions if s.related]
-    if not found:
-        return
-    src = max(found, key=lambda s: s.related["pi"][1] * s.pairs)  # type: ignore[index]
-    r_src = src.related["r"]  # type: ignore[index]
-    for i, s in enumerate(sessions):
-        if s.related or not s.trained or s.set_aside or not s.lam > 0:
-            continue
-        g, c = merged[i].gamma(), merged[i].counts
-        seen = {k: _seen(g, c, k, n_levels[k]) for k in s.blocked}
-        learn = [k in src.blocked and k not in s.blocked for k in range(len(m))]
-        fixed_u = againsts[i] - set(s.detected)
-        s.related = fit_related(
-            merged[i], [s.m_blocked[k] if k in s.m_blocked else _truncated(
-                np.asarray(m[k]), seen[k]) if k in seen else np.asarray(m[k])
-                for k in range(len(m))],
-            [s.u_blocked.get(k, u[k]) for k in range(len(m))],
-            [np.asarray(m[k]) if learn[k] else _truncated(np.asarray(r_src[k]), seen[k])
-             if k in seen else np.asarray(r_src[k]) for k in range(len(m))],
-            [k in s.u_blocked and k not in fixed_u for k in range(len(m))], s.lam,
-            free_r=learn, related_start=0.1)
 
 
 def _lambda_random(hists: Mapping[int, PatternHistogram], m: Sequence[np.ndarray],

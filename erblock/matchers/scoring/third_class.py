@@ -1,0 +1,113 @@
+"""Training's step 6: related records as a third class, for every session (client side).
+
+A session whose matches agree on a comparison less often than random pairs do took
+related records for matches (:func:`.sessions.inverted`); :mod:`.related` refits it
+with three classes. Related records are not that pass's alone: twins share a date of
+birth, housemates an initial, so every other trained session is scored with three
+classes too. And the two-class fits that gave the model its m counted the related
+records they held as matches (the housemates sharing an initial agree on the whole
+address), so m is learnt again from three-class fits:
+
+1. the inverted session's fit: the model's m held, r free, started from its own
+   two-class "matches";
+2. every other trained session: r held from (1) (restricted to the levels its
+   candidates reach where its keys select; free where (1)'s keys selected and its
+   own do not, since (1) could not learn it there), u as in the session, and m free
+   where its keys do not select; the shares free;
+3. m of those comparisons pooled again over (2), weighted by each fit's matches;
+4. (1) and (2) once more with the pooled m held: the fits the passes are scored with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..levels import PatternHistogram
+from .related import fit_related, seen_levels, truncated
+from .sessions import Session
+
+__all__ = ["fit_third_class"]
+
+
+def fit_third_class(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
+                    againsts: Sequence[frozenset[int]], m: Sequence[np.ndarray],
+                    u: Sequence[np.ndarray], n_levels: Sequence[int]) -> list[np.ndarray]:
+    """Step 6 (module doc), in place on ``sessions`` (``merged``: their histograms,
+    ``againsts``: what earlier keys select against in each); returns the model's m,
+    pooled again from the three-class fits when some session has related records."""
+    m = [np.asarray(x, dtype=np.float64) for x in m]
+    if not any(s.set_aside == "inverted" for s in sessions):
+        return m
+    _fit_inverted(sessions, merged, againsts, m, u, n_levels)
+    _related_elsewhere(sessions, merged, againsts, m, u, n_levels, free_m=True)
+    m = _pooled(sessions, m)
+    for s in sessions:
+        s.related = None
+    _fit_inverted(sessions, merged, againsts, m, u, n_levels)
+    _related_elsewhere(sessions, merged, againsts, m, u, n_levels, free_m=False)
+    return m
+
+
+def _fit_inverted(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
+                  againsts: Sequence[frozenset[int]], m: Sequence[np.ndarray],
+                  u: Sequence[np.ndarray], n_levels: Sequence[int]) -> None:
+    """(1): m held as the model has it (restricted to the levels its candidates reach
+    where its keys select), r started from the session's own fit, u as in the session."""
+    K = len(m)
+    for i, s in enumerate(sessions):
+        if s.set_aside != "inverted":
+            continue
+        g, c = merged[i].gamma(), merged[i].counts
+        fixed_u = againsts[i] - set(s.detected)
+        s.related = fit_related(
+            merged[i], [truncated(m[k], seen_levels(g, c, k, n_levels[k]))
+                        if k in s.blocked else m[k] for k in range(K)],
+            [s.u_blocked.get(k, u[k]) for k in range(K)],
+            [s.m[k] if k in s.m else s.m_blocked[k] for k in range(K)],
+            [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam)
+
+
+def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
+                       againsts: Sequence[frozenset[int]], m: Sequence[np.ndarray],
+                       u: Sequence[np.ndarray], n_levels: Sequence[int], free_m: bool
+                       ) -> None:
+    """(2) (``free_m``) or (4): the other trained sessions with three classes; m as the
+    session scores with it where its keys select (its own, else the model's restricted
+    to the levels its candidates reach), the model's elsewhere (free with ``free_m``)."""
+    found = [s for s in sessions if s.related]
+    if not found:
+        return
+    src = max(found, key=lambda s: s.related["pi"][1] * s.pairs)  # type: ignore[index]
+    r_src = src.related["r"]  # type: ignore[index]
+    K = len(m)
+    for i, s in enumerate(sessions):
+        if s.related or not s.trained or s.set_aside or not s.lam > 0:
+            continue
+        g, c = merged[i].gamma(), merged[i].counts
+        seen = {k: seen_levels(g, c, k, n_levels[k]) for k in s.blocked}
+        learn = [k in src.blocked and k not in s.blocked for k in range(K)]
+        fixed_u = againsts[i] - set(s.detected)
+        s.related = fit_related(
+            merged[i], [s.m_blocked[k] if k in s.m_blocked else truncated(m[k], seen[k])
+                        if k in seen else m[k] for k in range(K)],
+            [s.u_blocked.get(k, u[k]) for k in range(K)],
+            [m[k] if learn[k] else truncated(np.asarray(r_src[k]), seen[k]) if k in seen
+             else np.asarray(r_src[k]) for k in range(K)],
+            [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam,
+            free_r=learn, related_start=0.1,
+            free_m=[k not in s.blocked for k in range(K)] if free_m else None)
+
+
+def _pooled(sessions: Sequence[Session], m: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """(3): m of every comparison some three-class fit of (2) left free, averaged over
+    those fits weighted by their expected matches; the rest as given."""
+    out = list(m)
+    for k in range(len(m)):
+        fits = [(s.related["pi"][0] * s.pairs, np.asarray(s.related["m"][k]))
+                for s in sessions if s.related and not s.set_aside and k not in s.blocked]
+        total = sum(w for w, _ in fits)
+        if total > 0:
+            out[k] = sum(w * x for w, x in fits) / total
+    return out
