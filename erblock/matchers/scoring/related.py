@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from ..levels import PROB_FLOOR, PatternHistogram
+from ..levels import M_PSEUDO, PROB_FLOOR, PatternHistogram
 
 RELATED_MAX_ITER = 500
-RELATED_TOL = 1e-5  #: EM ends when no share changes more (π relative, r and u absolute)
+RELATED_TOL = 1e-5  #: EM ends when nothing changes more (π relative, m, r and u absolute)
 R_PSEUDO = 0.1  #: added to every level's expected related records in the M-step
 PI_STEPS = 200  #: share-only EM steps per round (the classes' distributions held)
 PI_FLOOR = 1e-4  #: a share's change counts relative to it, or to this when smaller
@@ -73,6 +73,7 @@ def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.
     for matches). ``free_r``: which comparisons' ``r`` are estimated (all, by default;
     the others are held as given); ``free_m``: which comparisons' ``m`` are (none by
     default). Returns ``pi`` (matches, related, non-matches), ``m``, ``r``, ``u``,
+    ``seen_matches`` (per comparison, the expected matches where it is present),
     ``n_iter``, ``converged``."""
     gamma, w = hist.gamma(), hist.counts.astype(np.float64)
     n_levels = [len(x) for x in m]
@@ -81,6 +82,7 @@ def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.
     u = [np.asarray(x, dtype=np.float64).copy() for x in u]
     pi = np.array([(1 - related_start) * lam, related_start * lam, 1.0 - lam])
     m = [np.asarray(x, dtype=np.float64).copy() for x in m]
+    seen_m = [0.0] * len(m)  # expected matches where each comparison is present
     log_m = _log_lik(gamma, m)
     converged, it = False, 0
     for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
@@ -103,12 +105,11 @@ def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.
                 c = np.bincount(gamma[sel, k], weights=post[sel, 1], minlength=n)[:n] + R_PSEUDO
                 delta = max(delta, float(np.max(np.abs(c / c.sum() - r[k]))))
                 r[k] = c / c.sum()
-            if free_m is not None and free_m[k]:
-                cm = np.bincount(gamma[sel, k], weights=post[sel, 0], minlength=n)[:n]
-                if cm.sum() > 0:
-                    cm = np.clip(cm / cm.sum(), PROB_FLOOR, 1.0)
-                    delta = max(delta, float(np.max(np.abs(cm - m[k]))))
-                    m[k] = cm / cm.sum()
+            seen_m[k] = float(post[sel, 0].sum())
+            if free_m is not None and free_m[k] and seen_m[k] > 0:
+                cm = np.bincount(gamma[sel, k], weights=post[sel, 0], minlength=n)[:n] + M_PSEUDO
+                delta = max(delta, float(np.max(np.abs(cm / cm.sum() - m[k]))))
+                m[k] = cm / cm.sum()
             if free_u[k]:
                 cu = np.bincount(gamma[sel, k], weights=post[sel, 2], minlength=n)[:n]
                 if cu.sum() > 0:
@@ -120,7 +121,7 @@ def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.
         if delta < tol:
             converged = True
             break
-    return {"pi": pi.tolist(), "m": m, "r": r, "u": u,
+    return {"pi": pi.tolist(), "m": m, "r": r, "u": u, "seen_matches": seen_m,
             "n_iter": it, "converged": converged}
 
 

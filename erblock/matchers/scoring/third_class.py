@@ -14,8 +14,12 @@ address), so m is learnt again from three-class fits:
    candidates reach where its keys select; free where (1)'s keys selected and its
    own do not, since (1) could not learn it there), u as in the session, and m free
    where its keys do not select; the shares free;
-3. m of those comparisons pooled again over (2), weighted by each fit's matches;
+3. m of those comparisons pooled again over (2), weighted by each fit's expected
+   matches where the comparison is present (kept as it was below ``MIN_MATCHES``);
 4. (1) and (2) once more with the pooled m held: the fits the passes are scored with.
+
+One round: (2) learnt m against the r that (1) learnt with the old m held, and the r
+of (4) is not used to learn m again.
 """
 
 from __future__ import annotations
@@ -28,26 +32,32 @@ from ..levels import PatternHistogram
 from .related import fit_related, seen_levels, truncated
 from .sessions import Session
 
-__all__ = ["fit_third_class"]
+__all__ = ["MIN_MATCHES", "fit_third_class"]
+
+MIN_MATCHES = 20.0  #: fewer expected matches where a comparison is present: m kept
 
 
 def fit_third_class(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
                     againsts: Sequence[frozenset[int]], m: Sequence[np.ndarray],
-                    u: Sequence[np.ndarray], n_levels: Sequence[int]) -> list[np.ndarray]:
+                    u: Sequence[np.ndarray], n_levels: Sequence[int]
+                    ) -> tuple[list[np.ndarray], list[tuple[int, ...]]]:
     """Step 6 (module doc), in place on ``sessions`` (``merged``: their histograms,
-    ``againsts``: what earlier keys select against in each); returns the model's m,
-    pooled again from the three-class fits when some session has related records."""
+    ``againsts``: what earlier keys select against in each). Returns the model's m,
+    pooled again from the three-class fits when some session has related records, and
+    the passes whose fit of (2) did not converge (the final fits report their own)."""
     m = [np.asarray(x, dtype=np.float64) for x in m]
     if not any(s.set_aside == "inverted" for s in sessions):
-        return m
+        return m, []
     _fit_inverted(sessions, merged, againsts, m, u, n_levels)
     _related_elsewhere(sessions, merged, againsts, m, u, n_levels, free_m=True)
     m = _pooled(sessions, m)
+    unsettled = [s.passes for s in sessions
+                 if s.related and not s.set_aside and not s.related["converged"]]
     for s in sessions:
         s.related = None
     _fit_inverted(sessions, merged, againsts, m, u, n_levels)
     _related_elsewhere(sessions, merged, againsts, m, u, n_levels, free_m=False)
-    return m
+    return m, unsettled
 
 
 def _fit_inverted(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
@@ -74,8 +84,9 @@ def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHist
                        u: Sequence[np.ndarray], n_levels: Sequence[int], free_m: bool
                        ) -> None:
     """(2) (``free_m``) or (4): the other trained sessions with three classes; m as the
-    session scores with it where its keys select (its own, else the model's restricted
-    to the levels its candidates reach), the model's elsewhere (free with ``free_m``)."""
+    session scores with it where its keys select (its own estimate, else the model's
+    restricted to the levels its candidates reach), the model's elsewhere (free with
+    ``free_m``)."""
     found = [s for s in sessions if s.related]
     if not found:
         return
@@ -90,8 +101,9 @@ def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHist
         learn = [k in src.blocked and k not in s.blocked for k in range(K)]
         fixed_u = againsts[i] - set(s.detected)
         s.related = fit_related(
-            merged[i], [s.m_blocked[k] if k in s.m_blocked else truncated(m[k], seen[k])
-                        if k in seen else m[k] for k in range(K)],
+            merged[i], [s.m_blocked[k] if k in s.m_blocked and k not in s.m_fixed
+                        else truncated(m[k], seen[k]) if k in seen else m[k]
+                        for k in range(K)],
             [s.u_blocked.get(k, u[k]) for k in range(K)],
             [m[k] if learn[k] else truncated(np.asarray(r_src[k]), seen[k]) if k in seen
              else np.asarray(r_src[k]) for k in range(K)],
@@ -102,12 +114,13 @@ def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHist
 
 def _pooled(sessions: Sequence[Session], m: Sequence[np.ndarray]) -> list[np.ndarray]:
     """(3): m of every comparison some three-class fit of (2) left free, averaged over
-    those fits weighted by their expected matches; the rest as given."""
+    those fits weighted by their expected matches where it is present; as given when
+    they hold fewer than ``MIN_MATCHES``."""
     out = list(m)
     for k in range(len(m)):
-        fits = [(s.related["pi"][0] * s.pairs, np.asarray(s.related["m"][k]))
+        fits = [(s.related["seen_matches"][k], np.asarray(s.related["m"][k]))
                 for s in sessions if s.related and not s.set_aside and k not in s.blocked]
         total = sum(w for w, _ in fits)
-        if total > 0:
+        if total >= MIN_MATCHES:
             out[k] = sum(w * x for w, x in fits) / total
     return out

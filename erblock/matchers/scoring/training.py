@@ -267,7 +267,9 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
             warnings.append(f"{names[k]}: m could not be trained (no session with enough "
                             "pairs where it is present and the blocking does not select "
                             "on it); using default m")
-    m = fit_third_class(sessions, merged, againsts, m, u, n_levels)  # step 6
+    m, unsettled = fit_third_class(sessions, merged, againsts, m, u, n_levels)  # step 6
+    warnings += [f"EM with three classes on passes {list(p)}, learning m, did not converge"
+                 for p in unsettled]
     for s in sessions:
         if s.related and not s.related["converged"]:
             warnings.append(f"EM with three classes on passes {list(s.passes)} did not "
