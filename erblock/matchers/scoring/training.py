@@ -160,7 +160,7 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
     detected: list[int] = []
     cols = list(range(len(n_levels)))
     u_against = {k: truncated(np.asarray(u[k], dtype=np.float64),
-                               seen_levels(gamma, counts, k, n_levels[k])) for k in against}
+                              seen_levels(gamma, counts, k, n_levels[k])) for k in against}
     generic = [default_m(n) for n in n_levels]
     while True:
         active = [k not in blocked for k in cols]
