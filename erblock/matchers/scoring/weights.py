@@ -46,7 +46,8 @@ def comparison_weights(tables: Sequence[np.ndarray], gamma: np.ndarray) -> np.nd
 def pass_sessions(sessions: Sequence[Mapping[str, Any]]) -> dict[int, Mapping[str, Any]]:
     """What scores each key pass's pairs: its trained, trusted session; for a session
     with a three-class fit (:mod:`.related`), the matches against the non-matches (prior
-    ``π_M/(π_M+π_U)``, their m and u for every comparison) and the related records."""
+    ``π_M/(π_M+π_U)``, their m and u where its keys select: elsewhere the fit held the
+    model's) and the related records."""
     out = {p: s for s in sessions if s.get("trained") and s.get("trusted", True)
            and s.get("lambda") for p in s["passes"]}
     for s in sessions:
@@ -54,9 +55,11 @@ def pass_sessions(sessions: Sequence[Mapping[str, Any]]) -> dict[int, Mapping[st
         if rel:
             pi = rel["pi"]
             lam = min(max(pi[0] / max(pi[0] + pi[2], PROB_FLOOR), PROB_FLOOR), 1 - 1e-12)
+            keyed = set(s.get("deactivated", ()))
             out.update(dict.fromkeys(s["passes"], {
-                "passes": s["passes"], "lambda": lam,
-                "m_selected": rel["m"], "u_selected": rel["u"], "related": rel}))
+                "passes": s["passes"], "lambda": lam, "related": rel,
+                **{f"{part}_selected": {n: v for n, v in rel[part].items() if n in keyed}
+                   for part in ("m", "u")}}))
     return out
 
 
