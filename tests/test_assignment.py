@@ -87,6 +87,32 @@ def test_ties_break_by_ids_whatever_the_row_order():
         assert links(assign(p, "n:1")) == {(1, 5), (2, 5)}  # left 1: right 5 < 6
 
 
+def confident_household() -> pd.DataFrame:
+    """Two people and their two records, every pair far above the decision: each
+    probability rounds to 1.0, only the match weights (70 and 60 bits) tell them apart."""
+    from erblock.matchers.scoring.base import probability
+
+    w = np.array([60.0, 70.0, 70.0, 60.0])  # 1 -> 6 and 2 -> 5 are the people's own
+    return pd.DataFrame({"left_id": [1, 1, 2, 2], "right_id": [5, 6, 5, 6],
+                         "match_weight": w, "match_probability": probability(w)})
+
+
+def test_confident_pairs_rank_by_match_weight_not_a_rounded_probability():
+    pairs = confident_household()
+    assert (pairs["match_probability"] == 1.0).all()  # the tie the ids used to break
+    for card, want in (("1:1", {(1, 6), (2, 5)}), ("1:n", {(2, 5), (1, 6)}),
+                       ("n:1", {(1, 6), (2, 5)})):
+        assert links(assign(pairs, card, "match_probability", threshold=0.5)) == want, card
+    # asked for, the probability ranks: the tie goes to the smaller ids, as before
+    assert links(assign(pairs, "1:1", "match_probability",
+                        rank_column="match_probability")) == {(1, 5), (2, 6)}
+    # without a weight the decision column ranks; a wrong column is named
+    assert links(assign(pairs.drop(columns="match_weight"), "1:1",
+                        "match_probability")) == {(1, 5), (2, 6)}
+    with pytest.raises(ValueError, match="rank_column: 'weight' is not a column"):
+        assign(pairs, "1:1", "match_probability", rank_column="weight")
+
+
 @settings(max_examples=80, deadline=None)
 @given(pair_rows)
 def test_in_memory_equals_the_sequential_references(rows):
@@ -136,6 +162,17 @@ def test_cluster_version_equals_in_memory(client, seed, local_rows, ids):
         want = assign(pairs, card, threshold=0.5)
         assert links(got) == links(want), card
         assert sorted(got.columns) == sorted(pairs.columns)
+
+
+def test_cluster_version_ranks_by_match_weight_too(client):
+    import dask.dataframe as dd
+
+    pairs = confident_household()
+    for local_rows in (0, 10):  # by rounds on the cluster, and finished in memory
+        got = client.compute(assign_dask(dd.from_pandas(pairs, npartitions=2), "1:1",
+                                         "match_probability", threshold=0.5, client=client,
+                                         local_rows=local_rows), sync=True)
+        assert links(got) == {(1, 6), (2, 5)}, local_rows
 
 
 # ------------------------------------------------------------------------- end to end

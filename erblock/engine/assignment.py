@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from ..matchers.assignment import assign, unique_sides
+from ..matchers.assignment import assign, rank_column_of, unique_sides
 from .cluster import persist_on
 from .tasks.write import PART_NAME, sort_pairs
 
@@ -46,7 +46,8 @@ def _drop_ids(frame: Any, taken: Any, col: str, shuffle_method: str) -> Any:
 
 def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score", *,
                 threshold: float | None = None, client: Any = None,
-                shuffle_method: str = "tasks", local_rows: int = LOCAL_ROWS) -> Any:
+                shuffle_method: str = "tasks", local_rows: int = LOCAL_ROWS,
+                rank_column: str | None = None) -> Any:
     """The rows of the Dask DataFrame ``pairs`` that are links under ``cardinality``.
 
     The same links as the in-memory :func:`~erblock.matchers.assignment.assign`, unordered.
@@ -59,7 +60,8 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
     """
     import dask.dataframe as dd
 
-    keep = pairs[~pairs[score_column].isna()]
+    rank = rank_column_of(pairs.columns, score_column, rank_column)
+    keep = pairs[~pairs[score_column].isna() & ~pairs[rank].isna()]
     if threshold is not None:
         keep = keep[keep[score_column] >= threshold]
     one_right, one_left = unique_sides(cardinality)
@@ -68,7 +70,7 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
     sm = shuffle_method
     if not (one_left and one_right):
         by, other = ("right_id", "left_id") if one_right else ("left_id", "right_id")
-        return _best(keep, by, other, score_column, sm)
+        return _best(keep, by, other, rank, sm)
 
     def persist(x: Any) -> Any:
         return persist_on(client, x)
@@ -76,17 +78,17 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
     def compute(x: Any) -> Any:
         return x.compute() if client is None else client.compute(x, sync=True)
 
-    alive = persist(keep[[*IDS, score_column]])
+    alive = persist(keep[[*IDS, rank]])
     taken: list[Any] = []
     while True:
         n = int(compute(alive.shape[0]))
         if n <= local_rows:
             rest = compute(alive)
-            last = assign(rest, "1:1", score_column)[IDS]
+            last = assign(rest, "1:1", rank)[IDS]
             taken.append(dd.from_pandas(last, npartitions=1))
             break
-        best_l = _best(alive, "left_id", "right_id", score_column, sm)[IDS]
-        best_r = _best(alive, "right_id", "left_id", score_column, sm)[IDS]
+        best_l = _best(alive, "left_id", "right_id", rank, sm)[IDS]
+        best_r = _best(alive, "right_id", "left_id", rank, sm)[IDS]
         both = persist(best_l.merge(best_r, on=IDS, shuffle_method=sm))
         taken.append(both)
         alive = _drop_ids(_drop_ids(alive, both, "left_id", sm), both, "right_id", sm)

@@ -18,8 +18,13 @@ The cardinality names which sources are free of duplicates:
 - ``"n:1"``: ``df_s`` only, the mirror.
 - ``"n:m"``: neither; every matching pair is kept.
 
-"Best" orders pairs by the decision column descending, ties by ``left_id`` then
-``right_id`` ascending, so the result does not depend on the order of the pairs.
+"Best" orders pairs by the ranking column descending, ties by ``left_id`` then
+``right_id`` ascending, so the result does not depend on the order of the pairs. The
+ranking column is the decision column, except that pairs decided on
+``match_probability`` rank by their ``match_weight`` when they carry it: the same order,
+but a probability rounds to exactly 1.0 from a weight of about 53 (double precision), so
+two confident candidates of one record would tie and the smaller id, not the better pair,
+would win.
 :func:`erblock.engine.assignment.assign_dask` computes the same links for pairs that
 stay on the cluster.
 """
@@ -31,7 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["CARDINALITIES", "assign", "check_cardinality", "check_pairs", "unique_sides"]
+__all__ = ["CARDINALITIES", "assign", "check_cardinality", "check_pairs", "rank_column_of",
+           "unique_sides"]
 
 #: what ``cardinality=`` accepts (None means ``"n:m"``)
 CARDINALITIES: tuple[str, ...] = ("1:1", "1:n", "n:1", "n:m")
@@ -81,12 +87,28 @@ def _rankable(s: pd.Series) -> pd.Series:
         return s.astype(str)
 
 
+def rank_column_of(columns: Any, score_column: str, rank_column: str | None = None) -> str:
+    """The column that ranks pairs decided on ``score_column`` (see the module doc):
+    ``rank_column`` when given, ``match_weight`` for ``match_probability`` when among
+    ``columns``, else ``score_column`` itself."""
+    if rank_column is not None:
+        if rank_column not in columns:
+            raise ValueError(f"rank_column: {rank_column!r} is not a column of pairs; got "
+                             f"{list(columns)}")
+        return rank_column
+    if score_column == "match_probability" and "match_weight" in columns:
+        return "match_weight"
+    return score_column
+
+
 def assign(pairs: pd.DataFrame, cardinality: str | None, score_column: str = "score", *,
-           threshold: float | None = None) -> pd.DataFrame:
+           threshold: float | None = None, rank_column: str | None = None) -> pd.DataFrame:
     """The links among ``pairs`` (columns ``left_id``, ``right_id``, ``score_column``).
 
-    Pairs with a NaN score, or below ``threshold`` when given, are never links. Returns
-    the kept rows of ``pairs`` (index and columns as given) ranked best first. The
+    Pairs with a NaN score, or below ``threshold`` when given, are never links. The
+    others rank by ``rank_column`` (default: ``match_weight`` for ``match_probability``
+    when the pairs carry it, else ``score_column``; see the module doc). Returns the kept
+    rows of ``pairs`` (index and columns as given) ranked best first. The
     two-sided greedy runs in rounds: every pair that is the best remaining one for both
     its records is taken (the sequential greedy takes each of them too, and the best pair
     left is always one), then every pair touching a taken record is dropped; each round
@@ -98,10 +120,13 @@ def assign(pairs: pd.DataFrame, cardinality: str | None, score_column: str = "sc
     ok = ~np.isnan(score)
     if threshold is not None:
         ok &= score >= threshold
+    rank = pairs[rank_column_of(pairs.columns, score_column, rank_column)].to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    ok &= ~np.isnan(rank)
     rows = np.flatnonzero(ok)
     lcode = pd.factorize(_rankable(pairs["left_id"].iloc[rows]), sort=True)[0]
     rcode = pd.factorize(_rankable(pairs["right_id"].iloc[rows]), sort=True)[0]
-    order = np.lexsort((rcode, lcode, -score[rows]))
+    order = np.lexsort((rcode, lcode, -rank[rows]))
     rows, lcode, rcode = rows[order], lcode[order], rcode[order]
     one_right, one_left = unique_sides(cardinality)
     if not (one_left or one_right):

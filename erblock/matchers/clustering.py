@@ -101,7 +101,8 @@ def one_to_one(
     """Greedy best-first 1:1 matching for link: each left and right id is used at most once.
 
     The same as :func:`erblock.matchers.assignment.assign` with ``cardinality="1:1"``:
-    pairs ranked by ``score`` descending, ties by ``left_id`` then ``right_id``; the
+    pairs ranked by ``score_column`` descending (by ``match_weight`` for
+    ``match_probability`` when the pairs carry it), ties by ``left_id`` then ``right_id``; the
     accepted rows of ``pairs`` (original index kept) in rank order. Pairs with a NaN score,
     or below ``threshold`` when given, are never accepted.
     """
