@@ -58,6 +58,7 @@ import quality_cases as qc  # noqa: E402
 import runinfo  # noqa: E402
 
 from erblock import composite, prefix, soundex, token  # noqa: E402
+from erblock.blocking.make import as_key_spec  # noqa: E402
 from erblock.datasets import generate  # noqa: E402
 from erblock.matchers.scoring.base import ModelWarning  # noqa: E402
 
@@ -223,6 +224,51 @@ CASES += (
                                               noise=2.0)),
     ("x_household_link", lambda: _household("x_household_link", 7106)),
     ("x_household_dedupe", lambda: _household("x_household_dedupe", 7107, dedupe=True)),
+)
+
+
+def _person_columns(name: str, n: int, task: str, seed: int, columns: Sequence[str],
+                    key: list[Any], full_name: bool = False, **kw: float) -> qc.Case:
+    """A person register with only some of the generator's columns (``full_name``: first
+    name and surname as one column), compared by their kinds, blocked on ``key``."""
+    base = _person(name, n, task, seed, **kw)
+    kinds = dict(heldout._GEN_PERSON_KINDS)
+    frames = []
+    for f in base.frames:
+        if full_name:
+            f = f.assign(full_name=(f["first_name"].fillna("") + " " + f["surname"].fillna(""))
+                         .str.strip().replace("", None))
+        frames.append(f[list(columns)])
+    kinds["full_name"] = "name"
+    return qc.Case(name, task, frames, base.truth, {c: kinds[c] for c in columns}, key,
+                   f"{base.source}; columns {', '.join(columns)}"
+                   + ("; full_name = first_name + ' ' + surname" if full_name else ""),
+                   "sweep")
+
+
+_SX = composite(soundex("surname"), prefix("first_name", 1))
+# Session 22 (2026-11-27): person registers with fewer columns and a coarse blocking (the
+# shapes a user's own register often has), fixed (seeds 72xx) and scored once with the
+# peers before any erblock change of the session that could touch them.
+CASES += (
+    ("y_few_columns_link", lambda: _person_columns(
+        "y_few_columns_link", 5000, "link", 7201, ("first_name", "surname", "dob"),
+        [_SX, as_key_spec("dob")], dup_rate=0.5, typo_rate=0.3, missing_rate=0.05)),
+    ("y_no_dob_link", lambda: _person_columns(
+        "y_no_dob_link", 5000, "link", 7202, ("first_name", "surname", "city", "zip"),
+        [_SX, as_key_spec("zip")], dup_rate=0.5, typo_rate=0.3, missing_rate=0.05)),
+    ("y_full_name_dedupe", lambda: _person_columns(
+        "y_full_name_dedupe", 5000, "dedupe", 7203, ("full_name", "dob", "zip"),
+        [token("full_name", 0), as_key_spec("dob")], full_name=True, dup_rate=0.4,
+        typo_rate=0.3, missing_rate=0.05)),
+    ("y_coarse_block_link", lambda: _person_columns(
+        "y_coarse_block_link", 3000, "link", 7204,
+        ("first_name", "surname", "dob", "city", "zip"),
+        [composite(prefix("surname", 1), prefix("dob", 4))], dup_rate=0.5, typo_rate=0.3,
+        missing_rate=0.05)),
+    ("y_names_city_dedupe", lambda: _person_columns(
+        "y_names_city_dedupe", 3000, "dedupe", 7205, ("first_name", "surname", "city"),
+        [soundex("surname")], dup_rate=0.4, typo_rate=0.3, missing_rate=0.05)),
 )
 QUICK = ("dedupe_tiny", "restaurants_rare")
 
