@@ -273,6 +273,8 @@ def test_m_is_learnt_from_three_classes(same_dob):
     # (which the date-of-birth pass learns: the postcode pass's key fixed it) do not
     for k in (0, 1, 2, 3, 4):
         np.testing.assert_allclose(res.m[k], M2[k], atol=M_TOL, err_msg=NAMES2[k])
+    # the model says so (the date of birth, which every key selects on, is not pooled)
+    assert res.m_source == ["em, three classes"] * 5 + ["em among candidates"]
     # the date-of-birth pass is scored with the m the model reports
     s0 = next(s for s in res.sessions if s.passes == (0,))
     for k in (0, 1, 2, 3, 4):

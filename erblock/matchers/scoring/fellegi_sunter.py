@@ -99,7 +99,8 @@ class FellegiSunter(ScoringModel):
         Level probabilities per comparison for matches / random pairs, lowest level first.
     m_source_
         Where each comparison's m comes from: ``"em"``, ``"em among candidates"`` (every
-        session's keys select on it), ``"default"`` (untrained).
+        session's keys select on it), either with ``", three classes"`` (pooled again
+        from three-class fits, :mod:`.third_class`), ``"default"`` (untrained).
     sessions_, warnings_
         The EM sessions (passes, deactivated and detected comparisons, pairs, λ of the
         session, iterations, convergence) and what went wrong.

@@ -65,7 +65,8 @@ def keys_differ_message(m_source: Sequence[str], specs: Sequence[LevelSpec]) -> 
     msg = ("scoring: the run's blocking keys differ from those the model was fitted on; "
            "pairs are scored with the prior of a random pair, not with what each key pass "
            "learnt")
-    among = [s.name for s, src in zip(specs, m_source) if src == "em among candidates"]
+    among = [s.name for s, src in zip(specs, m_source)
+             if src.startswith("em among candidates")]
     if among:
         msg += (f"; the m of {', '.join(among)} was estimated only among candidates of keys "
                 "that select on it and is used against the random-pair u")

@@ -40,24 +40,25 @@ MIN_MATCHES = 20.0  #: fewer expected matches where a comparison is present: m k
 def fit_third_class(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
                     againsts: Sequence[frozenset[int]], m: Sequence[np.ndarray],
                     u: Sequence[np.ndarray], n_levels: Sequence[int]
-                    ) -> tuple[list[np.ndarray], list[tuple[int, ...]]]:
+                    ) -> tuple[list[np.ndarray], list[tuple[int, ...]], set[int]]:
     """Step 6 (module doc), in place on ``sessions`` (``merged``: their histograms,
     ``againsts``: what earlier keys select against in each). Returns the model's m,
-    pooled again from the three-class fits when some session has related records, and
-    the passes whose fit of (2) did not converge (the final fits report their own)."""
+    pooled again from the three-class fits when some session has related records, the
+    passes whose fit of (2) did not converge (the final fits report their own) and the
+    comparisons whose m was pooled again."""
     m = [np.asarray(x, dtype=np.float64) for x in m]
     if not any(s.set_aside == "inverted" for s in sessions):
-        return m, []
+        return m, [], set()
     _fit_inverted(sessions, merged, againsts, m, u, n_levels)
     _related_elsewhere(sessions, merged, againsts, m, u, n_levels, free_m=True)
-    m = _pooled(sessions, m)
+    m, repooled = _pooled(sessions, m)
     unsettled = [s.passes for s in sessions
                  if s.related and not s.set_aside and not s.related["converged"]]
     for s in sessions:
         s.related = None
     _fit_inverted(sessions, merged, againsts, m, u, n_levels)
     _related_elsewhere(sessions, merged, againsts, m, u, n_levels, free_m=False)
-    return m, unsettled
+    return m, unsettled, repooled
 
 
 def _fit_inverted(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
@@ -112,15 +113,18 @@ def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHist
             free_m=[k not in s.blocked for k in range(K)] if free_m else None)
 
 
-def _pooled(sessions: Sequence[Session], m: Sequence[np.ndarray]) -> list[np.ndarray]:
+def _pooled(sessions: Sequence[Session], m: Sequence[np.ndarray]
+            ) -> tuple[list[np.ndarray], set[int]]:
     """(3): m of every comparison some three-class fit of (2) left free, averaged over
     those fits weighted by their expected matches where it is present; as given when
-    they hold fewer than ``MIN_MATCHES``."""
+    they hold fewer than ``MIN_MATCHES``. Also returns the comparisons pooled."""
     out = list(m)
+    pooled: set[int] = set()
     for k in range(len(m)):
         fits = [(s.related["seen_matches"][k], np.asarray(s.related["m"][k]))
                 for s in sessions if s.related and not s.set_aside and k not in s.blocked]
         total = sum(w for w, _ in fits)
         if total >= MIN_MATCHES:
             out[k] = sum(w * x for w, x in fits) / total
-    return out
+            pooled.add(k)
+    return out, pooled

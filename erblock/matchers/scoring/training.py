@@ -267,7 +267,10 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
             warnings.append(f"{names[k]}: m could not be trained (no session with enough "
                             "pairs where it is present and the blocking does not select "
                             "on it); using default m")
-    m, unsettled = fit_third_class(sessions, merged, againsts, m, u, n_levels)  # step 6
+    m, unsettled, repooled = fit_third_class(sessions, merged, againsts, m, u,
+                                             n_levels)  # step 6
+    source = [f"{src}, three classes" if k in repooled else src
+              for k, src in enumerate(source)]
     warnings += [f"EM with three classes on passes {list(p)}, learning m, did not converge"
                  for p in unsettled]
     for s in sessions:
