@@ -13,7 +13,12 @@ The list was written down as a stress test, not chosen to look good: it holds th
 blockings on which the model once collapsed (Fodors-Zagat on the area code: F1 0.007; on
 the city column: 0.186) next to ordinary ones.
 
-Run (erblock only, a few minutes on 2 cores)::
+Splink and recordlinkage run on the same candidate pairs, configured as in the quality
+benchmark (``peers.py``), wherever every pass's key is single-valued (the harness gives
+them one key column per pass; a multi-valued key, every word of a column, is erblock's
+only): where a peer's default F1 is above erblock's, the row says so.
+
+Run (a few minutes on 2 cores; ``--no-peers``: erblock only)::
 
     python benchmarks/bench_blockings.py            # writes results/blockings.{json,md}
     python benchmarks/bench_blockings.py --quick    # generated restaurants only (smoke)
@@ -43,6 +48,7 @@ import quality_cases as qc  # noqa: E402
 import runinfo  # noqa: E402
 
 from erblock.blocking import prefix, soundex, tokens  # noqa: E402
+from erblock.blocking.make import as_key_spec  # noqa: E402
 from erblock.matchers.scoring.base import ModelWarning  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -89,16 +95,31 @@ QUICK_BLOCKINGS: tuple[tuple[str, str, Any, Any], ...] = (
 )
 
 
+def _single_valued(keys: Sequence[Any]) -> bool:
+    """Whether every pass's key gives a record one block (what the peers' harness takes)."""
+    return not any(getattr(as_key_spec(k), "multi", False) for k in keys)
+
+
 def run_one(case: qc.Case, label: str, key: Any, transform: Any, client: Any,
-            u_pairs: int | None) -> dict[str, Any]:
-    """The recipe on ``case`` blocked on ``key`` (frames passed through ``transform``)."""
+            u_pairs: int | None, with_peers: bool = False) -> dict[str, Any]:
+    """The recipe on ``case`` blocked on ``key`` (frames passed through ``transform``);
+    with ``with_peers`` Splink and recordlinkage too, where the key is single-valued."""
     frames = [transform(f) for f in case.frames] if transform else list(case.frames)
-    run_case = qc.Case(case.name, case.mode, frames, case.truth, case.kinds,
-                       key if isinstance(key, list) else [key], case.source, case.group)
+    keys = key if isinstance(key, list) else [key]
+    run_case = qc.Case(case.name, case.mode, frames, case.truth, case.kinds, keys,
+                       case.source, case.group)
+    peers_here = with_peers and _single_valued(keys)
     t0 = time.perf_counter()
     with warnings.catch_warnings():  # the model's warnings are kept in the row instead
         warnings.simplefilter("ignore", ModelWarning)
-        out = bq.run_erblock(run_case, client, u_pairs)
+        res = bq.run_case(run_case, client, peers_here, 2, u_pairs, lambda m: None)
+    out = res["systems"]["erblock"]
+    if "error" in out:
+        raise RuntimeError(f"erblock failed on {case.name} blocked on {label}: {out['error']}")
+    # a peer that called nothing a match has no precision, and F1 0 (as the sweep counts it)
+    peers = {k: (float(v["default"]["f1"]) if v["default"]["f1"] == v["default"]["f1"]
+                 else 0.0) if "default" in v else None
+             for k, v in res["systems"].items() if k != "erblock"}
     d, best = out["default"], (out.get("best") or {}).get("f1")
     f1 = d["f1"] if d["f1"] == d["f1"] else 0.0  # NaN: nothing called a match
     row = {"data": case.name, "blocking": label, "key": qc.describe_key(key)
@@ -106,9 +127,16 @@ def run_one(case: qc.Case, label: str, key: Any, transform: Any, client: Any,
            "candidates": out["candidates"], "pair_completeness": out["pair_completeness"],
            "default": d, "best_f1": best, "seconds": time.perf_counter() - t0,
            "collapse": bool(best and f1 < COLLAPSE * best),
-           "warnings": (out.get("model") or {}).get("warnings")}
+           "warnings": (out.get("model") or {}).get("warnings"),
+           "peers": peers if peers_here else None,
+           "peer_errors": {k: v["error"][:300] for k, v in res["systems"].items()
+                           if "error" in v} or None}
+    known = [v for v in peers.values() if v is not None and v == v]
+    row["below_peer"] = bool(known and f1 < max(known))
     print(f"{case.name:<16} {label:<36} F1 {f1:.3f}  best {best or float('nan'):.3f}  "
-          f"{'COLLAPSE' if row['collapse'] else ''}", flush=True)
+          + "  ".join(f"{k} {v:.3f}" if v is not None else f"{k} —"
+                      for k, v in peers.items())
+          + f"  {'COLLAPSE' if row['collapse'] else ''}", flush=True)
     return row
 
 
@@ -120,6 +148,7 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
     ap.add_argument("--data", default=None, help="folder of the shared data sets")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--name", default="blockings")
+    ap.add_argument("--no-peers", action="store_true", help="erblock only")
     args = ap.parse_args(argv)
     from contextlib import ExitStack
 
@@ -137,10 +166,12 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
                 cases[data] = (_restaurants(QUICK_SEED) if data == "generated"
                                else qc.load_case(data, args.data))
             rows.append(run_one(cases[data], label, key, transform, client,
-                                200_000 if args.quick else None))
+                                200_000 if args.quick else None,
+                                not (args.quick or args.no_peers)))
     res = {"name": args.name, "date": _dt.datetime.now(_dt.timezone.utc).isoformat(
         timespec="seconds"), "machine": runinfo.machine_info(), "quick": args.quick,
-        "collapse_share": COLLAPSE, "rows": rows}
+        "collapse_share": COLLAPSE, "peers": not (args.quick or args.no_peers),
+        "rows": rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
     (args.out / f"{args.name}.md").write_text(render(res))
@@ -156,20 +187,39 @@ def render(res: dict[str, Any]) -> str:
              "`benchmarks/bench_blockings.py`. Best F1 = over any match-weight threshold, "
              "picked with the truth (an upper bound); PC = pair completeness (the recall "
              f"ceiling). A default F1 under {res['collapse_share']:.0%} of the best is a "
-             "collapse. Measured " + res["date"] + ".", "",
-             "| data | blocking | candidates | PC | P | R | **F1** | best F1 |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+             "collapse. Splink and recordlinkage (default decision, configured as in the "
+             "quality benchmark, the same candidate pairs) where every key is single-valued; "
+             "— where the harness cannot give them the key (every word of a column) or they "
+             "failed (named below). Measured " + res["date"] + ".", "",
+             "| data | blocking | candidates | PC | P | R | **F1** | best F1 | splink | "
+             "recordlinkage |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def f(x: Any) -> str:
+        return "—" if x is None or x != x else f"{x:.3f}"
     for r in res["rows"]:
         d = r["default"]
-
-        def f(x: Any) -> str:
-            return "—" if x is None or x != x else f"{x:.3f}"
+        peers = r.get("peers") or {}
         lines.append(f"| {r['data']} | {r['blocking']} (`{r['key']}`) | {r['candidates']:,} | "
                      f"{f(r['pair_completeness'])} | {f(d['precision'])} | {f(d['recall'])} | "
-                     f"**{f(d['f1'])}** | {f(r['best_f1'])} |")
+                     f"**{f(d['f1'])}** | {f(r['best_f1'])} | {f(peers.get('splink'))} | "
+                     f"{f(peers.get('recordlinkage'))} |")
     bad = [r for r in res["rows"] if r["collapse"]]
     lines += ["", "Collapses: " + ("none." if not bad else "; ".join(
         f"{r['data']} blocked on {r['blocking']}" for r in bad) + ".")]
+    if res.get("peers"):
+        below = [r for r in res["rows"] if r.get("below_peer")]
+        compared = [r for r in res["rows"] if r.get("peers")]
+        lines += ["", f"erblock's default F1 is at or above both peers' on "
+                  f"{len(compared) - len(below)} of the {len(compared)} blockings they ran on"
+                  + ("." if not below else "; below on " + "; ".join(
+                      f"{r['data']} blocked on {r['blocking']} ({r['default']['f1']:.4f} vs "
+                      f"{max(v for v in r['peers'].values() if v is not None):.4f})"
+                      for r in below) + ".")]
+        errors = [f"{r['data']} / {r['blocking']}: {k}: {v}" for r in res["rows"]
+                  for k, v in (r.get("peer_errors") or {}).items()]
+        if errors:
+            lines += ["", "Peer failures (recorded, not retried): " + "; ".join(errors) + "."]
     return "\n".join(lines) + "\n"
 
 
