@@ -97,7 +97,7 @@ QUICK_BLOCKINGS: tuple[tuple[str, str, Any, Any], ...] = (
 
 def _single_valued(keys: Sequence[Any]) -> bool:
     """Whether every pass's key gives a record one block (what the peers' harness takes)."""
-    return not any(getattr(as_key_spec(k), "multi", False) for k in keys)
+    return not any(as_key_spec(k).multi for k in keys)
 
 
 def run_one(case: qc.Case, label: str, key: Any, transform: Any, client: Any,
