@@ -20,6 +20,7 @@ _EXPORTS = {
     "link": "erblock.api",
     "dedupe": "erblock.api",
     "plan": "erblock.api",
+    "candidates": "erblock.api",
     "read_report": "erblock.api",
     "cluster": "erblock.matchers.clustering",
     "assign": "erblock.matchers.assignment",
@@ -55,6 +56,7 @@ __all__ = [
     "ScoreThreshold",
     "SupervisedModel",
     "assign",
+    "candidates",
     "cluster",
     "comparison",
     "composite",
@@ -94,7 +96,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from .api import dedupe, link, plan, read_report
+    from .api import candidates, dedupe, link, plan, read_report
     from .blocking import (
         composite,
         items,

@@ -122,7 +122,7 @@ def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any,
     _check_common(strategy, n_tasks, threshold)
     keys = _as_keys(key)
     check_keys(keys, frames)
-    comparisons = as_comparisons(compare)
+    comparisons = as_comparisons(compare) if compare is not None else ()  # None: candidates
     check_comparisons(comparisons, frames)
     ids = id if isinstance(id, tuple) else (id, id)
     check = [check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
@@ -257,13 +257,47 @@ def run_frames(frames: Sequence[Any], key: Any = None, compare: Any = None,
     (None with ``output=``), report and fitted model (what the command line uses)."""
     if compare is None:
         example = "{'title': 'jaro_winkler'}" if len(frames) == 2 else "{'name': 'jaro_winkler'}"
-        raise ValueError(f"compare is required, e.g. compare={example}")
+        raise ValueError(f"compare is required, e.g. compare={example} (erblock.candidates "
+                         "returns the candidate pairs without comparing them)")
     named = list(zip(("df_r", "df_s") if len(frames) == 2 else ("df",), frames))
     mode = "link" if len(frames) == 2 else "dedupe"
     job, check = _build_job(mode, named, key, compare, strategy, n_tasks, threshold, output,
                             id, options)
     job = dataclasses.replace(job, cardinality=check_cardinality(cardinality, mode))
     return execute(job, list(frames), client, check, scoring)
+
+
+def candidates(df_r: Any, df_s: Any = None, key: Any = None, strategy: str = AUTO,
+               n_tasks: int | None = None, client: Any = None, output: str | None = None,
+               id: str | tuple[str | None, str | None] | None = None, **options: Any) -> Any:
+    """The candidate pairs of a blocking, each once, without comparing them.
+
+    For a matcher of your own: the same pairs :func:`link` (with ``df_s``) or
+    :func:`dedupe` would compare, planned and balanced the same way, but nothing is
+    computed on them. Returns ``left_id``, ``right_id`` and ``match_key`` (the key pass
+    that found the pair: the first one that puts both records in one block); a pair that
+    shares several blocks of a multi-valued key, or of several passes, is there once.
+    Options as for :func:`link` (``output="dir"`` writes parquet parts and returns a
+    Dask DataFrame over them).
+    """
+    frames = [df_r] if df_s is None else [df_r, df_s]
+    return _result(run_candidates(frames, key, strategy, n_tasks, client, output, id,
+                                  **options))
+
+
+def run_candidates(frames: Sequence[Any], key: Any = None, strategy: str = AUTO,
+                   n_tasks: int | None = None, client: Any = None, output: str | None = None,
+                   id: Any = None, **options: Any) -> RunResult:
+    """:func:`candidates` of ``[df_r, df_s]`` or ``[df]``, the full result (pairs or None
+    with ``output=``, and the report; what the command line uses)."""
+    for name in ("compare", "scoring", "threshold", "cardinality"):
+        if name in options:
+            raise ValueError(f"candidates compares nothing, so it takes no {name}=; use "
+                             "erblock.link or erblock.dedupe to compare and score pairs")
+    named = list(zip(("df_r", "df_s") if len(frames) == 2 else ("df",), frames))
+    job, check = _build_job("link" if len(frames) == 2 else "dedupe", named, key, None,
+                            strategy, n_tasks, None, output, id, options)
+    return execute(job, list(frames), client, check, "mean")
 
 
 def execute(job: Job, frames: list[Any], client: Any, check: list[bool], scoring: Any

@@ -17,9 +17,23 @@ from ..matchers.comparisons import parse_compare
 from .common import _client, _inputs, _keys, _progress, _say, in_cli_terms
 from .parser import UsageError
 
+#: options that compare, score or decide: none of them goes with --candidates
+_COMPARING = (("compare", None), ("threshold", None), ("scoring", "mean"), ("model", None),
+              ("save_model", None), ("cardinality", None), ("cluster", None))
+
 
 def _parse(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
     keys = _keys(args)
+    if args.candidates:
+        given = [f"--{n.replace('_', '-')}" for n, unset in _COMPARING
+                 if getattr(args, n, unset) != unset]
+        if given:
+            raise UsageError(f"--candidates compares nothing, so {', '.join(given)} cannot "
+                             "go with it")
+        return keys, []
+    if not args.compare:
+        raise UsageError("--compare is required (e.g. --compare name:jaro_winkler), or "
+                         "--candidates for the candidate pairs only")
     try:
         compare = [parse_compare(c) for c in args.compare]
     except ValueError as exc:
@@ -50,7 +64,7 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     from .. import api
 
     keys, compare = _parse(args)
-    scoring = _scoring(args)
+    scoring = None if args.candidates else _scoring(args)
     cluster_at = getattr(args, "cluster", None)
     if cluster_at is not None and not 0.0 <= cluster_at <= 1.0:
         raise UsageError(f"--cluster must be in [0, 1], got {cluster_at}")
@@ -58,11 +72,12 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     frames = _inputs(args, paths, client)
     staged = args.output if cluster_at is not None else None  # DIR/pairs and DIR/entities
     kwargs: dict[str, Any] = dict(
-        key=keys if len(keys) > 1 else keys[0], compare=compare, scoring=scoring,
-        strategy=args.strategy, n_tasks=args.n_tasks, threshold=args.threshold,
+        key=keys if len(keys) > 1 else keys[0], strategy=args.strategy, n_tasks=args.n_tasks,
         client=client, output=args.output, progress=_progress(args), sort=not args.no_sort,
         overwrite=args.overwrite,
     )
+    if not args.candidates:
+        kwargs.update(compare=compare, scoring=scoring, threshold=args.threshold)
     if args.memory_budget is not None:
         kwargs["memory_budget"] = args.memory_budget
     if getattr(args, "cardinality", None) is not None:
@@ -72,7 +87,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
         if work is not None:
             kwargs["output"] = os.path.join(work, "pairs")
         with in_cli_terms(paths):
-            result = api.run_frames(frames, **kwargs)
+            result = (api.run_candidates if args.candidates else api.run_frames)(frames,
+                                                                                  **kwargs)
         entities = _entities(args, cluster_at, result, frames[0], work, client)
     report, pairs = result.report, result.pairs
     if work is not None:  # the staged directory now has its final name

@@ -139,8 +139,12 @@ def _positive_int(text: str) -> int:
 def _add_common(p: argparse.ArgumentParser, compare: bool = True, link: bool = True) -> None:
     p.add_argument("--key", action="append", required=True, metavar="KEY", help=KEY_HELP)
     if compare:
-        p.add_argument("--compare", action="append", required=True, metavar="SPEC",
-                       help=COMPARE_HELP)
+        p.add_argument("--compare", action="append", default=None, metavar="SPEC",
+                       help=COMPARE_HELP + " (required unless --candidates)")
+        p.add_argument("--candidates", action="store_true",
+                       help="compare nothing: write the candidate pairs the keys imply, each "
+                            "once (left_id, right_id, match_key: the pass that found it), "
+                            "for a matcher of your own")
         p.add_argument("--threshold", type=float, default=None,
                        help="keep pairs with score >= THRESHOLD (in [0, 1]; with a model, "
                             "--scoring em or --model: match_probability)")

@@ -138,7 +138,8 @@ def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[So
                     cell_budget=job.options.cell_budget, sort=job.options.sort, link=job.link,
                     meta=(meta[0], meta[1] if len(meta) > 1 else None),
                     encode=job.options.encode,
-                    windows=tuple(window_of(k) for k in job.keys))
+                    windows=tuple(window_of(k) for k in job.keys),
+                    pass_of_pair=job.candidates)
     [spec_f] = hold(client, [spec])
     return Execution(plan, plan_f, route(job, plan_f, sources, r), spec, spec_f)
 

@@ -123,6 +123,14 @@ class Job:
         if check_cardinality(self.cardinality, self.mode) != self.cardinality:
             raise ValueError(f"cardinality must be normalised ('1:1', '1:n', 'n:1' or None), "
                              f"got {self.cardinality!r}")
+        if self.candidates and (self.threshold is not None or self.cardinality is not None):
+            raise ValueError("a job without comparisons returns candidate pairs: it has no "
+                             "threshold and no cardinality")
+
+    @property
+    def candidates(self) -> bool:
+        """No comparison: the run returns the candidate pairs (ids and key pass) only."""
+        return not self.comparisons
 
     @property
     def link(self) -> bool:

@@ -75,8 +75,9 @@ def empty_pairs(job: Job, id_dtypes: tuple[object, object], model: ScoringModel 
     }
     for c in job.comparisons:
         cols[c.name] = pd.Series([], dtype=np.float32)
-    cols["score"] = pd.Series([], dtype=np.float32)
-    if model is not None and model.needs_pass:
+    if not job.candidates:
+        cols["score"] = pd.Series([], dtype=np.float32)
+    if job.candidates or (model is not None and model.needs_pass):
         cols[PASS_COLUMN] = pd.Series([], dtype=np.int8)
     if model is not None and model.decision != "score":
         cols["match_weight"] = pd.Series([], dtype=np.float64)

@@ -74,6 +74,8 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
     ncols_total = r1 - r0
     if ncols_total <= 0 or l1 <= l0:
         return 0
+    if not comparisons:  # candidates only: the pairs the structure allows, nothing computed
+        return _pairs_only(left, right, l0, l1, r0, r1, triangle, out, cell_budget)
     joined = _try_join(left, right, l0, l1, r0, r1, triangle, comparisons, weights,
                        threshold, out, cell_budget)
     if joined is not None:
@@ -133,6 +135,34 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
             sel = mask  # None: every cell is kept
         out.cells += score.size * n_direct // len(comparisons)
         keep_cells(out, li, rj, sel, mats, score)
+    return done
+
+
+def _pairs_only(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,
+                out: Collector, cell_budget: int) -> int:
+    """Candidates only (no comparison): keep every pair of rows [l0, l1) × [r0, r1) that
+    the block and compared-once rules allow, chunk by chunk as the compare would."""
+    chunk = max(1, cell_budget // (r1 - r0))
+    if triangle:
+        chunk = min(chunk, TRIANGLE_ROWS)
+    done = 0
+    for a in range(l0, l1, chunk):
+        b = min(a + chunk, l1)
+        c0 = a + 1 if triangle else r0
+        if c0 >= r1:
+            break
+        li, rj = np.arange(a, b), np.arange(c0, r1)
+        mask = structure_mask(left, right, li, rj)
+        if triangle:
+            tri = rj[None, :] > li[:, None]
+            mask = tri if mask is None else mask & tri
+        if mask is None:
+            done += (b - a) * (r1 - c0)
+            out.keep(np.repeat(li, r1 - c0), np.tile(rj, b - a), [], None)
+            continue
+        _, ri, cj = cell_positions(mask)
+        done += len(ri)
+        out.keep(li[ri], rj[cj], [], None)
     return done
 
 
@@ -337,7 +367,8 @@ def compare_task(
                         pass_of_pair=pass_of_pair)
 
     def table(collected: Collector) -> Any:  # for the writer: arrow, else a frame
-        t = pair_table(left, right, collected, comparisons, right_records is None, id_dtypes)
+        t = pair_table(left, right, collected, comparisons, right_records is None, id_dtypes,
+                       pass_of_pair)
         return frame(collected) if t is None else t
 
     if sink is not None:  # chunks no larger than a row group: at most two groups held

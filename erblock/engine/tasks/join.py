@@ -157,6 +157,9 @@ def run_aligned(left: Side, right: Side, li: np.ndarray, rj: np.ndarray,
         li, rj = li[once], rj[once]
     if len(li) == 0:
         return 0
+    if not comparisons:  # candidates only
+        out.keep(li, rj, [], None)
+        return len(li)
     single = len(comparisons) == 1
     cutoff = threshold if (single and threshold is not None and threshold > 0) else None
     out.cells += len(li)

@@ -40,6 +40,7 @@ class TaskSpec:
     meta: tuple[pd.DataFrame, pd.DataFrame | None]  # empty routed frames (no records)
     encode: str = "auto"  #: see erblock.engine.job.ENCODE_CHOICES
     windows: tuple[int, ...] = ()  #: window of each sorted-neighbourhood pass (else 0)
+    pass_of_pair: bool = False  #: every pair carries the key pass that found it
 
 
 def _worker() -> str:
@@ -76,7 +77,8 @@ def _compare(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | 
     return compare_task(task, plan, lrec, rrec, spec.comparisons, spec.col_index,
                         spec.n_passes, threshold, spec.id_dtypes, spec.cell_budget,
                         pair_values=[c for c in spec.comparisons if c.name in names],
-                        pass_of_pair=bool(model is not None and model.needs_pass),
+                        pass_of_pair=spec.pass_of_pair or bool(model is not None
+                                                               and model.needs_pass),
                         encode=spec.encode, sink=sink, windows=spec.windows)
 
 

@@ -159,16 +159,18 @@ class Collector:
         self.on_full: Callable[[], None] | None = None
 
     def keep(self, li: np.ndarray, rj: np.ndarray, sims: Sequence[np.ndarray],
-             score: np.ndarray) -> None:
+             score: np.ndarray | None) -> None:
         """Keep pairs (positions in the two sides, a similarity array per comparison, the
-        score); flush when ``flush_rows`` have gathered."""
+        score: None for candidates, which have neither); flush when ``flush_rows`` have
+        gathered."""
         if not len(li):
             return
         self.left.append(li)
         self.right.append(rj)
         for k, v in enumerate(sims):
             self.sims[k].append(v)
-        self.score.append(score)
+        if score is not None:
+            self.score.append(score)
         self.rows += len(li)
         if self.on_full is not None and self.rows >= self.flush_rows:
             self.on_full()
@@ -200,10 +202,12 @@ def _pair_rows(left: Side, right: Side, out: Collector, dedupe: bool
 
 def _similarities(out: Collector, comparisons: Sequence[Comparison]
                   ) -> dict[str, np.ndarray]:
-    """Each comparison's similarities and the score, float32 as computed (no rounding)."""
+    """Each comparison's similarities and the score, float32 as computed (no rounding);
+    nothing for candidates (no comparison)."""
     data = {c.name: np.concatenate(out.sims[k]) if out.sims[k] else np.zeros(0, np.float32)
             for k, c in enumerate(comparisons)}
-    data["score"] = np.concatenate(out.score) if out.score else np.zeros(0, np.float32)
+    if comparisons:
+        data["score"] = np.concatenate(out.score) if out.score else np.zeros(0, np.float32)
     return data
 
 
@@ -228,7 +232,8 @@ def assemble(left: Side, right: Side, out: Collector, comparisons: Sequence[Comp
 
 
 def pair_table(left: Side, right: Side, out: Collector, comparisons: Sequence[Comparison],
-               dedupe: bool, id_dtypes: tuple[object, object]) -> Any:
+               dedupe: bool, id_dtypes: tuple[object, object], pass_of_pair: bool = False
+               ) -> Any:
     """The collected pairs as an arrow table for the parquet writer, built without pandas:
     integer ids as they are, text ids as dictionary columns over the task's distinct ids
     (no string is copied per pair). None when an id column is neither (the writer then
@@ -240,4 +245,6 @@ def pair_table(left: Side, right: Side, out: Collector, comparisons: Sequence[Co
     if lid is None or rid is None:
         return None
     cols = {"left_id": lid, "right_id": rid, **_similarities(out, comparisons)}
+    if pass_of_pair:
+        cols[PASS_COLUMN] = left.passes[li].astype(np.int8)
     return pa.table(cols)
