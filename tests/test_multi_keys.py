@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -31,6 +32,8 @@ from erblock.blocking import (
     sorted_neighbourhood,
     tokens,
 )
+from erblock.blocking.multi import text_tokens, tokens_of_texts
+from erblock.blocking.text import fold_text
 from erblock.report import RunReport
 
 STRATEGY_LIST = sorted(STRATEGIES) + ["auto"]
@@ -416,3 +419,15 @@ def test_key_spec_edge_cases_from_review():
     counts = {(0, 0): pd.Series([2, 1], index=["a\x00", "a"]), (0, 1): pd.Series([1], ["b"])}
     starts = order_starts(counts)
     assert starts[(0, 0)].to_dict() == {"a\x00": 1, "a": 0} and starts[(0, 1)]["b"] == 3
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(list("aZ9 _-.,'\t\n\x00é Ñß𝔘Ⅻ²")) | st.characters(),
+                        max_size=20), max_size=40),
+       st.integers(1, 3), st.integers(0, 3))
+def test_token_splitting_without_a_loop_equals_the_one_text_rule(texts, min_length, cut):
+    """The arrow path (ASCII texts) and the per-text path split alike, slices too."""
+    arr = pa.array(texts, type=pa.string())[min(cut, len(texts)):]
+    want = [text_tokens(fold_text(t), min_length) for t in texts[min(cut, len(texts)):]]
+    lens, flat = tokens_of_texts(arr, min_length)
+    assert lens.tolist() == [len(w) for w in want]
+    assert flat.tolist() == [k for w in want for k in w]

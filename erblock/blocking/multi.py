@@ -17,11 +17,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .cli_args import cli_args, cli_int, option_int
 from .keys import CliParse, KeySpec
 from .text import (
     as_key_strings,
+    explode_flat,
     explode_uniques,
     explode_values,
     factorize_text,
@@ -38,6 +41,59 @@ def text_tokens(text: str, min_length: int = 1) -> list[str]:
     if min_length > 1:
         found = [t for t in found if len(t) >= min_length]
     return list(dict.fromkeys(found))
+
+
+#: a byte of ASCII text as token splitting reads it: letters lower-cased, digits kept,
+#: everything else a space
+_ASCII_TOKEN_BYTES = np.full(256, ord(" "), dtype=np.uint8)
+_ASCII_TOKEN_BYTES[np.arange(ord("a"), ord("z") + 1)] = np.arange(ord("a"), ord("z") + 1)
+_ASCII_TOKEN_BYTES[np.arange(ord("A"), ord("Z") + 1)] = np.arange(ord("a"), ord("z") + 1)
+_ASCII_TOKEN_BYTES[np.arange(ord("0"), ord("9") + 1)] = np.arange(ord("0"), ord("9") + 1)
+
+
+def tokens_of_texts(texts: pa.Array, min_length: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`text_tokens` of many texts (not yet normalised, no nulls) at once: (number of
+    tokens of each text, the tokens one text after the other).
+
+    ASCII texts (nearly all) are split without a Python loop: normalising an ASCII text
+    only lower-cases it, and its tokens are the runs of ``[a-z0-9]``, so its bytes are
+    mapped (letters lower-cased, other bytes to spaces) and split on spaces by arrow;
+    distinct tokens keep their order of first appearance by a vectorised duplicate
+    test. Other texts are normalised and split one by one (:func:`fold_text`,
+    :func:`text_tokens`: Unicode letters and digits)."""
+    texts = pa.array(texts, type=pa.string())  # int32 offsets (a no-op for such an array)
+    n = len(texts)
+    is_ascii = pc.string_is_ascii(texts).to_numpy(zero_copy_only=False)
+    owners, toks = [], []
+    sel = np.flatnonzero(is_ascii)
+    if len(sel):
+        plain = texts if len(sel) == n else texts.take(pa.array(sel))
+        validity, offsets, data = plain.buffers()
+        raw = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(0, np.uint8)
+        # same offsets, mapped bytes: a slice's offset still points into the buffer
+        mapped = pa.StringArray.from_buffers(len(plain), offsets,
+                                             pa.py_buffer(_ASCII_TOKEN_BYTES[raw]),
+                                             validity, plain.null_count, plain.offset)
+        parts = pc.ascii_split_whitespace(mapped)
+        flat = pc.list_flatten(parts)
+        owner = sel[pc.list_parent_indices(parts).to_numpy()]
+        keep = pc.greater_equal(pc.binary_length(flat), max(1, min_length)).to_numpy(
+            zero_copy_only=False)
+        enc = pc.dictionary_encode(flat.filter(pa.array(keep)))
+        idx = enc.indices.to_numpy().astype(np.int64)
+        owner = owner[keep]
+        words = enc.dictionary.to_numpy(zero_copy_only=False)
+        first = ~pd.Series(owner * np.int64(len(words)) + idx).duplicated().to_numpy()
+        owners.append(owner[first])
+        toks.append(words[idx[first]])
+    for i in np.flatnonzero(~is_ascii).tolist():
+        got = text_tokens(fold_text(texts[i].as_py()), min_length)
+        owners.append(np.full(len(got), i, dtype=np.int64))
+        toks.append(np.array(got, dtype=object))
+    owner = np.concatenate(owners) if owners else np.zeros(0, np.int64)
+    tok = np.concatenate(toks) if toks else np.zeros(0, dtype=object)
+    order = np.argsort(owner, kind="stable")  # texts in order, each text's tokens in order
+    return np.bincount(owner, minlength=n).astype(np.int64), tok[order]
 
 
 def text_qgrams(text: str, q: int) -> list[str]:
@@ -102,6 +158,13 @@ class Tokens(_TextKeys):
 
     def split(self, text: str) -> list[str]:
         return text_tokens(text, self.min_length)
+
+    def items(self, df: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
+        codes, uniques = pd.factorize(as_key_strings(df[self.column]).astype("string"),
+                                      use_na_sentinel=True)
+        lens, flat = tokens_of_texts(pa.array(uniques, type=pa.string()), self.min_length)
+        pos, keys = explode_flat(lens, flat, codes)
+        return pos, pd.Series(keys, dtype="string")
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "column": self.column, "min_length": int(self.min_length)}

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["as_key_strings", "explode_uniques", "explode_values", "factorize_text",
+__all__ = ["as_key_strings", "explode_flat", "explode_uniques", "explode_values",
+           "factorize_text",
            "fold_text", "has_nested", "normalise_text", "rebuild"]
 
 
@@ -223,7 +224,13 @@ def explode_uniques(lists: Sequence[Sequence[Any]], codes: np.ndarray
     """Map per-unique key lists back to records: (record position, key) for every key of
     every record, records in order (code −1: no keys). Vectorised over records."""
     lens = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
-    flat = np.array([k for x in lists for k in x], dtype=object)
+    return explode_flat(lens, np.array([k for x in lists for k in x], dtype=object), codes)
+
+
+def explode_flat(lens: np.ndarray, flat: np.ndarray, codes: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`explode_uniques` of lists given flat: unique ``u``'s keys are the next
+    ``lens[u]`` elements of ``flat``."""
     starts = np.r_[0, np.cumsum(lens)[:-1]] if len(lens) else np.zeros(0, np.int64)
     have = codes >= 0
     rec_len = np.where(have, lens[np.where(have, codes, 0)] if len(lens) else 0, 0)
