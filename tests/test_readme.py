@@ -38,3 +38,4 @@ def test_readme_python_example_runs(client, tmp_path, monkeypatch):
     assert namespace["pairs"].attrs and os.path.isdir(tmp_path / "dupes")
     assert (tmp_path / "plan.png").exists()
     assert len(namespace["entity"]) > 0 and len(namespace["products"]) > 0
+    assert len(namespace["candidates"]) >= len(namespace["products"])
