@@ -421,8 +421,10 @@ def test_key_spec_edge_cases_from_review():
     assert starts[(0, 0)].to_dict() == {"a\x00": 1, "a": 0} and starts[(0, 1)]["b"] == 3
 
 
-@given(st.lists(st.text(alphabet=st.sampled_from(list("aZ9 _-.,'\t\n\x00é Ñß𝔘Ⅻ²")) | st.characters(),
-                        max_size=20), max_size=40),
+# text as a pandas string column can hold it (no lone surrogates: UTF-8 refuses them)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("aZ9 _-.,'\t\n\x00é Ñß𝔘Ⅻ²"))
+                        | st.characters(blacklist_categories=("Cs",)), max_size=20),
+                max_size=40),
        st.integers(1, 3), st.integers(0, 3))
 def test_token_splitting_without_a_loop_equals_the_one_text_rule(texts, min_length, cut):
     """The arrow path (ASCII texts) and the per-text path split alike, slices too."""
