@@ -349,6 +349,7 @@ def compare_task(
     ``"never"``; ``sink``: write the kept pairs there in row groups of ``sink.rows`` as
     they gather (bounded memory at any keep rate) and return an empty frame;
     ``windows``: the window of every sorted-neighbourhood pass (0 for other passes).
+    No ``comparisons``: the candidate pairs only, nothing computed (``erblock.candidates``).
     """
     start = time.perf_counter()
     stats = TaskCounter(task=task)
