@@ -18,8 +18,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["as_key_strings", "explode_flat", "explode_uniques", "explode_values",
-           "factorize_text",
-           "fold_text", "has_nested", "normalise_text", "rebuild"]
+           "factorize_text", "fold_text", "has_nested", "normalise_text", "rebuild"]
 
 
 def normalise_text(values: pd.Series) -> pd.Series:

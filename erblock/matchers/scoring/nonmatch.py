@@ -15,10 +15,8 @@ model's m, the current u): ``1 − P(match | γ)``, the posteriors together hold
 more matches than the λ of the pairs a random sample holds. u is counted again with
 those weights (add-one smoothing as before), the posteriors are updated with the new u
 until u settles, and the model is trained again with it; :data:`ROUNDS` such rounds.
-Unlike
-subtracting ``λ·m`` level by level, this never needs a floor: a level's random pairs
-that look like matches on the other comparisons leave u, the others stay (the same
-authors on another paper stay non-matches).
+Unlike subtracting ``λ·m`` level by level, this needs no floor: a level's random pairs
+that look like matches on the other comparisons leave u, the others stay.
 """
 
 from __future__ import annotations
