@@ -50,7 +50,6 @@ def model_report(model: FellegiSunter) -> dict[str, Any]:
         "prior_weight": math.log2(lam) - math.log2(1.0 - lam),
         "n_candidates": model.n_candidates_,
         "n_u_pairs": model.n_u_pairs_,
-        "u_matches_removed": model.u_matches_removed_,
         "total_pairs": model.total_pairs_,
         "sessions": model.sessions_,
         "implied": [{"comparison": specs[k].name, "implied_by": specs[j].name}

@@ -10,8 +10,7 @@ decision is ``match_probability >= 0.5``.
 
 * **u** comes from random record pairs: a deterministic sample of records (a hash of the
   record id) compared in full on the workers, ``u_pairs`` pairs (3 million by default);
-  only level counts and level-vector histograms travel; add-one smoothing. With
-  ``detect`` the matches among them are left out of u (:mod:`.nonmatch`).
+  only level counts travel. A level never seen among them gets add-one smoothing.
 * **λ and m** come from EM over the candidate pairs, per key pass, with the comparisons a
   pass selects on deactivated in its session — see :mod:`.training` for the method and
   why. EM runs on the histogram of level vectors (the sufficient statistic), so the pairs
@@ -107,9 +106,8 @@ class FellegiSunter(ScoringModel):
         session, iterations, convergence) and what went wrong.
     tf_
         Share of records per value, per term-frequency comparison.
-    n_candidates_, n_u_pairs_, total_pairs_, u_matches_removed_
-        Candidate pairs, random pairs and all record pairs the fit saw; the matches
-        among the random pairs that u leaves out.
+    n_candidates_, n_u_pairs_, total_pairs_
+        Candidate pairs, random pairs and all record pairs the fit saw.
     implied_
         ``(j, k)`` comparison indices: ``k`` is read as missing where ``j`` is at its top
         level (the same first name implies the same sex).
@@ -145,7 +143,6 @@ class FellegiSunter(ScoringModel):
         self.n_u_pairs_ = 0
         self.total_pairs_ = 0.0
         self.implied_: tuple[tuple[int, int], ...] = ()
-        self.u_matches_removed_ = 0.0
 
     @property
     def fitted(self) -> bool:
@@ -192,8 +189,10 @@ class FellegiSunter(ScoringModel):
 
     def require_fitted(self) -> None:
         if not self.fitted:
-            raise RuntimeError("FellegiSunter is not fitted: pass it as scoring= to erblock."
-                               "link/dedupe, call fit(pairs), or load a saved model")
+            raise RuntimeError(
+                "FellegiSunter is not fitted: pass it as scoring= to erblock.link/dedupe, "
+                "call fit(pairs), or load a saved model"
+            )
 
     def gamma_of(self, pairs: pd.DataFrame) -> np.ndarray:
         """(pairs × comparisons) levels of the similarity columns of ``pairs``."""
@@ -208,9 +207,11 @@ class FellegiSunter(ScoringModel):
     def u_from_counts(self, level_counts: Sequence[np.ndarray]) -> list[np.ndarray]:
         """u per comparison from random-pair level counts (index 0 = null, ignored);
         add-one smoothing keeps a level never seen among random pairs finite."""
-        counts = [np.asarray(c, dtype=np.float64)[1: s.n_levels + 1]
-                  for s, c in zip(self._specs(), level_counts)]
-        return [(c + 1.0) / (c.sum() + len(c)) for c in counts]
+        out = []
+        for s, c in zip(self._specs(), level_counts):
+            c = np.asarray(c, dtype=np.float64)[1: s.n_levels + 1]
+            out.append((c + 1.0) / (c.sum() + s.n_levels))
+        return out
 
     # -- fitting during a run (the engine's two-phase protocol) ------------------------
 
@@ -267,9 +268,8 @@ class FellegiSunter(ScoringModel):
             return train(h, u_, n_levels, blocked, total_pairs, names, recall=self.recall,
                          detect=self.detect, max_iter=self.max_iter, tol=self.tol)
 
-        res, implied, u, self.u_matches_removed_ = train_masked(
-            fit, hists, u, random if self.detect else None, n_levels, self.u_from_counts, names,
-            [s.tf for s in specs])
+        res, implied, u = train_masked(fit, hists, u, random if self.detect else None,
+                                       n_levels, self.u_from_counts, names)
         self.implied_ = tuple(implied)
         self.lambda_, self.m_, self.u_ = res.lam, res.m, u
         self.m_source_ = res.m_source

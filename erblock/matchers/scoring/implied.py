@@ -36,7 +36,6 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ..levels import PatternHistogram
-from .nonmatch import refit_on_nonmatches
 from .sessions import Trained
 
 IMPLIED_SHARE = 0.9  #: k at its top level among random pairs at j's top level, at least
@@ -120,29 +119,24 @@ def train_masked(train: Callable[[Mapping[int, PatternHistogram], list[np.ndarra
                  hists: Mapping[int, PatternHistogram], u: list[np.ndarray],
                  random: PatternHistogram | None, n_levels: Sequence[int],
                  u_from_counts: Callable[[list[np.ndarray]], list[np.ndarray]],
-                 names: Sequence[str], tf: Sequence[bool] = ()
-                 ) -> tuple[Trained, list[tuple[int, int]], list[np.ndarray], float]:
+                 names: Sequence[str]
+                 ) -> tuple[Trained, list[tuple[int, int]], list[np.ndarray]]:
     """Train; when the random pairs show implied comparisons (judged with the λ of that
-    first fit), mask them in the histograms and the random pairs and train again; then
-    count u on the random pairs' non-matches and train again (:mod:`.nonmatch`; ``tf``:
-    the term-frequency comparisons).
-    Returns the training result, the implied pairs, the u used and the matches left out
-    of the random pairs (0 without them)."""
+    first fit), mask them in the histograms and the random pairs and train again.
+    Returns the training result, the implied pairs and the u used."""
     res = train(hists, u)
     if random is None or random.total == 0:
-        return res, [], u, 0.0
+        return res, [], u
     implied = find_implied(random, n_levels, res.lam * random.total)
-    if implied:
-        hists = {p: mask_hist(h, implied, n_levels) for p, h in hists.items()}
-        random = mask_hist(random, implied, n_levels)
-        u = u_from_counts(level_counts(random, n_levels))
-        res = train(hists, u)
-    res, u, removed = refit_on_nonmatches(train, hists, res, u, random, n_levels,
-                                          u_from_counts, tf)
+    if not implied:
+        return res, [], u
+    masked = {p: mask_hist(h, implied, n_levels) for p, h in hists.items()}
+    u = u_from_counts(level_counts(mask_hist(random, implied, n_levels), n_levels))
+    res = train(masked, u)
     for j, k in implied:  # untrained because masked on every candidate: say so
         lead = f"{names[k]}: m could not be trained"
         said = (f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "
                 "among random pairs), which is on every candidate pair it is present in; "
                 "its default m adds nothing there")
         res.warnings[:] = [said if w.startswith(lead) else w for w in res.warnings]
-    return res, implied, u, removed
+    return res, implied, u

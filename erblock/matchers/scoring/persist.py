@@ -42,7 +42,6 @@ def fs_to_dict(model: FellegiSunter) -> dict[str, Any]:
             "warnings": list(model.warnings_),
             "n_candidates": model.n_candidates_,
             "n_u_pairs": model.n_u_pairs_,
-            "u_matches_removed": model.u_matches_removed_,
             "total_pairs": model.total_pairs_,
             "pass_keys": list(model.pass_keys_),
             "use_passes": bool(model.use_passes),
@@ -75,7 +74,6 @@ def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunte
         model.warnings_ = list(p.get("warnings", []))
         model.n_candidates_ = int(p.get("n_candidates", 0))
         model.n_u_pairs_ = int(p.get("n_u_pairs", 0))
-        model.u_matches_removed_ = float(p.get("u_matches_removed", 0.0))
         model.total_pairs_ = float(p.get("total_pairs", 0.0))
         model.pass_keys_ = list(p.get("pass_keys", []))
         model.use_passes = bool(p.get("use_passes", True))
