@@ -114,6 +114,13 @@ def run_options(strategy: str, options: Mapping[str, Any]) -> RunOptions:
     return RunOptions(**opts)
 
 
+def _named(frames: Sequence[Any]) -> tuple[str, list[tuple[str, Any]]]:
+    """The mode of ``[df_r, df_s]`` or ``[df]`` and the frames with the names errors use."""
+    if len(frames) == 2:
+        return "link", [("df_r", frames[0]), ("df_s", frames[1])]
+    return "dedupe", [("df", frames[0])]
+
+
 def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any, strategy: str,
                n_tasks: int | None, threshold: float | None, output: str | None,
                id: Any, options: Mapping[str, Any]) -> tuple[Job, list[bool]]:
@@ -259,8 +266,7 @@ def run_frames(frames: Sequence[Any], key: Any = None, compare: Any = None,
         example = "{'title': 'jaro_winkler'}" if len(frames) == 2 else "{'name': 'jaro_winkler'}"
         raise ValueError(f"compare is required, e.g. compare={example} (erblock.candidates "
                          "returns the candidate pairs without comparing them)")
-    named = list(zip(("df_r", "df_s") if len(frames) == 2 else ("df",), frames))
-    mode = "link" if len(frames) == 2 else "dedupe"
+    mode, named = _named(frames)
     job, check = _build_job(mode, named, key, compare, strategy, n_tasks, threshold, output,
                             id, options)
     job = dataclasses.replace(job, cardinality=check_cardinality(cardinality, mode))
@@ -294,9 +300,9 @@ def run_candidates(frames: Sequence[Any], key: Any = None, strategy: str = AUTO,
         if name in options:
             raise ValueError(f"candidates compares nothing, so it takes no {name}=; use "
                              "erblock.link or erblock.dedupe to compare and score pairs")
-    named = list(zip(("df_r", "df_s") if len(frames) == 2 else ("df",), frames))
-    job, check = _build_job("link" if len(frames) == 2 else "dedupe", named, key, None,
-                            strategy, n_tasks, None, output, id, options)
+    mode, named = _named(frames)
+    job, check = _build_job(mode, named, key, None, strategy, n_tasks, None, output, id,
+                            options)
     return execute(job, list(frames), client, check, "mean")
 
 

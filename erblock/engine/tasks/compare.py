@@ -52,7 +52,7 @@ from .join import (
     run_join,
 )
 from .mean import cell_positions, mean_score
-from .sides import Collector, Side, TaskCounter, assemble, pair_table, structure_mask
+from .sides import Collector, Side, TaskCounter, assemble, pair_table, structure_chunks
 from .write import PartWriter
 
 SMALL_BATCH = 1 << 10  # a batch of block runs may waste this many cells whatever its size
@@ -105,17 +105,8 @@ def _run_block(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
     # cells of the direct ones, the distinct-value cells of the encoded ones
     out.cells += sum(e.matrix.size for e in enc if isinstance(e, BlockCodes)) // len(comparisons)
     push = pushdown(enc, weights, threshold) if n_direct == 0 else None
-    for a in range(l0, l1, chunk):
-        b = min(a + chunk, l1)
-        c0 = a + 1 if triangle else r0  # triangle: only columns after the first row
-        if c0 >= r1:
-            break
-        li = np.arange(a, b)
-        rj = np.arange(c0, r1)
-        mask = structure_mask(left, right, li, rj)
-        if triangle:
-            tri = np.arange(c0, r1)[None, :] > li[:, None]
-            mask = tri if mask is None else mask & tri
+    for a, b, c0, li, rj, mask in structure_chunks(left, right, l0, l1, r0, r1, triangle,
+                                                   chunk):
         done += int(mask.sum()) if mask is not None else (b - a) * (r1 - c0)
         out.kernel_calls += 1
         if push is not None:  # threshold pushdown (encoded.py): identical pairs and values
@@ -146,16 +137,8 @@ def _pairs_only(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tri
     if triangle:
         chunk = min(chunk, TRIANGLE_ROWS)
     done = 0
-    for a in range(l0, l1, chunk):
-        b = min(a + chunk, l1)
-        c0 = a + 1 if triangle else r0
-        if c0 >= r1:
-            break
-        li, rj = np.arange(a, b), np.arange(c0, r1)
-        mask = structure_mask(left, right, li, rj)
-        if triangle:
-            tri = rj[None, :] > li[:, None]
-            mask = tri if mask is None else mask & tri
+    for a, b, c0, li, rj, mask in structure_chunks(left, right, l0, l1, r0, r1, triangle,
+                                                   chunk):
         if mask is None:
             done += (b - a) * (r1 - c0)
             out.keep(np.repeat(li, r1 - c0), np.tile(rj, b - a), [], None)

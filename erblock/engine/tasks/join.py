@@ -27,7 +27,7 @@ import numpy as np
 
 from ...matchers.comparisons import Comparison
 from .mean import mean_score
-from .sides import Collector, Side, structure_mask
+from .sides import Collector, Side, structure_chunks
 
 #: join when its candidates are at most this share of the block's cells: a candidate
 #: costs an aligned kernel call per comparison, several times a dense cell
@@ -93,19 +93,9 @@ def _structure_count(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int
     if trivial:  # row i compares columns i + 1 … r1 − 1
         rows = np.arange(l0, l1, dtype=np.int64)
         return int(np.maximum(r1 - rows - 1, 0).sum())
-    done = 0
-    for a in range(l0, l1, chunk):
-        b = min(a + chunk, l1)
-        c0 = a + 1 if triangle else r0
-        if c0 >= r1:
-            break
-        li, rj = np.arange(a, b), np.arange(c0, r1)
-        mask = structure_mask(left, right, li, rj)
-        if triangle:
-            tri = rj[None, :] > li[:, None]
-            mask = tri if mask is None else mask & tri
-        done += int(mask.sum()) if mask is not None else (b - a) * (r1 - c0)
-    return done
+    return sum(int(mask.sum()) if mask is not None else (b - a) * (r1 - c0)
+               for a, b, c0, _, _, mask in structure_chunks(left, right, l0, l1, r0, r1,
+                                                            triangle, chunk))
 
 
 def run_join(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, triangle: bool,

@@ -10,7 +10,7 @@ exact when a unit mixes blocks or key passes; :class:`Collector` gathers kept pa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,6 +138,26 @@ def structure_mask(left: Side, right: Side, li: np.ndarray, rj: np.ndarray) -> n
         if once is not None:
             mask = once if mask is None else mask & once
     return mask
+
+
+def structure_chunks(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int,
+                     triangle: bool, chunk: int
+                     ) -> Iterator[tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray | None]]:
+    """The row chunks of rows [l0, l1) × columns [r0, r1): ``(a, b, c0, li, rj, mask)``
+    for rows [a, b) against columns [c0, r1) (a triangle's chunk meets only the columns
+    after its first row), with :func:`structure_mask` and, for a triangle, only the
+    cells right of the diagonal (None = every cell)."""
+    for a in range(l0, l1, chunk):
+        b = min(a + chunk, l1)
+        c0 = a + 1 if triangle else r0
+        if c0 >= r1:
+            return
+        li, rj = np.arange(a, b), np.arange(c0, r1)
+        mask = structure_mask(left, right, li, rj)
+        if triangle:
+            tri = rj[None, :] > li[:, None]
+            mask = tri if mask is None else mask & tri
+        yield a, b, c0, li, rj, mask
 
 
 class Collector:
