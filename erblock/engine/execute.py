@@ -235,8 +235,10 @@ def _random_pair_tasks(client: Client, job: Job, sources: Sequence[Source],
     right = samples[1] if job.link else None
     vcols = [job.value_column_of(c) for c in job.comparisons]
     ranges = row_ranges(sizes[0], sizes[1] if job.link else None, 2 * total_threads(client))
+    windows = tuple(window_of(k) for k in job.keys)
     return [dask.delayed(random_summaries)(samples[0], right, job.comparisons, vcols, model_d,
-                                           job.options.cell_budget, rows) for rows in ranges]
+                                           job.options.cell_budget, rows, len(job.keys),
+                                           windows) for rows in ranges]
 
 
 def _nbytes(summary: Any) -> int:

@@ -168,3 +168,38 @@ class PassKeys:
             keep &= shared == 0
         return keep
 
+
+
+def first_shared(left: pd.DataFrame, right: pd.DataFrame | None, n_passes: int,
+                 windows: Sequence[int], rows: slice, cols: slice) -> np.ndarray | None:
+    """The first key pass each pair (``left[rows]`` × ``right[cols]``) agrees on, −1
+    where none does (None when the rows carry no per-pass keys: one
+    single-valued pass). Random record pairs counted by it tell which of them an earlier
+    pass would have found (:func:`erblock.matchers.scoring.training.train`)."""
+    cols_ = [key_column(p) for p in range(n_passes)]
+    if n_passes < 2 or not all(c in left.columns for c in cols_):
+        return None
+    other = left if right is None else right
+    nl, nr = len(range(*rows.indices(len(left)))), len(range(*cols.indices(len(other))))
+    first = np.full((nl, nr), -1, dtype=np.int8)
+    for q in range(n_passes - 1, -1, -1):
+        col, w = cols_[q], (int(windows[q]) if q < len(windows) else 0)
+        if _packed(left[col].dtype):
+            lr, lid = _lists(left.iloc[rows], col)
+            rr, rid = _lists(other.iloc[cols], col)
+            vocab, inv = np.unique(np.concatenate([lid, rid]), return_inverse=True)
+            lm = sparse.csr_matrix((np.ones(len(lid), np.int32), (lr, inv[:len(lid)])),
+                                   shape=(nl, len(vocab)))
+            rm = sparse.csr_matrix((np.ones(len(rid), np.int32), (rr, inv[len(lid):])),
+                                   shape=(nr, len(vocab)))
+            shared = (lm @ rm.T).tocoo()
+            first[shared.row, shared.col] = q
+            continue
+        a = left[col].to_numpy(np.int64)[rows][:, None]
+        b = other[col].to_numpy(np.int64)[cols][None, :]
+        if w:  # sorted neighbourhood: positions less than the window apart
+            agree = (np.abs(a - b) < w) & (a >= 0) & (b >= 0)
+        else:
+            agree = (a == b) & (a != _NULL)
+        first[agree] = q
+    return first

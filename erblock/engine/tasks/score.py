@@ -19,6 +19,7 @@ import pandas as pd
 
 from ...matchers.comparisons import Comparison
 from ...matchers.scoring.base import ScoringModel, model_columns
+from .keysets import first_shared
 
 
 @dataclass
@@ -59,12 +60,15 @@ def score_pairs(pairs: pd.DataFrame, model: ScoringModel, threshold: float | Non
 def random_summaries(left: pd.DataFrame, right: pd.DataFrame | None,
                      comparisons: Sequence[Comparison], value_columns: Sequence[str],
                      model: ScoringModel, cell_budget: int,
-                     rows: tuple[int, int] | None = None) -> list[Any]:
+                     rows: tuple[int, int] | None = None, n_passes: int = 1,
+                     windows: Sequence[int] = ()) -> list[Any]:
     """The model's summaries of all pairs of sampled records, chunk by chunk.
 
     Dedupe (``right`` None): pairs i < j of ``left``; link: ``left`` × ``right``. Only
     left rows ``rows = (start, stop)`` when given (so several tasks share the work). Each
-    chunk holds at most ``cell_budget`` pairs.
+    chunk holds at most ``cell_budget`` pairs. With several key passes the model also
+    learns the first pass each pair agrees on (:func:`.keysets.first_shared`;
+    ``windows``: each sorted-neighbourhood pass's window, 0 for other passes).
     """
     dedupe = right is None
     right = left if right is None else right
@@ -86,7 +90,13 @@ def random_summaries(left: pd.DataFrame, right: pd.DataFrame | None,
         for c, lk, rk in zip(comparisons, lv, rv):
             mat = c.matrix(lk.take(slice(a, b)), rk.take(slice(c0, nr)))
             sims[c.name] = (mat if mask is None else mat[mask]).ravel().astype(np.float64)
-        out.append(model.summarize_random(pd.DataFrame(sims)))
+        first = first_shared(left, None if dedupe else right, n_passes, windows,
+                             slice(a, b), slice(c0, nr))
+        if first is None:
+            out.append(model.summarize_random(pd.DataFrame(sims)))
+        else:
+            found = (first if mask is None else first[mask]).ravel()
+            out.append(model.summarize_random(pd.DataFrame(sims), first=found))
     return out
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -48,11 +49,11 @@ from .base import (
     value_column,
 )
 from .explain import boundary_examples, model_report, summary
-from .implied import mask, train_masked
+from .implied import found_by_pass, mask, train_masked
 from .offline import fit_frame, fit_run
 from .options import canonical_key, check_options, check_same_comparisons, keys_differ_message
 from .persist import fs_from_dict, fs_to_dict
-from .training import Trained, train
+from .training import train
 from .weights import (
     comparison_weights,
     level_weights,
@@ -236,16 +237,15 @@ class FellegiSunter(ScoringModel):
         return {int(p): PatternHistogram.from_gamma(gamma[passes == p], self.radix)
                 for p in np.unique(passes).tolist()}
 
-    def summarize_random(self, sims: pd.DataFrame) -> tuple[Any, ...]:
-        """Level counts (index 0 = null) of random pairs per comparison, their number and,
-        with ``detect``, the histogram of their level vectors (comparisons that imply
-        others, :mod:`.implied`)."""
+    def summarize_random(self, sims: pd.DataFrame, first: np.ndarray | None = None) -> tuple:
+        """Level counts (index 0 = null) of random pairs per comparison, their number,
+        with ``detect`` their level vectors' histogram (:mod:`.implied`), and given
+        ``first`` those of the pairs some pass agrees on (:func:`.implied.found_by_pass`)."""
         gamma = self.gamma_of(sims)
         counts = [np.bincount(gamma[:, k].astype(np.int64) + 1, minlength=s.n_levels + 1)
                   for k, s in enumerate(self._specs())]
-        if not self.detect:
-            return counts, len(sims)
-        return counts, len(sims), PatternHistogram.from_gamma(gamma, self.radix)
+        hist = PatternHistogram.from_gamma(gamma, self.radix) if self.detect else None
+        return counts, len(sims), hist, found_by_pass(gamma, first, self.radix)
 
     def fit_summaries(self, summaries: Sequence[Any], random: Sequence[Any],
                       value_counts: Mapping[str, pd.Series], context: FitContext) -> None:
@@ -259,17 +259,17 @@ class FellegiSunter(ScoringModel):
 
     def _fit(self, hists: Mapping[int, PatternHistogram], u: list[np.ndarray],
              blocked: Mapping[int, set[int]], total_pairs: float,
-             random: PatternHistogram | None = None) -> None:
+             random: PatternHistogram | None = None, counts: Sequence[np.ndarray] | None = None,
+             found: Mapping[int, PatternHistogram] | None = None) -> None:
         specs = self._specs()
         names = [s.name for s in specs]
         n_levels = [s.n_levels for s in specs]
-
-        def fit(h: Mapping[int, PatternHistogram], u_: list[np.ndarray]) -> Trained:
-            return train(h, u_, n_levels, blocked, total_pairs, names, recall=self.recall,
-                         detect=self.detect, max_iter=self.max_iter, tol=self.tol)
+        fit = partial(train, n_levels=n_levels, blocked=blocked, total_pairs=total_pairs,
+                      names=names, recall=self.recall, detect=self.detect,
+                      max_iter=self.max_iter, tol=self.tol)
 
         res, implied, u = train_masked(fit, hists, u, random if self.detect else None,
-                                       n_levels, self.u_from_counts, names)
+                                       n_levels, self.u_from_counts, names, counts, found)
         self.implied_ = tuple(implied)
         self.lambda_, self.m_, self.u_ = res.lam, res.m, u
         self.m_source_ = res.m_source

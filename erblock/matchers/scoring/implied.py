@@ -115,24 +115,68 @@ def level_counts(h: PatternHistogram, n_levels: Sequence[int]) -> list[np.ndarra
             for k, n in enumerate(n_levels)]
 
 
-def train_masked(train: Callable[[Mapping[int, PatternHistogram], list[np.ndarray]], Trained],
+def found_by_pass(gamma: np.ndarray, first: np.ndarray | None, radix: Sequence[int]
+                  ) -> dict[int, PatternHistogram] | None:
+    """Histograms of the level vectors of the random pairs some key pass agrees on, by
+    the first such pass (``first``: −1 for none; None without several passes)."""
+    if first is None:
+        return None
+    return {int(f): PatternHistogram.from_gamma(gamma[first == f], radix)
+            for f in np.unique(first[first >= 0]).tolist()}
+
+
+def u_before(counts: Sequence[np.ndarray], found: Mapping[int, PatternHistogram],
+             n_levels: Sequence[int],
+             u_from_counts: Callable[[list[np.ndarray]], list[np.ndarray]]
+             ) -> Callable[[int], list[np.ndarray]]:
+    """u of the random pairs no pass before ``p`` agrees on, for every ``p``: ``counts``
+    the random pairs' level counts (index 0 = null), ``found`` the histograms of those
+    some pass agrees on, by the first such pass. A later pass's pairs are those its
+    predecessors missed; a random pair an earlier key finds is not among them (it is
+    either that pass's pair or no candidate), so its levels are not this session's u."""
+    removed: dict[int, list[np.ndarray]] = {}
+    acc = [np.zeros(n + 1) for n in n_levels]
+    for f in sorted(found):
+        acc = [a + c for a, c in zip(acc, level_counts(found[f], n_levels))]
+        removed[f] = acc
+
+    def u_of(p: int) -> list[np.ndarray]:
+        before = [f for f in removed if f < p]
+        if not before:
+            return u_from_counts([np.asarray(c, dtype=np.float64) for c in counts])
+        gone = removed[max(before)]
+        return u_from_counts([np.maximum(np.asarray(c, dtype=np.float64) - g, 0.0)
+                              for c, g in zip(counts, gone)])
+    return u_of
+
+
+def train_masked(train: Callable[..., Trained],
                  hists: Mapping[int, PatternHistogram], u: list[np.ndarray],
                  random: PatternHistogram | None, n_levels: Sequence[int],
                  u_from_counts: Callable[[list[np.ndarray]], list[np.ndarray]],
-                 names: Sequence[str]
+                 names: Sequence[str], counts: Sequence[np.ndarray] | None = None,
+                 found: Mapping[int, PatternHistogram] | None = None
                  ) -> tuple[Trained, list[tuple[int, int]], list[np.ndarray]]:
     """Train; when the random pairs show implied comparisons (judged with the λ of that
     first fit), mask them in the histograms and the random pairs and train again.
-    Returns the training result, the implied pairs and the u used."""
-    res = train(hists, u)
+    ``counts`` and ``found`` (see :func:`u_before`) give each session the u of the
+    random pairs its earlier passes miss. Returns the training result, the implied pairs
+    and the u used."""
+    after = (u_before(counts, found, n_levels, u_from_counts)
+             if found and counts is not None else None)
+    res = train(hists, u, u_before=after)
     if random is None or random.total == 0:
         return res, [], u
     implied = find_implied(random, n_levels, res.lam * random.total)
     if not implied:
         return res, [], u
     masked = {p: mask_hist(h, implied, n_levels) for p, h in hists.items()}
-    u = u_from_counts(level_counts(mask_hist(random, implied, n_levels), n_levels))
-    res = train(masked, u)
+    base = level_counts(mask_hist(random, implied, n_levels), n_levels)
+    u = u_from_counts(base)
+    if after is not None and found:
+        after = u_before(base, {f: mask_hist(h, implied, n_levels) for f, h in found.items()},
+                         n_levels, u_from_counts)
+    res = train(masked, u, u_before=after)
     for j, k in implied:  # untrained because masked on every candidate: say so
         lead = f"{names[k]}: m could not be trained"
         said = (f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "

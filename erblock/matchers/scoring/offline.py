@@ -89,9 +89,14 @@ def fit_run(model: Any, summaries: Sequence[Any], random: Sequence[Any],
     blocked = {p: model._selected_by(key) for p, key in enumerate(context.keys)}
     total = _total_pairs(context)
     model.pass_keys_ = [repr(k) for k in (context.run_keys or context.keys)]
-    rand = [r[2] for r in random if len(r) > 2]
+    rand = [r[2] for r in random if len(r) > 2 and r[2] is not None]
+    found: dict[int, list[PatternHistogram]] = {}
+    for r in random:
+        for f, h in (r[3] if len(r) > 3 and r[3] else {}).items():
+            found.setdefault(f, []).append(h)
     model._fit(merged, model.u_from_counts(counts), blocked, total,
-               PatternHistogram.merge(rand) if rand else None)
+               PatternHistogram.merge(rand) if rand else None, counts,
+               {f: PatternHistogram.merge(hs) for f, hs in found.items()})
     model.n_u_pairs_ = int(sum(r[1] for r in random))
     for name, vc in value_counts.items():
         n = float(vc.sum())

@@ -18,10 +18,12 @@ random pairs do. Training follows from that:
 2. **EM per session**: the comparisons the session does not select on keep u fixed at
    the random-pair values (they anchor the fit); those its own keys select on get a free
    u, estimated among the candidates (among candidates their non-matches agree far more
-   often than random pairs). Those only *earlier* passes select on keep the random-pair
-   u restricted to the levels the session's candidates reach: a random non-match rarely
-   agrees on an earlier key anyway, so being selected against it mostly removes the
-   levels that key implies (its exact agreement). λ_s and every m are free. EM starts
+   often than random pairs). Those only *earlier* passes select on take the u of the
+   random pairs no earlier key agrees on (the engine tells each random pair's first
+   agreeing pass), restricted to the levels the session's candidates reach: its pairs
+   are those the earlier keys missed, so its non-matches are too (a restaurant pass after
+   one on the name's first word: most random pairs with the same name share that word,
+   so among the rest the same name is far rarer). λ_s and every m are free. EM starts
    from several λ (the best likelihood wins); a small pseudo-count keeps unseen levels
    finite.
 3. **Detection.** An active comparison k is tested against conditional independence:
@@ -102,7 +104,7 @@ warnings say when EM did not converge, λ_s ran to 0 or 1, a session was set asi
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -149,25 +151,28 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
              n_levels: Sequence[int], u: Sequence[np.ndarray], detect: bool,
              max_iter: int, tol: float,
              m_known: Mapping[int, np.ndarray] | None = None,
-             against: frozenset[int] = frozenset()) -> Session:
+             against: frozenset[int] = frozenset(),
+             u_against: Sequence[np.ndarray] | None = None) -> Session:
     """EM on one session: comparisons the passes select on keep a free u (estimated among
     the candidates), the others u of random pairs (module doc, steps 2–3); ``m_known``
     holds the m of selected comparisons that other sessions estimated (step 4);
     ``against``: blocked comparisons that only earlier passes select on, whose u is the
-    random pairs' restricted to the levels the candidates reach (step 2)."""
+    random pairs' (``u_against``: those the earlier passes miss) restricted to the
+    levels the candidates reach (step 2)."""
     gamma, counts = hist.gamma(), hist.counts.astype(np.float64)
     s = Session(passes, tuple(sorted(blocked)), pairs=hist.total)
     detected: list[int] = []
     cols = list(range(len(n_levels)))
-    u_against = {k: truncated(np.asarray(u[k], dtype=np.float64),
+    src = u if u_against is None else u_against
+    u_ag = {k: truncated(np.asarray(src[k], dtype=np.float64),
                               seen_levels(gamma, counts, k, n_levels[k])) for k in against}
     generic = [default_m(n) for n in n_levels]
     while True:
         active = [k not in blocked for k in cols]
-        fixed = [a or k in u_against for k, a in zip(cols, active)]
+        fixed = [a or k in u_ag for k, a in zip(cols, active)]
         if hist.total < MIN_SESSION_PAIRS or sum(active) < 1 or len(cols) < MIN_COMPARISONS:
             return s
-        start_u = [u_against[k] if k in u_against and k in blocked
+        start_u = [u_ag[k] if k in u_ag and k in blocked
                    else u[k] if a else _candidate_u(gamma, counts, k, n_levels[k])
                    for k, a in zip(cols, active)]
         res = _em(gamma, counts, list(n_levels), start_u, fixed, max_iter, tol, m_known)
@@ -195,12 +200,15 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
 def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
           n_levels: Sequence[int], blocked: Mapping[int, set[int]], total_pairs: float,
           names: Sequence[str], *, recall: float = 1.0, detect: bool = True,
-          max_iter: int = 1000, tol: float = 1e-4) -> Trained:
+          max_iter: int = 1000, tol: float = 1e-4,
+          u_before: Callable[[int], Sequence[np.ndarray]] | None = None) -> Trained:
     """Train λ and m from per-pass histograms (see the module doc).
 
     ``hists``: pass -> histogram of the level vectors of the pairs it found first;
     ``u``: random-pair level shares per comparison; ``blocked``: pass -> comparisons it
-    is known to select on; ``total_pairs``: all record pairs (n(n−1)/2 or n_R·n_S).
+    is known to select on; ``total_pairs``: all record pairs (n(n−1)/2 or n_R·n_S);
+    ``u_before``: pass ``p`` -> u of the random pairs no pass before ``p`` agrees on
+    (what earlier keys select against takes it; ``u`` when not given).
     """
     warnings: list[str] = []
     groups: dict[tuple[frozenset[int], frozenset[int]], list[int]] = {}
@@ -219,7 +227,8 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         selected = set().union(*(v for p, v in found.items() if p < passes[0])) | b
         againsts.append(frozenset(selected - own))
         sessions.append(_session(merged[-1], tuple(passes), selected, n_levels, u, detect,
-                                 max_iter, tol, against=againsts[-1]))
+                                 max_iter, tol, against=againsts[-1],
+                                 u_against=u_before(passes[0]) if u_before else None))
         found.update(dict.fromkeys(passes, sessions[-1].detected))
     K = len(n_levels)
     # step 4: m is a property of the matches, which blocking does not make agree less; a
@@ -234,7 +243,8 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         known = session_m(merged[i], {k: pooled[k] for k in keyed if k in pooled})
         if s.trained and known:
             refit = _session(merged[i], s.passes, set(s.blocked), n_levels, u, False,
-                             max_iter, tol, known, againsts[i] - set(s.detected))
+                             max_iter, tol, known, againsts[i] - set(s.detected),
+                             u_before(s.passes[0]) if u_before else None)
             refit.detected = s.detected
             sessions[i] = refit
     for s in distrust(sessions, u):
