@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import erblock
+from erblock.blocking import NULL_BLOCK as NULL
 from erblock.blocking import column, composite, prefix, token, tokens
 from erblock.engine.tasks.keysets import first_shared
 from erblock.engine.tasks.prepare import prepare_partition, sample_records
@@ -137,3 +138,20 @@ def test_a_later_pass_takes_the_u_of_the_random_pairs_its_predecessors_miss(clie
     assert late and name in late[0]["u_selected"]
     u_late = late[0]["u_selected"][name][-1]
     assert u_late < model.u_[k][-1] / 4, (u_late, model.u_[k][-1])
+
+
+def test_a_sorted_neighbourhood_pass_finds_the_pairs_less_than_its_window_apart():
+    from erblock.engine.schema import key_column
+
+    pos = np.array([0, 1, 2, 5, -1, 3])  # -1: no position (no sort key)
+    city = np.array([7, 7, 8, 9, 9, NULL], dtype=np.int64)
+    df = pd.DataFrame({key_column(0): city, key_column(1): pos})
+    got = first_shared(df, None, 2, (0, 3), slice(0, 6), slice(0, 6))
+    want = np.full((6, 6), -1)
+    for i in range(6):
+        for j in range(6):
+            if city[i] == city[j] and city[i] != NULL:
+                want[i, j] = 0
+            elif pos[i] >= 0 and pos[j] >= 0 and abs(pos[i] - pos[j]) < 3:
+                want[i, j] = 1
+    np.testing.assert_array_equal(got, want)
