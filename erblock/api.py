@@ -39,6 +39,7 @@ from .validate import (
     check_frame,
     check_ids,
     check_keys,
+    check_writable_ids,
 )
 
 #: what ``strategy=`` accepts: ``auto`` and every registered strategy
@@ -133,6 +134,8 @@ def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any,
     check_comparisons(comparisons, frames)
     ids = id if isinstance(id, tuple) else (id, id)
     check = [check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
+    for src, (name, df) in enumerate(frames if output is not None else ()):
+        check_writable_ids(df, name, ids[src])
     job = Job(mode=mode, keys=keys, comparisons=comparisons, strategy=strategy,
               n_tasks=n_tasks, threshold=None if threshold is None else float(threshold),
               output=output, id_columns=(ids[0], ids[1]),

@@ -51,6 +51,12 @@ def columns_of(df: Any) -> list[str]:
 def require_column(df: Any, name: str, column: str, role: str) -> None:
     cols = columns_of(df)
     if column in cols:
+        label = df.columns[cols.index(column)]
+        if not isinstance(label, str):
+            raise TypeError(
+                f"{role} column {column!r} of {name} is labelled {label!r} "
+                f"({type(label).__name__}), not a string; erblock names columns by text: "
+                "rename them first, e.g. df.columns = df.columns.astype(str)")
         return
     close = difflib.get_close_matches(column, cols, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -80,7 +86,8 @@ def check_comparisons(comparisons: Sequence[Comparison],
         cols = [c.right_column if src == SRC_S else c.column for src in range(len(frames))]
         for (name, df), col in zip(frames, cols):
             require_column(df, name, col, "compare")
-        c.kernel.check_dtypes({name: (col, dtype_of(df, col), may_hold_numbers(df, col))
+        c.kernel.check_dtypes({name: (col, dtype_of(df, col), may_hold_numbers(df, col),
+                                      holds_text(df, col))
                                for (name, df), col in zip(frames, cols)})
 
 
@@ -93,12 +100,32 @@ def may_hold_numbers(df: Any, column: str) -> bool:
     return bool(df[column].notna().any())
 
 
+def holds_text(df: Any, column: str) -> bool:
+    """Whether a column holds text: a string dtype, a category of strings, or (pandas) an
+    object column whose present values are all strings (a Dask object column's meta
+    cannot tell)."""
+    dtype = dtype_of(df, column)
+    if isinstance(dtype, pd.CategoricalDtype):
+        dtype = dtype.categories.dtype
+        if pd.api.types.is_object_dtype(dtype) and not is_dask(df):
+            return pd.api.types.infer_dtype(df[column].cat.categories) == "string"
+    if not pd.api.types.is_object_dtype(dtype):
+        return bool(pd.api.types.is_string_dtype(dtype))
+    return (not is_dask(df) and df[column].notna().any()
+            and pd.api.types.infer_dtype(df[column], skipna=True) == "string")
+
+
 def check_ids(df: Any, name: str, id_column: str | None) -> bool:
     """Check id uniqueness now for pandas; return True when the profile must check (Dask)."""
     if id_column is not None:
         require_column(df, name, id_column, "id")
     if is_dask(df):
         return True
+    if id_column is None and isinstance(df.index, pd.MultiIndex):
+        raise ValueError(
+            f"{name}: the index is a MultiIndex, but erblock needs one id per record: "
+            "df.index = df.index.to_flat_index() (tuples as ids), or reset_index() and "
+            "pass id='<a unique column>'")
     ids = df[id_column] if id_column else df.index
     if not ids.is_unique:
         dup = pd.Index(ids)[pd.Index(ids).duplicated()][:3].tolist()
@@ -111,3 +138,20 @@ def check_ids(df: Any, name: str, id_column: str | None) -> bool:
     if ids.hasnans:
         raise ValueError(f"{name}: record ids must not be missing")
     return False
+
+
+def check_writable_ids(df: Any, name: str, id_column: str | None) -> None:
+    """With ``output=``: the ids of a pandas frame must convert to one parquet column (a
+    Dask frame's are met by the writers)."""
+    if is_dask(df):
+        return
+    import pyarrow as pa
+
+    ids = df[id_column] if id_column else df.index
+    try:
+        pa.array(ids, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        what = f"column {id_column!r}" if id_column else "index"
+        raise ValueError(
+            f"{name}: the record ids (its {what}) cannot be written to parquet (output=): "
+            f"{e}. Give them one type, e.g. df.index = df.index.astype(str)") from None

@@ -223,6 +223,41 @@ def test_missing_index_label():
         erblock.dedupe(DF.set_axis([0.0, np.nan, 1.0, 2.0, 3.0]), key="k", compare=JW)
 
 
+def test_a_missing_id_on_a_dask_frame_is_refused_as_on_pandas(client):
+    df = pd.DataFrame({"pid": ["a", "b", None, "d"], "k": ["x"] * 4})
+    for strategy in ("blocksplit", "cellblock"):  # the BDM and the sketch profile
+        with pytest.raises(ValueError, match=r"df: record ids must not be missing \(1 are\)"):
+            erblock.candidates(dd.from_pandas(df, npartitions=2), key="k", id="pid",
+                               strategy=strategy, client=client)
+
+
+def test_a_multiindex_is_refused_with_what_to_do():
+    df = DF.set_axis(pd.MultiIndex.from_tuples([(1, "a"), (1, "b"), (2, "a"), (2, "b"),
+                                                (3, "a")]))
+    with pytest.raises(ValueError, match=r"df: the index is a MultiIndex.*to_flat_index"):
+        erblock.dedupe(df, key="k", compare=JW)
+
+
+def test_column_labels_that_are_not_strings_are_refused_before_any_work():
+    df = pd.DataFrame({0: ["ann", "anne", "bob"], 1: ["x", "x", "x"]})
+    with pytest.raises(TypeError, match=r"key column '1' of df is labelled 1 \(int\).*astype\(str\)"):
+        erblock.candidates(df, key="1")
+    with pytest.raises(TypeError, match=r"compare column '0' of df is labelled 0 \(int\)"):
+        erblock.dedupe(df.set_axis([0, "k"], axis=1), key="k", compare={"0": "name"})
+
+
+def test_ids_parquet_cannot_hold_are_refused_before_writing(client, tmp_path):
+    df = pd.DataFrame({"k": ["x"] * 4, "nm": ["ann", "anne", "bob", "rob"]},
+                      index=pd.Index([1, "a", 2, "b"], dtype=object))
+    with pytest.raises(ValueError, match=r"df: the record ids \(its index\) cannot be written "
+                       r"to parquet \(output=\).*astype\(str\)"):
+        erblock.dedupe(df, key="k", compare={"nm": "name"}, output=str(tmp_path / "out"),
+                       client=client)
+    assert not (tmp_path / "out").exists()
+    pairs = erblock.dedupe(df, key="k", compare={"nm": "name"}, client=client)  # in memory
+    assert set(pairs["left_id"]) | set(pairs["right_id"]) == {1, "a", 2, "b"}
+
+
 def test_link_with_the_same_labels_in_r_and_s_is_fine(client):
     # documented: left_id is a label of df_r, right_id of df_s; they may coincide
     pairs = erblock.link(DF, DF, key="k", compare=JW, client=client)
@@ -364,7 +399,8 @@ def test_tls_address_without_security():
 def test_numbers_in_one_source_and_text_in_the_other(client):
     """exact never finds 2138 equal to "2138": refused, naming the column and both
     sources; postcode cleans both to text but numbers lost their leading zeros: warned,
-    and codes without one still agree. Object columns (either kind) are not judged."""
+    and codes without one still agree. Object and category columns of strings count as
+    text (a Dask object column's meta cannot tell, and is not judged)."""
     r = pd.DataFrame({"k": ["x", "x"], "code": [2138, 1234]})
     s = pd.DataFrame({"k": ["x", "x"], "code": pd.Series(["02138", "1234"], dtype="str")})
     with pytest.raises(ValueError, match=r"column 'code' is numeric in df_r but text in df_s"
@@ -376,16 +412,20 @@ def test_numbers_in_one_source_and_text_in_the_other(client):
     assert caught[0].filename == __file__  # points at the caller's line
     sims = dict(zip(pair_list(pairs), pairs["code_postcode"]))
     assert sims[(1, 1)] == 1.0 and sims[(0, 0)] < 1.0
-    # renamed columns are named both; object text next to numbers is not judged
+    # renamed columns are named both; object and category text are text too
     with pytest.raises(ValueError, match=r"column 'code' of df_r is numeric but 'zip' of df_s is text"):
         erblock.link(r, s.rename(columns={"code": "zip"}), key="k", client=client,
                      compare=[erblock.comparison("code", "exact", right_column="zip")])
-    pairs = erblock.link(r, s.astype({"code": object}), key="k", compare={"code": "exact"},
+    for dtype in (object, "category"):
+        with pytest.raises(ValueError, match=r"column 'code' is numeric in df_r but text"):
+            erblock.link(r, s.astype({"code": dtype}), key="k", compare={"code": "exact"},
                          client=client)
+    mixed = s.assign(code=pd.Series(["02138", 1234], dtype=object))  # not all text: not judged
+    pairs = erblock.link(r, mixed, key="k", compare={"code": "exact"}, client=client)
     assert len(pairs) == 4
     # a column that is all missing (pandas reads an empty CSV column as float NaN) holds
     # no number: compared (null similarity), neither refused nor warned about
     empty = r.assign(code=np.nan)
-    for kind in ("exact", "postcode"):
+    for kind in ("exact", "postcode", "name", "text"):  # text kinds too: missing, not numbers
         pairs = erblock.link(empty, s, key="k", compare={"code": kind}, client=client)
         assert len(pairs) == 4 and pairs[f"code_{kind}"].isna().all()

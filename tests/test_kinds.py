@@ -64,6 +64,7 @@ def test_name(a, b, expected):
     ("19231164", "19231201", NULL),  # how far apart a non-date is cannot be said
     ("not a date", "not a date", NULL),
     (None, "1987-05-12", NULL),
+    ("-1", "-1", NULL),  # a sentinel, not the year -1 (ISO 8601 reads it so)
 ])
 def test_date(a, b, expected):
     assert level("date", a, b) == expected
@@ -79,6 +80,28 @@ def test_date_format_option_and_datetimes():
     text = kern.prepare(pd.Series(["1987-05-12", "1987-05-12"], dtype=object))
     sims = kern.matrix(ts, text)
     assert sims[0, 0] == 1.0 and np.isnan(sims[1]).all()
+    # arrow dates and time-zoned timestamps (read_parquet(dtype_backend="pyarrow")): the
+    # date as written, like a tz-aware datetime64 column
+    import datetime as dt
+
+    d32 = kern.prepare(pd.Series(pd.array([dt.date(1987, 5, 12), None], dtype="date32[pyarrow]")))
+    tz = kern.prepare(pd.Series(pd.array([dt.datetime(1987, 5, 12, 23, 30), None],
+                                         dtype="timestamp[us, tz=Australia/Sydney][pyarrow]")))
+    for side in (d32, tz):
+        sims = kern.matrix(side, text)
+        assert sims[0, 0] == 1.0 and np.isnan(sims[1]).all()
+
+
+def test_arrow_dates_and_times_are_compared_in_a_run(client):
+    import datetime as dt
+
+    df = pd.DataFrame({"k": ["x"] * 3,
+                       "dob": pd.array([dt.date(1980, 1, 2)] * 2 + [dt.date(1981, 1, 2)],
+                                       dtype="date32[pyarrow]"),
+                       "at": pd.array([dt.time(5, 1)] * 3, dtype="time64[us][pyarrow]")})
+    pairs = erblock.dedupe(df, key="k", compare={"dob": "date", "at": "exact"}, client=client)
+    sims = dict(zip(zip(pairs["left_id"], pairs["right_id"]), pairs["dob_date"]))
+    assert sims[(0, 1)] == 1.0 and sims[(0, 2)] < 1.0 and (pairs["at_exact"] == 1.0).all()
 
 
 @pytest.mark.parametrize("a, b, expected", [

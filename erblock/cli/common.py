@@ -18,7 +18,7 @@ __all__ = ["_client", "_inputs", "_keys", "_progress", "_say", "in_cli_terms"]
 
 _FRAME = re.compile(r"\b(df_r|df_s|df)\b")
 #: the API's advice on repeated ids, and what a command-line user does instead
-_ID_ADVICE = re.compile(r"call reset_index\(drop=True\).*?or pass id='<a unique column>'")
+_ID_ADVICE = re.compile(r"a Dask frame read from files restarts.*?and id='row'")
 #: the API's advice on a column typed differently in the two inputs, for the command line
 IN_ONE_FORMAT = ("give both inputs in one format (CSV columns are read as text, parquet "
                  "columns keep their type)")
@@ -113,7 +113,9 @@ def in_cli_terms(paths: Sequence[str]) -> Iterator[None]:
 
 def _reworded(text: str, names: Mapping[str, str]) -> str:
     text = _FRAME.sub(lambda m: names[m.group(1)], text)
-    text = _ID_ADVICE.sub("pick an --id column whose values are unique", text)
+    text = _ID_ADVICE.sub("pick an --id column whose values are unique", text).replace(
+        "pass id='<a unique column without missing values>'",
+        "pick an --id column without missing values")
     text = text.replace(ONE_TYPE, IN_ONE_FORMAT).replace(
         "(e.g. with pd.to_numeric)", "(CSV columns are read as text, parquet columns keep "
         "their type: give both inputs in one format)")

@@ -32,7 +32,12 @@ from ..blocking.keys import NULL_BLOCK
 from .inputs import Source
 from .job import Job
 from .progress import show_progress
-from .tasks.prepare import merge_sketch_results, profile_partition, sketch_partition
+from .tasks.prepare import (
+    MISSING_ID,
+    merge_sketch_results,
+    profile_partition,
+    sketch_partition,
+)
 
 SKETCH_FAN_IN = 8  #: partition sketches summed per task of the merge tree
 
@@ -76,14 +81,20 @@ def check_unique_ids(ids: dict[int, list[np.ndarray]], link: bool, where: str = 
     for src, chunks in ids.items():
         if not chunks:
             continue
-        _, counts = np.unique(np.concatenate(chunks), return_counts=True)
+        which = "df_s" if src == SRC_S else ("df_r" if link else "df")
+        hashes = np.concatenate(chunks)
+        missing = int((hashes == MISSING_ID).sum())
+        if missing:
+            raise ValueError(f"{which}: record ids must not be missing ({missing} are{where}); "
+                             "pass id='<a unique column without missing values>'")
+        _, counts = np.unique(hashes, return_counts=True)
         if (counts > 1).any():
-            which = "df_s" if src == SRC_S else ("df_r" if link else "df")
             raise ValueError(
                 f"{which}: record ids are not unique ({int((counts > 1).sum())} ids repeat"
-                f"{where}). erblock reports pairs by id, so every record needs its own: call "
-                "reset_index(drop=True) on a Dask frame read from files (its index restarts "
-                "in every partition), or pass id='<a unique column>'"
+                f"{where}). erblock reports pairs by id, so every record needs its own: a "
+                "Dask frame read from files restarts its index in every partition (and so "
+                "does reset_index on it); pass id='<a unique column>', or number the records "
+                "first, e.g. df = df.assign(row=1); df['row'] = df['row'].cumsum() and id='row'"
             )
 
 

@@ -30,6 +30,7 @@ from ..schema import (
     value_column,
 )
 
+MISSING_ID = np.uint64(0)  #: the id hash of a missing record id (checked on the client)
 PASS_MIX = np.int64(-7046029254386353131)  # odd 64-bit constant mixing the pass into block ids
 
 
@@ -85,7 +86,7 @@ def prepare_partition(
                                    key_lists(pos, mix_pass(b, p), n) if keys[p].multi
                                    else single_keys(pos, b, n))
     for i, col in enumerate(value_columns):
-        base[value_column(i)] = df[col].to_numpy()
+        base[value_column(i)] = df[col].array  # keeps the dtype (arrow dates too)
     frame = pd.DataFrame(base)
     pieces = []
     no_key = np.ones(n, dtype=bool)
@@ -133,8 +134,12 @@ def key_lists(pos: np.ndarray, ids: np.ndarray, n: int) -> pd.arrays.ArrowExtens
 
 
 def _id_hashes(part: pd.DataFrame) -> np.ndarray:
+    """Hashes of the partition's record ids; a missing id hashes to :data:`MISSING_ID`."""
     first = part.drop_duplicates(RID)
-    return pd.util.hash_pandas_object(first[ID], index=False).to_numpy()
+    h = pd.util.hash_pandas_object(first[ID], index=False).to_numpy().copy()
+    h[h == MISSING_ID] ^= np.uint64(1)  # keep the marker for missing ids only
+    h[first[ID].isna().to_numpy()] = MISSING_ID
+    return h
 
 
 def profile_partition(part: pd.DataFrame, check_ids: bool) -> dict[str, Any]:

@@ -172,16 +172,18 @@ class Method:
                 f"{self.name!r} needs numbers"
             )
 
-    def check_dtypes(self, columns: Mapping[str, tuple[str, Any, bool]]) -> None:
+    def check_dtypes(self, columns: Mapping[str, tuple[str, Any, bool, bool]]) -> None:
         """:meth:`check_dtype` for every source (``columns``: frame name -> (column, its
-        dtype, whether it may hold a number: not when it is all missing)), then a column of
-        numbers in one source and of strings in the other (see ``mixed_types``; object
-        columns may hold either and are not judged)."""
-        for frame, (col, dtype, _) in columns.items():
-            self.check_dtype(dtype, col, frame)
-        num = [f for f, (_, d, some) in columns.items() if some and is_sortable_number(d)]
-        txt = [f for f, (_, d, _) in columns.items()
-               if pd.api.types.is_string_dtype(d) and not pd.api.types.is_object_dtype(d)]
+        dtype, whether it may hold a number: not when it is all missing, whether it holds
+        text: a string dtype, or object or category values that are all strings)), then a
+        column of numbers in one source and of strings in the other (see
+        ``mixed_types``). A numeric column that is all missing (an empty CSV column reads
+        as float NaN) is missing everywhere, not numbers."""
+        for frame, (col, dtype, some, _) in columns.items():
+            if some or not is_sortable_number(dtype):
+                self.check_dtype(dtype, col, frame)
+        num = [f for f, (_, d, some, _) in columns.items() if some and is_sortable_number(d)]
+        txt = [f for f, (*_, text) in columns.items() if text]
         if not (num and txt) or self.mixed_types == "ok":
             return
         a, b = columns[num[0]][0], columns[txt[0]][0]

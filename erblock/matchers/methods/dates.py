@@ -46,6 +46,9 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
     """(days since 1970-01-01 as int64, parsed) of every value; missing and unparsable
     values are not parsed. Distinct values are parsed once."""
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        if isinstance(values.dtype, pd.ArrowDtype):  # arrow dates and timestamps
+            dtype: Any = f"datetime64[s{_tz(values.dtype)}]"
+            values = pd.Series(values.astype(dtype), index=values.index)
         dt = pd.to_datetime(values).dt.tz_localize(None) if getattr(
             values.dt, "tz", None) is not None else values
         ok = dt.notna().to_numpy()
@@ -63,7 +66,8 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
             break
         idx = np.flatnonzero(todo)
         got = pd.to_datetime(uniq.iloc[idx], format=f, errors="coerce")
-        hit = got.notna().to_numpy()
+        # a year before 1 is no date a record holds ("-1" reads as ISO year -1)
+        hit = (got.notna() & (got.dt.year >= 1)).to_numpy()
         days_u[idx[hit]] = got[hit].to_numpy().astype("datetime64[D]").astype(np.int64)
         ok_u[idx[hit]] = True
         todo[idx[hit]] = False
@@ -73,6 +77,12 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
     ok[has] = ok_u[codes[has]]
     days[has] = days_u[codes[has]]
     return days, ok
+
+
+def _tz(dtype: pd.ArrowDtype) -> str:
+    """``", <zone>"`` of an arrow timestamp with a time zone (as numpy's dtype spells it)."""
+    tz = getattr(dtype.pyarrow_dtype, "tz", None)
+    return f", {tz}" if tz else ""
 
 
 #: formats whose typos keep YYYYMMDD digits, and how such a typo is written in each
