@@ -169,13 +169,12 @@ class PassKeys:
         return keep
 
 
-
 def first_shared(left: pd.DataFrame, right: pd.DataFrame | None, n_passes: int,
                  windows: Sequence[int], rows: slice, cols: slice) -> np.ndarray | None:
     """The first key pass each pair (``left[rows]`` × ``right[cols]``) agrees on, −1
-    where none does (None when the rows carry no per-pass keys: one
-    single-valued pass). Random record pairs counted by it tell which of them an earlier
-    pass would have found (:func:`erblock.matchers.scoring.training.train`)."""
+    where none does (None when the rows carry no per-pass keys: one single-valued pass).
+    Random record pairs counted by it tell which of them an earlier pass would have found
+    (:func:`erblock.matchers.scoring.implied.u_before`)."""
     cols_ = [key_column(p) for p in range(n_passes)]
     if n_passes < 2 or not all(c in left.columns for c in cols_):
         return None
