@@ -5,8 +5,7 @@
 that opens anywhere: the charts are PNGs drawn with matplotlib and embedded as base64
 ``data:`` URIs, the styles are inline, and nothing is fetched from the network. Sections:
 
-* **run**: mode, strategy, reduce tasks, pairs (and the links of a declared cardinality),
-  comparisons, keys and comparisons used;
+* **run**: mode, strategy, reduce tasks, pairs (links of a declared cardinality), keys, compare;
 * **plan**: what the planner predicted (total comparisons, match tasks, imbalance, replication)
   and the comparisons per reduce task, measured, next to the predicted loads if reported;
 * **tasks**: seconds per reduce task (coloured by worker), comparisons against seconds
@@ -59,7 +58,7 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise FileNotFoundError(f"report: no such file {str(p)!r}")
     try:
         data = json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"report: {str(p)!r} is not JSON ({exc})") from exc
     missing = [k for k in ("mode", "strategy", "n_tasks", "tasks", "phases")
                if not isinstance(data, dict) or k not in data]
@@ -87,7 +86,7 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     """
     import pandas as pd
 
-    from .matchers.evaluate import evaluate
+    from .matchers.evaluate import evaluate, ids_in_common
 
     d = _as_dict(report)
     pairs_df = _read_pairs(pairs if pairs is not None else d.get("output"), "pairs")
@@ -103,6 +102,7 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
         threshold = 0.5  # a model's default decision
     m = evaluate(pairs_df, truth_df, threshold=threshold, n_left=n_left, n_right=n_right,
                  dedupe=not link)
+    m["ids_in_common"] = ids_in_common(pairs_df, truth_df)  # 0: the run used other ids
     if pairs is None and d.get("settings", {}).get("threshold") is not None:
         # The workers kept only pairs above the run's threshold: the candidates were all
         # compared pairs, which the report counts but did not keep.

@@ -8,6 +8,7 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .balancing.bdm import SRC_S
@@ -83,12 +84,35 @@ def check_comparisons(comparisons: Sequence[Comparison],
     """Every compared column exists and its dtype suits the method, in every source (a
     column numeric in one source and text in the other: see ``Method.check_dtypes``)."""
     for c in comparisons:
+        if len(frames) == 1 and c.right_column not in (None, c.column):
+            raise ValueError(
+                f"compare: {c.name!r} compares {c.column!r} with {c.right_column!r} "
+                "(right_column), which is for a link (df_s's column); a dedupe compares a "
+                "column with itself")
         cols = [c.right_column if src == SRC_S else c.column for src in range(len(frames))]
         for (name, df), col in zip(frames, cols):
             require_column(df, name, col, "compare")
+            check_scalar(df, name, col)
         c.kernel.check_dtypes({name: (col, dtype_of(df, col), may_hold_numbers(df, col),
                                       holds_text(df, col))
                                for (name, df), col in zip(frames, cols)})
+
+
+def check_scalar(df: Any, name: str, column: str) -> None:
+    """A compared column holds one value per record: lists, arrays, dicts and structs are
+    refused (their text form would be compared). Pandas object columns are judged by
+    their first values, arrow dtypes by their type."""
+    import pyarrow as pa
+
+    dtype = dtype_of(df, column)
+    nested = isinstance(dtype, pd.ArrowDtype) and pa.types.is_nested(dtype.pyarrow_dtype)
+    if not nested and not is_dask(df) and pd.api.types.is_object_dtype(dtype):
+        first = df[column].dropna().head(100)
+        nested = any(isinstance(v, (list, tuple, dict, set, np.ndarray)) for v in first)
+    if nested:
+        raise TypeError(f"compare: column {column!r} of {name} holds lists or records, not "
+                        "one value per record; compare a column of values (join or explode "
+                        "them first; a list of keys can be a blocking key: erblock.items)")
 
 
 def may_hold_numbers(df: Any, column: str) -> bool:

@@ -232,12 +232,19 @@ def test_failed_run_leaves_nothing_under_the_output_name(people_csv, tmp_path, c
     and no temporary directory either; then the command line keeps existing results."""
     import erblock
 
+    import dask
+    import dask.dataframe as dd
+
     df = pd.DataFrame({"k": ["a"] * 20 + ["b"] * 20 + ["c"] * 20,
                        "v": ["x"] * 40 + [["not", "hashable"]] * 20})
     out = tmp_path / "out" / "pairs"
     out.parent.mkdir()
+    # a Dask frame: its object column's values are only met in the workers (pandas
+    # input with lists is refused before any work)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(df, npartitions=3, sort=False)
     with pytest.raises(TypeError, match="unhashable"):
-        erblock.dedupe(df, key="k", compare={"v": "exact"}, strategy="basic", n_tasks=3,
+        erblock.dedupe(ddf, key="k", compare={"v": "exact"}, strategy="basic", n_tasks=3,
                        output=str(out))
     assert list(out.parent.iterdir()) == []  # neither pairs/ nor pairs.erblock-tmp-*
     _, path = people_csv

@@ -55,15 +55,33 @@ def _scoring(args: argparse.Namespace) -> Any:
     from ..matchers.scoring import load_model
 
     try:
-        return load_model(args.model)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"--model {args.model!r}: {exc}") from None
+        model = load_model(args.model)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise UsageError(f"--model {args.model!r}: {what}") from None
+    if not getattr(model, "fitted", True):
+        raise UsageError(f"--model {args.model!r} is not a fitted model (it holds no "
+                         "parameters); fit one with --scoring em --save-model")
+    return model
+
+
+def _check_writable(flag: str, path: str | None) -> None:
+    """A file the run writes at its end: refused now when it cannot be written then."""
+    if path is None:
+        return
+    if os.path.isdir(path):
+        raise UsageError(f"{flag} {path!r} is a directory; give a file name")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"{flag} {path!r}: no directory {parent!r}")
 
 
 def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     from .. import api
 
     keys, compare = _parse(args)
+    for flag, path in (("--save-model", args.save_model), ("--report", args.report)):
+        _check_writable(flag, path)
     scoring = None if args.candidates else _scoring(args)
     cluster_at = getattr(args, "cluster", None)
     if cluster_at is not None and not 0.0 <= cluster_at <= 1.0:
@@ -200,18 +218,25 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """``erblock report run.json [--html FILE] [--truth FILE]``."""
-    from ..report import RunReport
+    from ..report import REPORT_FILE, RunReport
     from ..report_html import load_report, quality_from_truth, write_html
 
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in [0, 1], got {args.threshold}")
     if args.pairs is not None and args.truth is None:
         raise UsageError("--pairs is evaluated against --truth; give --truth FILE too")
-    data = load_report(args.report)
+    path = args.report  # an output directory holds its run's report
+    if os.path.isdir(path) and os.path.isfile(os.path.join(path, REPORT_FILE)):
+        path = os.path.join(path, REPORT_FILE)
+    data = load_report(path)
     quality = data.get("quality")
     if args.truth is not None:
         quality = quality_from_truth(data, args.truth, pairs=args.pairs,
                                      threshold=args.threshold)
+        if quality.get("ids_in_common") == 0:
+            print(f"erblock report: warning: no id of --truth {args.truth!r} is an id of the "
+                  "pairs: the run used other ids (give the run the --id the truth uses)",
+                  file=sys.stderr)
     if args.html:
         write_html(data, args.html, quality=quality, title=args.title)
         _say(args, f"report page written to {args.html}")

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from ..engine.output import staged_output
+from ..matchers.clustering import decision_column
 from .common import _client, _inputs, _say
 from .parser import UsageError
 
@@ -23,14 +24,11 @@ __all__ = ["cmd_cluster", "entity_frame", "score_column_of", "write_entities"]
 
 
 def score_column_of(columns: Any, given: str | None = None) -> str:
-    """The column a threshold applies to: ``given``, else ``match_probability`` when the
-    pairs were scored by a model, else ``score``."""
+    """The column a threshold applies to (:func:`.clustering.decision_column`), checked."""
     cols = list(columns)
-    if given is not None:
-        if given not in cols:
-            raise UsageError(f"--score-column {given!r} is not in the pairs (columns: {cols})")
-        return given
-    return "match_probability" if "match_probability" in cols else "score"
+    if given is not None and given not in cols:
+        raise UsageError(f"--score-column {given!r} is not in the pairs (columns: {cols})")
+    return decision_column(cols, given)
 
 
 def entity_frame(pairs: Any, records: Any, threshold: float | None, score_column: str,
@@ -47,8 +45,8 @@ def entity_frame(pairs: Any, records: Any, threshold: float | None, score_column
     if pd.api.types.is_object_dtype(dtype):
         dtype = pd.StringDtype()
         ids = ids.astype({"id": dtype})
-    found = labels.reset_index().astype({"id": dtype, "entity_id": dtype})
-    out = ids.merge(found, on="id", how="left")
+    found = labels.reset_index().astype({"id": dtype, "entity_id": _nullable(dtype)})
+    out = ids.merge(found, on="id", how="left")  # unmatched: <NA>, never a float
 
     def _own(part: pd.DataFrame) -> pd.DataFrame:
         own = part["entity_id"].where(part["entity_id"].notna(), part["id"])
@@ -56,6 +54,14 @@ def entity_frame(pairs: Any, records: Any, threshold: float | None, score_column
 
     return out.map_partitions(_own, meta=out._meta.assign(
         entity_id=out._meta["entity_id"].astype(out._meta["id"].dtype)))
+
+
+def _nullable(dtype: Any) -> Any:
+    """A dtype that holds ``dtype``'s values and a missing value exactly: 64-bit ids as
+    floats would lose their last bits (a left merge makes missing entity ids NaN)."""
+    if getattr(dtype, "kind", "") in "iu" and not isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        return f"{'U' if dtype.kind == 'u' else ''}Int{dtype.itemsize * 8}"
+    return dtype
 
 
 def write_entities(entities: Any, path: str, client: Any) -> dict[str, Any]:
@@ -99,24 +105,59 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"pairs {args.pairs!r}: no {sorted(missing)} column (expected the "
                          "output of erblock dedupe/link -o)")
+    if _run_mode(args.pairs) == "link":
+        raise UsageError(f"pairs {args.pairs!r} are a link's: the ids of its two inputs may "
+                         "coincide, so one set of entities cannot hold them; for one link "
+                         "per record use erblock link --cardinality 1:1")
     column = score_column_of(pairs.columns, args.score_column)
-    if args.threshold is not None and column not in pairs.columns:
+    threshold = args.threshold
+    if threshold is None and column == "match_probability":
+        threshold = 0.5  # the model's decision: a run with a model writes every pair
+    if threshold is not None and column not in pairs.columns:
         raise UsageError(f"--threshold applies to {column!r}, which the pairs do not have")
     if args.records is not None:
         records = _inputs(args, [args.records], client)[0]
+        _check_overlap(pairs, records, args, client)
     else:  # every id seen in a pair
         ends = [pairs[["left_id"]].rename(columns={"left_id": "id"}),
                 pairs[["right_id"]].rename(columns={"right_id": "id"})]
         records = dd.concat(ends).drop_duplicates().set_index("id", sort=False)
     with staged_output(args.output, args.overwrite) as work:
         assert work is not None
-        info = write_entities(entity_frame(pairs, records, args.threshold, column, client),
+        info = write_entities(entity_frame(pairs, records, threshold, column, client),
                               work, client)
     info["path"] = args.output
-    info["score_column"], info["threshold"] = column, args.threshold
+    info["score_column"], info["threshold"] = column, threshold
     if args.json:
         print(json.dumps(info))
     else:
         _say(args, f"{info['records']:,} records in {info['entities']:,} entities (largest "
                    f"{info['largest']:,}) written to {args.output}")
     return 0
+
+
+def _run_mode(path: str) -> str | None:
+    """The mode (``link``/``dedupe``) the run that wrote ``path`` recorded, if any."""
+    from ..report import RunReport
+
+    try:
+        return RunReport.of(path).mode
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _check_overlap(pairs: Any, records: Any, args: argparse.Namespace, client: Any) -> None:
+    """Refuse ``--records`` whose ids none of the pairs use (an ``--id`` forgotten)."""
+    import dask.dataframe as dd
+
+    ids = records.map_partitions(lambda p: pd.DataFrame({"left_id": p.index.to_numpy()}),
+                                 meta=pd.DataFrame({"left_id": records._meta.index.to_numpy()}))
+    left = pairs[["left_id"]]
+    if pd.api.types.is_object_dtype(ids._meta["left_id"].dtype) or \
+            ids._meta["left_id"].dtype != left._meta["left_id"].dtype:
+        ids, left = ids.astype({"left_id": "string"}), left.astype({"left_id": "string"})
+    n_pairs, hits = client.compute([left.shape[0], dd.merge(left, ids, on="left_id").shape[0]],
+                                   sync=True)
+    if n_pairs and not hits:
+        raise UsageError(f"--records {args.records!r}: none of its record ids is an id of the "
+                         f"pairs in {args.pairs!r}; give the --id the run used")

@@ -247,7 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pairs", help="pairs written by erblock dedupe/link -o (parquet)")
     p.add_argument("-o", "--output", required=True, help="directory for id, entity_id (parquet)")
     p.add_argument("--threshold", type=float, default=None,
-                   help="keep pairs whose score column is >= T (default: every pair)")
+                   help="keep pairs whose score column is >= T (default: 0.5, the model's "
+                        "decision, when the pairs carry match_probability; else every pair)")
     p.add_argument("--score-column", default=None,
                    help="default match_probability when present, else score")
     p.add_argument("--records", default=None, metavar="INPUT",

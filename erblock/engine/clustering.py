@@ -11,7 +11,7 @@ from typing import Any
 
 import dask.dataframe as dd
 
-from ..matchers.clustering import check_pairs, labels_to_series
+from ..matchers.clustering import check_pairs, decision_column, labels_to_series
 from .cluster import persist_on
 
 
@@ -19,7 +19,7 @@ def cluster_dask(
     pairs: Any,
     threshold: float | None = None,
     *,
-    score_column: str = "score",
+    score_column: str | None = None,
     max_iter: int = 100,
     shuffle_method: str = "tasks",
     client: Any = None,
@@ -53,6 +53,7 @@ def cluster_dask(
     kept pair are included (records without a match are their own entity). Raises
     ``RuntimeError`` if not converged after ``max_iter`` rounds.
     """
+    score_column = decision_column(pairs.columns, score_column)
     check_pairs(pairs, score_column, threshold)
     if threshold is not None:
         pairs = pairs[pairs[score_column] >= threshold]

@@ -26,7 +26,15 @@ from scipy.sparse.csgraph import connected_components
 
 from .assignment import assign, check_pairs
 
-__all__ = ["check_pairs", "cluster", "labels_to_series", "one_to_one"]
+__all__ = ["check_pairs", "cluster", "decision_column", "labels_to_series", "one_to_one"]
+
+
+def decision_column(columns: Iterable[Any], given: str | None = None) -> str:
+    """The column a clustering threshold applies to: ``given``, else ``match_probability``
+    when a model scored the pairs (its decision column), else ``score``."""
+    if given is not None:
+        return given
+    return "match_probability" if "match_probability" in set(columns) else "score"
 
 
 def _selected(pairs: pd.DataFrame, threshold: float | None, score_column: str) -> pd.DataFrame:
@@ -50,7 +58,7 @@ def cluster(
     threshold: float | None = None,
     *,
     ids: Iterable[Any] | None = None,
-    score_column: str = "score",
+    score_column: str | None = None,
 ) -> pd.Series:
     """Entity id for every record: connected components over the matching pairs.
 
@@ -65,6 +73,9 @@ def cluster(
         All record ids (e.g. ``df.index``), so that records without a match get singleton
         clusters. Without it, the records are those seen in any row of ``pairs`` (also
         below the threshold).
+    score_column
+        The column ``threshold`` applies to: by default ``match_probability`` when a model
+        scored the pairs (as ``erblock dedupe --cluster`` does), else ``score``.
 
     Returns
     -------
@@ -72,6 +83,7 @@ def cluster(
     ``ids`` when given (followed, sorted, by any other id seen in ``pairs``), else sorted.
     The value is the smallest record id of the record's component.
     """
+    score_column = decision_column(pairs.columns, score_column)
     check_pairs(pairs, score_column, threshold)
     kept = _selected(pairs, threshold, score_column)
     seen = pd.Index(pairs["left_id"]).append(pd.Index(pairs["right_id"]))

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-__all__ = ["cluster_metrics", "evaluate", "plot_pr_curve", "pr_curve"]
+__all__ = ["cluster_metrics", "evaluate", "ids_in_common", "plot_pr_curve", "pr_curve"]
 
 
 # --------------------------------------------------------------------------- pair keys
@@ -337,3 +337,10 @@ def cluster_metrics(pred_labels: pd.Series, true_labels: pd.Series) -> dict[str,
         "n_pred_clusters": int(rows.size),
         "n_true_clusters": int(cols.size),
     }
+
+
+def ids_in_common(pairs: pd.DataFrame, truth: pd.DataFrame) -> int:
+    """How many ids of the true pairs occur among the pairs' ids (0: the two use
+    different ids, e.g. row numbers against a register's ids)."""
+    ids = pd.Index(pairs["left_id"]).append(pd.Index(pairs["right_id"]))
+    return int(pd.Index(truth["left_id"]).append(pd.Index(truth["right_id"])).isin(ids).sum())

@@ -115,6 +115,11 @@ class Method:
                     f"(column {column!r}); its options: {', '.join(allowed) or 'none'}; "
                     "every comparison also takes weight= (and name= in Python)"
                 )
+        defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+        for k, v in options.items():  # a switch is a switch ("tf=maybe" is no answer)
+            if isinstance(defaults.get(k), bool) and not isinstance(v, (bool, np.bool_)):
+                raise ValueError(f"compare: option {k!r} of method {cls.name!r} (column "
+                                 f"{column!r}) is true or false, got {v!r}")
         try:
             return cls(**dict(options))
         except ValueError as exc:

@@ -42,6 +42,9 @@ def load_model(text_or_path: str | os.PathLike | Mapping[str, Any] | Any) -> Sco
                              "with scoring='em' or a model)")
         text_or_path = attrs["erblock_model"]
     d = read_json(text_or_path)
+    if not isinstance(d, Mapping):
+        raise ValueError(f"load_model: expected a saved model (a JSON object), got "
+                         f"{type(d).__name__}")
     cls = MODELS.get(str(d.get("kind")))
     if cls is None:
         raise ValueError(f"load_model: unknown model kind {d.get('kind')!r}; known: "

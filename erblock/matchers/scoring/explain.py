@@ -54,7 +54,8 @@ def model_report(model: FellegiSunter) -> dict[str, Any]:
         "sessions": model.sessions_,
         "implied": [{"comparison": specs[k].name, "implied_by": specs[j].name}
                     for j, k in model.implied_],
-        "warnings": list(model.warnings_),
+        "warnings": list(model.warnings_) + ([model.keys_warning_] if model.keys_warning_
+                                             else []),
         "levels": summary(model).to_dict("records"),
         "tf": {name: int(len(t)) for name, t in model.tf_.items()},
     }

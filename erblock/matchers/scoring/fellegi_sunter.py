@@ -140,10 +140,9 @@ class FellegiSunter(ScoringModel):
         self.tf_: dict[str, pd.Series] = {}
         self.pass_keys_: list[str] = []
         self.use_passes = True  #: score with what each pass's session learnt
-        self.n_candidates_ = 0
-        self.n_u_pairs_ = 0
-        self.total_pairs_ = 0.0
+        self.n_candidates_, self.n_u_pairs_, self.total_pairs_ = 0, 0, 0.0
         self.implied_: tuple[tuple[int, int], ...] = ()
+        self.keys_warning_ = ""  #: bound to other keys than it was fitted with (reported)
 
     @property
     def fitted(self) -> bool:
@@ -169,9 +168,10 @@ class FellegiSunter(ScoringModel):
         if self.fitted and keys is not None and self.pass_keys_:
             same = [canonical_key(repr(k)) for k in keys] == [
                 canonical_key(t) for t in self.pass_keys_]
+            self.keys_warning_ = "" if same else keys_differ_message(self.m_source_,
+                                                                       self._specs())
             if not same and self.use_passes:
-                warnings.warn(keys_differ_message(self.m_source_, self._specs()),
-                              ModelWarning, stacklevel=3)
+                warnings.warn(self.keys_warning_, ModelWarning, stacklevel=3)
             self.use_passes = same
         if self.fitted:
             return self

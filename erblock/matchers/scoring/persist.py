@@ -66,6 +66,8 @@ def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunte
     model.comparisons_ = tuple(Comparison.from_dict(c) for c in d.get("comparisons", ()))
     p = d.get("params")
     if p:
+        if not isinstance(p.get("lambda"), (int, float)):
+            raise ValueError(f"λ (params.lambda) must be in (0, 1), got {p.get('lambda')!r}")
         model.lambda_ = float(p["lambda"])
         model.m_ = [np.asarray(x, dtype=np.float64) for x in p["m"]]
         model.u_ = [np.asarray(x, dtype=np.float64) for x in p["u"]]
@@ -79,7 +81,27 @@ def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunte
         model.use_passes = bool(p.get("use_passes", True))
         index = {s.name: k for k, s in enumerate(model.specs_ or ())}
         model.implied_ = tuple((index[j], index[k]) for j, k in p.get("implied", []))
+        _check_params(model)
     for name, t in (d.get("tf") or {}).items():
         model.tf_[name] = pd.Series(t["freq"], index=pd.Index(t["values"], dtype=str),
                                     dtype=np.float64)
     return model
+
+
+def _check_params(model: FellegiSunter) -> None:
+    """A saved model's parameters fit its comparisons: one m and one u per comparison,
+    each a probability per level, and λ in (0, 1) (a hand-edited or truncated file fails
+    here, not in the workers)."""
+    specs = model.specs_ or ()
+    lam = model.lambda_
+    if lam is None or not 0.0 < lam < 1.0:
+        raise ValueError(f"λ (params.lambda) must be in (0, 1), got {lam!r}")
+    for what, probs in (("m", model.m_ or []), ("u", model.u_ or [])):
+        if len(probs) != len(specs):
+            raise ValueError(f"params.{what} holds {len(probs)} comparisons, the model "
+                             f"{len(specs)}")
+        for s, x in zip(specs, probs):
+            if x.shape != (s.n_levels,) or not np.isfinite(x).all() or (x < 0).any() \
+                    or (x > 1).any():
+                raise ValueError(f"params.{what} of {s.name!r} must be {s.n_levels} "
+                                 f"probabilities (one per level), got {x.tolist()}")

@@ -1,0 +1,181 @@
+"""Batch jobs as a data engineer runs them: entity ids that stay exact, cluster steps that
+refuse what they cannot do, saved models checked when loaded, paths checked before the
+run, warnings that reach the report (found by a probe of the command line)."""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+
+import erblock
+from erblock.cli import main
+from erblock.datasets import generate
+from erblock.matchers.scoring import ModelWarning
+
+COMPARE = ["--compare", "first_name:name", "--compare", "surname:name", "--compare", "dob:date"]
+KEY = ["--key", "soundex:surname"]
+
+
+@pytest.fixture(scope="module")
+def people() -> pd.DataFrame:
+    df, *_ = generate(400, kind="person", seed=5)
+    return df.drop(columns=["block_key", "entity_id"])
+
+
+def _json(argv: list[str], capsys) -> dict:
+    capsys.readouterr()
+    code = main(argv + ["--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _fails(argv: list[str], capsys) -> str:
+    capsys.readouterr()
+    assert main(argv + ["--quiet"]) == 2
+    return capsys.readouterr().err
+
+
+def _components(pairs: pd.DataFrame, ids, threshold: float) -> dict:
+    g = nx.Graph()
+    g.add_nodes_from(ids)
+    kept = pairs[pairs["match_probability"] >= threshold]
+    g.add_edges_from(zip(kept["left_id"], kept["right_id"]))
+    return {x: min(c) for c in nx.connected_components(g) for x in c}
+
+
+def test_entity_ids_of_64_bit_record_ids_are_exact(people, tmp_path, capsys):
+    big = people.copy()
+    v = np.int64(2**62) - np.arange(len(big), dtype=np.int64) * 7
+    v[1::2] *= -1
+    big.index = pd.Index(v, name="id")
+    path = tmp_path / "big.parquet"
+    big.to_parquet(path)
+    out = tmp_path / "out"
+    _json(["dedupe", str(path), *KEY, *COMPARE, "--scoring", "em", "--cluster", "0.9", "-o",
+           str(out), "--quiet"], capsys)
+    pairs = pd.read_parquet(out / "pairs")
+    got = pd.read_parquet(out / "entities").set_index("id")["entity_id"]
+    assert got.dtype == np.int64 and set(got.index) == set(v)
+    assert got.to_dict() == _components(pairs, v, 0.9)
+    # the cluster command over the written pairs, default threshold: the model's 0.5
+    res = _json(["cluster", str(out / "pairs"), "--records", str(path), "-o",
+                 str(tmp_path / "e"), "--quiet"], capsys)
+    assert res["threshold"] == 0.5 and res["score_column"] == "match_probability"
+    again = pd.read_parquet(tmp_path / "e").set_index("id")["entity_id"]
+    assert again.to_dict() == _components(pairs, v, 0.5)
+
+
+def test_cluster_refuses_link_pairs_and_records_of_other_ids(people, tmp_path, capsys):
+    r, s = people.iloc[:200], people.iloc[200:]
+    r.to_parquet(tmp_path / "r.parquet")
+    s.to_parquet(tmp_path / "s.parquet")
+    _json(["link", str(tmp_path / "r.parquet"), str(tmp_path / "s.parquet"), *KEY, *COMPARE,
+           "--scoring", "em", "-o", str(tmp_path / "l"), "--quiet"], capsys)
+    err = _fails(["cluster", str(tmp_path / "l"), "-o", str(tmp_path / "e")], capsys)
+    assert "are a link's" in err and "--cardinality 1:1" in err
+    # a dedupe run on --id pid, clustered with records read without --id
+    csv = tmp_path / "p.csv"
+    people.assign(pid=[f"p{i}" for i in range(len(people))]).to_csv(csv, index=False)
+    _json(["dedupe", str(csv), "--id", "pid", *KEY, *COMPARE, "--scoring", "em", "-o",
+           str(tmp_path / "d"), "--quiet"], capsys)
+    err = _fails(["cluster", str(tmp_path / "d"), "--records", str(csv), "-o",
+                  str(tmp_path / "e2")], capsys)
+    assert "none of its record ids is an id of the pairs" in err and "--id" in err
+
+
+def test_the_api_clusters_a_model_s_pairs_on_its_decision_column(people, client):
+    pairs = erblock.dedupe(people, key=erblock.soundex("surname"), client=client,
+                           compare={"first_name": "name", "surname": "name", "dob": "date"},
+                           scoring="em")
+    got = erblock.cluster(pairs, 0.9, ids=people.index)
+    assert got.to_dict() == _components(pairs, people.index, 0.9)
+    # the mean similarity is another column: at 0.5 it joins far more records
+    assert erblock.cluster(pairs, 0.5, ids=people.index).to_dict() == \
+        _components(pairs, people.index, 0.5)
+    assert not erblock.cluster(pairs, 0.5, ids=people.index, score_column="score").equals(
+        erblock.cluster(pairs, 0.5, ids=people.index))
+
+
+def test_saved_models_are_checked_when_loaded(people, tmp_path, capsys):
+    path = tmp_path / "p.parquet"
+    people.to_parquet(path)
+    model = tmp_path / "m.json"
+    _json(["dedupe", str(path), *KEY, *COMPARE, "--scoring", "em", "--save-model", str(model),
+           "--quiet"], capsys)
+    saved = json.loads(model.read_text())
+    cases = {
+        "unfitted": ({k: v for k, v in saved.items() if k != "params"}, "is not a fitted model"),
+        "short_m": ({**saved, "params": {**saved["params"],
+                                         "m": [saved["params"]["m"][0][:-1]]
+                                         + saved["params"]["m"][1:]}},
+                    "params.m of 'first_name_name' must be"),
+        "lambda": ({**saved, "params": {**saved["params"], "lambda": None}},
+                   "λ (params.lambda) must be in (0, 1)"),
+        "list": ([1, 2], "expected a saved model (a JSON object), got list"),
+    }
+    for name, (content, message) in cases.items():
+        bad = tmp_path / f"{name}.json"
+        bad.write_text(json.dumps(content))
+        err = _fails(["dedupe", str(path), *KEY, *COMPARE, "--model", str(bad)], capsys)
+        assert f"--model '{bad}'" in err and message in err, (name, err)
+
+
+def test_a_model_used_with_other_keys_says_so_in_the_report(people, tmp_path, capsys):
+    path = tmp_path / "p.parquet"
+    people.to_parquet(path)
+    model = tmp_path / "m.json"
+    _json(["dedupe", str(path), *KEY, *COMPARE, "--scoring", "em", "--save-model", str(model),
+           "--quiet"], capsys)
+    with pytest.warns(ModelWarning):
+        res = _json(["dedupe", str(path), "--key", "dob", *COMPARE, "--model", str(model),
+                     "-o", str(tmp_path / "o"), "--quiet"], capsys)
+    assert any("key passes" in w or "keys" in w for w in res["model"]["warnings"])
+    assert res["model"]["warnings"] == erblock.read_report(str(tmp_path / "o")).model["warnings"]
+
+
+def test_files_written_at_the_end_are_checked_first(people, tmp_path, capsys):
+    path = tmp_path / "p.parquet"
+    people.iloc[:50].to_parquet(path)
+    for flag in ("--save-model", "--report"):
+        err = _fails(["dedupe", str(path), *KEY, *COMPARE, "--scoring", "em", flag,
+                      str(tmp_path / "nodir" / "x.json"), "-o", str(tmp_path / "o")], capsys)
+        assert f"{flag} " in err and "no directory" in err
+        assert not (tmp_path / "o").exists()
+        err = _fails(["dedupe", str(path), *KEY, *COMPARE, "--scoring", "em", flag,
+                      str(tmp_path)], capsys)
+        assert "is a directory" in err
+
+
+def test_report_reads_an_output_directory_and_warns_when_truth_ids_differ(tmp_path, capsys):
+    dblp, acm, truth = erblock.datasets.load_dblp_acm()
+    dblp.reset_index(drop=True).to_csv(tmp_path / "d.csv", index=False)
+    acm.reset_index(drop=True).to_csv(tmp_path / "a.csv", index=False)
+    truth.to_csv(tmp_path / "t.csv", index=False)
+    _json(["link", str(tmp_path / "d.csv"), str(tmp_path / "a.csv"), "--key", "year",
+           "--compare", "title:jaro_winkler", "--threshold", "0.9", "-o",
+           str(tmp_path / "o"), "--quiet"], capsys)
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "o"), "--truth", str(tmp_path / "t.csv")]) == 0
+    out, err = capsys.readouterr()
+    assert "quality:" in out
+    assert "no id of --truth" in err
+
+
+def test_option_switches_and_cross_column_dedupe_are_refused(people, capsys):
+    err = _fails(["dedupe", "x.csv", *KEY, "--compare", "first_name:name:tf=maybe"], capsys)
+    assert "option 'tf' of method 'name'" in err and "true or false" in err
+    with pytest.raises(ValueError, match="right_column.*for a link"):
+        erblock.dedupe(people, key="dob", compare=[erblock.comparison(
+            "surname", "jaro", right_column="first_name")])
+
+
+def test_columns_of_lists_or_records_are_refused(people):
+    df = people.iloc[:10].assign(tags=[["a", "b"]] * 10, rec=[{"b": "x"}] * 10)
+    for col in ("tags", "rec"):
+        with pytest.raises(TypeError, match=f"column '{col}' of df holds lists or records"):
+            erblock.dedupe(df, key="dob", compare={col: "name"})
