@@ -222,6 +222,12 @@ def test_output_that_is_a_file_exits_2(people, tmp_path, capsys):
      "every comparison also takes weight="),
     (["dedupe", "X", "--key", "a", "--compare", "a:numeric:scale=abc"],
      "scale must be a number > 0, got 'abc'"),
+    (["dedupe", "X", "--key", "a", "--compare", "a:jaro", "--scheduler", "nonsense"],
+     "--scheduler 'nonsense': missing port number"),
+    (["dedupe", "X", "--key", "a", "--compare", "a:jaro", "--scheduler", "localhost:87x"],
+     "give HOST:PORT"),
+    (["dedupe", "X", "--key", "a", "--compare", "a:jaro", "--encoding", "nosuchenc"],
+     "--encoding 'nosuchenc' is not an encoding"),
 ])
 def test_more_bad_arguments_exit_2_with_a_message(argv, message, capsys):
     assert main(argv) == 2

@@ -230,10 +230,10 @@ def test_failed_run_leaves_nothing_under_the_output_name(people_csv, tmp_path, c
     """A reduce task that fails on a worker while others have written their parts (values
     a comparison cannot hash): the error comes out, nothing is left under the final name
     and no temporary directory either; then the command line keeps existing results."""
-    import erblock
-
     import dask
     import dask.dataframe as dd
+
+    import erblock
 
     df = pd.DataFrame({"k": ["a"] * 20 + ["b"] * 20 + ["c"] * 20,
                        "v": ["x"] * 40 + [["not", "hashable"]] * 20})

@@ -38,6 +38,22 @@ def _progress(args: argparse.Namespace) -> bool:
     return not (args.quiet or args.json) and _terminal()
 
 
+def _check_address(address: str) -> None:
+    """``--scheduler``: ``[PROTOCOL://]HOST:PORT`` (refused before connecting, which would
+    otherwise wait for its timeout)."""
+    from distributed.comm import parse_address, parse_host_port
+
+    try:
+        _, loc = parse_address(address)
+        _, port = parse_host_port(loc)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--scheduler {address!r}: {exc}; give HOST:PORT, e.g. "
+                         "tcp://127.0.0.1:8786") from None
+    if not port:
+        raise UsageError(f"--scheduler {address!r}: no port; give HOST:PORT, e.g. "
+                         "tcp://127.0.0.1:8786")
+
+
 def _client(args: argparse.Namespace) -> Any:
     """The client of --scheduler (with --tls-* security) or erblock's local cluster; prints
     the dashboard link when the cluster serves one."""
@@ -55,7 +71,9 @@ def _client(args: argparse.Namespace) -> Any:
             raise UsageError(str(exc).replace("tls_ca_file", "--tls-ca-file")
                              .replace("tls_cert", "--tls-cert")
                              .replace("tls_key", "--tls-key")) from exc
-    elif args.scheduler is not None and args.scheduler.startswith("tls://"):
+    if args.scheduler is not None:
+        _check_address(args.scheduler)
+    if security is None and args.scheduler is not None and args.scheduler.startswith("tls://"):
         raise UsageError(f"--scheduler {args.scheduler!r} is a TLS address; give "
                          "--tls-ca-file and --tls-cert (and --tls-key)")
     client = get_client(args.scheduler, security=security)
@@ -70,6 +88,14 @@ def _inputs(args: argparse.Namespace, paths: Sequence[str], client: Any) -> list
     from ..engine.io import read_table, rename_columns
 
     ids = parse_id(args.id, len(paths))
+    if args.encoding is not None:
+        import codecs
+
+        try:
+            codecs.lookup(args.encoding)
+        except LookupError:
+            raise UsageError(f"--encoding {args.encoding!r} is not an encoding Python knows "
+                             "(e.g. utf-8, latin-1, cp1252)") from None
     mapping = parse_pairs(args.map, "--map")
     if mapping and len(paths) != 2:
         raise UsageError("--map renames columns of S for link; it needs two inputs")
