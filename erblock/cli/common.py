@@ -145,4 +145,18 @@ def _reworded(text: str, names: Mapping[str, str]) -> str:
     text = text.replace(ONE_TYPE, IN_ONE_FORMAT).replace(
         "(e.g. with pd.to_numeric)", "(CSV columns are read as text, parquet columns keep "
         "their type: give both inputs in one format)")
+    for api, cli in _API_WORDS:
+        text = text.replace(api, cli)
     return re.sub(r"^(key|compare|id) column", r"--\1 column", text)
+
+
+#: the API's words in messages, and the command line's flags for them
+_API_WORDS = (
+    ("pass threshold= (e.g. 0.8), a ScoreThreshold, or scoring='em'",
+     "give --threshold (e.g. 0.8) or --scoring em"),
+    ("cardinality=", "--cardinality "), ("use the same compare= as when fitting",
+                                          "give the --compare flags it was fitted with"),
+    ("memory_budget must", "--memory-budget must"),
+    ("; use 'numeric' or 'exact', or convert the column with .astype(str)",
+     "; compare it with numeric or exact (a parquet column keeps its type; CSV is text)"),
+)
