@@ -203,7 +203,8 @@ def link(
     prepared records in cluster memory between profile and route; default True),
     ``progress`` (progress bar), ``sort`` (canonical order), ``shuffle_method``
     (``"auto"``, ``"direct"``, ``"tasks"`` or ``"p2p"``: how records move to their reduce
-    tasks, exactly in every case), ``overwrite`` (replace an existing output directory),
+    tasks, exactly in every case), ``overwrite`` (replace an earlier output directory,
+    never one holding files erblock did not write),
     ``memory_budget`` (the most one reduce task may use, e.g. ``"512MB"`` or ``"auto"``:
     chunks and the number of tasks are sized to fit, see docs/memory.md),
     ``sketch`` (the sketch profile of ``strategy="cellblock"``/``"cellrange"``, e.g.

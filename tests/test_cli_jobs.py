@@ -185,3 +185,39 @@ def test_columns_of_lists_or_records_are_refused(people):
     for col in ("tags", "rec"):
         with pytest.raises(TypeError, match=f"column '{col}' of df holds lists or records"):
             erblock.dedupe(df, key="dob", compare={col: "name"})
+
+
+def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, capsys, client):
+    data = tmp_path / "data"
+    data.mkdir()
+    people.to_csv(data / "people.csv")
+    run = ["dedupe", *KEY, *COMPARE, "--id", "id"]
+    # the input's own directory, its parent, a glob of it: refused, the input kept
+    for target in (data, tmp_path):
+        err = _fails([run[0], str(data / "people.csv"), *run[1:], "-o", str(target),
+                      "--overwrite"], capsys)
+        assert "holds the input" in err and (data / "people.csv").exists()
+    err = _fails([run[0], str(data / "*.csv"), *run[1:], "-o", str(data), "--overwrite"],
+                 capsys)
+    assert "holds the input" in err
+    # a directory with a file of the user's beside it is not replaced, through the API too
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "plan.txt").write_text("mine")
+    err = _fails([run[0], str(data / "people.csv"), *run[1:], "-o", str(tmp_path / "notes"),
+                  "--overwrite"], capsys)
+    assert "'plan.txt', which erblock did not write" in err
+    with pytest.raises(FileExistsError, match="plan.txt"):
+        erblock.dedupe(people, key="surname", compare={"first_name": "name"},
+                       output=str(tmp_path / "notes"), overwrite=True, client=client)
+    assert (tmp_path / "notes" / "plan.txt").read_text() == "mine"
+    # an earlier output, with pairs and entities, is replaced; so are the entities of it
+    out = tmp_path / "out"
+    for _ in range(2):
+        _json([run[0], str(data / "people.csv"), *run[1:], "--scoring", "em", "--cluster",
+               "0.9", "-o", str(out), "--overwrite"], capsys)
+    assert sorted(p.name for p in out.iterdir()) == ["entities", "pairs"]
+    ents = tmp_path / "ents"
+    for _ in range(2):
+        _json(["cluster", str(out / "pairs"), "-o", str(ents), "--overwrite"], capsys)
+    err = _fails(["cluster", str(out / "pairs"), "-o", str(out), "--overwrite"], capsys)
+    assert "holds the input" in err and (out / "pairs").exists()

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..engine.output import check_output, staged_output
 from ..matchers.comparisons import parse_compare
-from .common import _client, _inputs, _keys, _progress, _say, in_cli_terms
+from .common import _check_apart, _client, _inputs, _keys, _progress, _say, in_cli_terms
 from .parser import UsageError
 
 #: options that compare, score or decide: none of them goes with --candidates
@@ -80,6 +80,7 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     from .. import api
 
     keys, compare = _parse(args)
+    _check_apart(args.output, [*paths, args.model])
     for flag, path in (("--save-model", args.save_model), ("--report", args.report)):
         _check_writable(flag, path)
     scoring = None if args.candidates else _scoring(args)

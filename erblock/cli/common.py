@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import warnings
@@ -14,7 +15,7 @@ from ..blocking.registry import parse_key
 from ..matchers.methods.base import ONE_TYPE
 from .parser import UsageError, parse_id, parse_pairs
 
-__all__ = ["_client", "_inputs", "_keys", "_progress", "_say", "in_cli_terms"]
+__all__ = ["_check_apart", "_client", "_inputs", "_keys", "_progress", "_say", "in_cli_terms"]
 
 _FRAME = re.compile(r"\b(df_r|df_s|df)\b")
 #: the API's advice on repeated ids, and what a command-line user does instead
@@ -22,6 +23,24 @@ _ID_ADVICE = re.compile(r"a Dask frame read from files restarts.*?and id='row'")
 #: the API's advice on a column typed differently in the two inputs, for the command line
 IN_ONE_FORMAT = ("give both inputs in one format (CSV columns are read as text, parquet "
                  "columns keep their type)")
+
+
+def _check_apart(output: str | None, inputs: Sequence[str | None]) -> None:
+    """Refuse an ``--output`` that is, or lies above, a local input: a run replaces its
+    output directory whole, which would delete what it reads (URLs are not checked)."""
+    if output is None:
+        return
+    out = os.path.realpath(output)
+    for path in inputs:
+        if path is None or "://" in path:
+            continue
+        parts = path.split(os.sep)
+        plain = [p for p in parts[: next((i for i, p in enumerate(parts)
+                                          if any(c in p for c in "*?[")), len(parts))]]
+        real = os.path.realpath(os.sep.join(plain) or ".")
+        if real == out or real.startswith(out.rstrip(os.sep) + os.sep):
+            raise UsageError(f"--output {output!r} holds the input {path!r}; writing there "
+                             "would replace it: choose another directory")
 
 
 def _say(args: argparse.Namespace, *msg: Any) -> None:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..engine.output import staged_output
 from ..matchers.clustering import decision_column
-from .common import _client, _inputs, _say
+from .common import _check_apart, _client, _inputs, _say
 from .parser import UsageError
 
 __all__ = ["cmd_cluster", "entity_frame", "score_column_of", "write_entities"]
@@ -96,6 +96,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in [0, 1], got {args.threshold}")
+    _check_apart(args.output, [args.pairs, args.records])
     client = _client(args)
     try:
         pairs = dd.read_parquet(args.pairs)

@@ -152,7 +152,8 @@ def _add_common(p: argparse.ArgumentParser, compare: bool = True, link: bool = T
                        help="directory for the pairs (parquet parts written by the workers, "
                             "moved under this name only when the run succeeds); without it "
                             "the pairs are printed")
-        p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+        p.add_argument("--overwrite", action="store_true",
+                       help="replace an earlier erblock --output (not one of other files)")
         p.add_argument("--report", default=None, metavar="JSON",
                        help="write the run report (per task and per phase) to this file; "
                             "draw it with `erblock report JSON --html FILE`")
@@ -254,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--records", default=None, metavar="INPUT",
                    help="the input that was deduplicated, so that records without a match "
                         "get their own entity (default: only ids seen in a pair)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier erblock --output (not one of other files)")
     _add_input(p, "--records", "--records id column")
     _add_cluster(p)
     _add_display(p)
@@ -276,7 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "with their true matches) and print precision and recall.",
                        epilog=EXAMPLES["demo"], formatter_class=fmt)
     p.add_argument("-o", "--output", default=None, help="also write the pairs here (parquet)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier erblock --output (not one of other files)")
     p.add_argument("--report", default=None, metavar="JSON", help="write the run report")
     p.add_argument("--threshold", type=float, default=0.75, help="score threshold (default 0.75)")
     _add_cluster(p)

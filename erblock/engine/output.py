@@ -3,6 +3,7 @@ the run succeeds, removed whole when it fails (driver side)."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import time
@@ -11,19 +12,49 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+#: what erblock (and Dask's ``to_parquet``) write into an output directory: ``overwrite``
+#: replaces a directory holding nothing else, never one with a file of the user's
+OWN_FILES = ("part-*.parquet", "part.*.parquet", "_erblock_report.json",
+             "_erblock_model.json", "_metadata", "_common_metadata", "*.tmp")
+OWN_DIRS = ("pairs", "entities", "_decided", "_links")
+
+
+def foreign_entry(directory: str) -> str | None:
+    """The first file or directory under ``directory`` that erblock does not write (see
+    :data:`OWN_FILES`, :data:`OWN_DIRS`), or None when it holds only an earlier output."""
+    for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+        if entry.is_dir(follow_symlinks=False) and entry.name in OWN_DIRS:
+            inner = foreign_entry(entry.path)
+            if inner is not None:
+                return inner
+        elif not (entry.is_file(follow_symlinks=False)
+                  and any(fnmatch.fnmatchcase(entry.name, p) for p in OWN_FILES)):
+            return entry.path
+    return None
+
 
 def check_output(output: str, overwrite: bool) -> str:
     """The absolute path of ``output``; raises when it is a file, or a non-empty directory
-    and not ``overwrite`` (checked before a run starts, so nothing is computed in vain)."""
+    and not ``overwrite``, or (even with ``overwrite``) a directory holding anything an
+    earlier erblock output does not (an input, a script): replacing it would delete that.
+    Checked before a run starts, so nothing is computed in vain."""
     final = os.path.abspath(output)
     if os.path.exists(final) and not os.path.isdir(final):
         raise FileExistsError(f"output: {final!r} is a file, not a directory; choose a "
                               "directory name")
-    if os.path.exists(final) and os.listdir(final) and not overwrite:
-        raise FileExistsError(
-            f"output: {final!r} exists and is not empty; choose a new directory or pass "
-            "overwrite=True (--overwrite on the command line)"
-        )
+    if os.path.exists(final) and os.listdir(final):
+        if not overwrite:
+            raise FileExistsError(
+                f"output: {final!r} exists and is not empty; choose a new directory or "
+                "pass overwrite=True (--overwrite on the command line)"
+            )
+        foreign = foreign_entry(final)
+        if foreign is not None:
+            raise FileExistsError(
+                f"output: {final!r} holds {os.path.relpath(foreign, final)!r}, which "
+                "erblock did not write; overwrite replaces only an earlier erblock output "
+                "(parquet parts and its report), so choose a new or empty directory"
+            )
     return final
 
 
@@ -46,6 +77,7 @@ def finish_output(work: str, final: str, overwrite: bool) -> None:
     if os.path.exists(final):
         if not overwrite and os.listdir(final):
             raise FileExistsError(f"output: {final!r} appeared during the run")
+        check_output(final, overwrite)  # nothing of the user's was put there meanwhile
         shutil.rmtree(final)
     os.replace(work, final)
 
