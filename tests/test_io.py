@@ -46,15 +46,28 @@ def _write_parts(df: pd.DataFrame, directory, fmt: str, n: int = 3) -> list[str]
 def test_glob_directory_and_url_give_the_same_records_in_input_order(people, tmp_path, fmt):
     d = tmp_path / "in"
     _write_parts(people, d, fmt)
-    forms = [str(d / f"part-*.{fmt}"), f"file://{d}/part-*.{fmt}"]
-    if fmt == "parquet":
-        forms.append(str(d))  # a parquet directory
+    (d / "_SUCCESS").write_text("")  # a marker some writers leave: not a part
+    forms = [str(d / f"part-*.{fmt}"), f"file://{d}/part-*.{fmt}", str(d), f"file://{d}"]
     for form in forms:
         got = read_table(form).compute()
         assert list(got.index) == list(range(len(people))), form
         assert got["surname"].isna().tolist() == people["surname"].isna().tolist(), form
         assert got["surname"].dropna().tolist() == people["surname"].dropna().tolist(), form
         assert got["pid"].tolist() == people["pid"].tolist(), form
+
+
+def test_a_directory_of_csv_parts_is_read_as_csv_unless_it_is_ambiguous(people, tmp_path):
+    d = tmp_path / "in"
+    _write_parts(people, d, "csv")
+    assert read_table(str(d), fmt="csv").compute()["pid"].tolist() == people["pid"].tolist()
+    people.iloc[:2].to_parquet(d / "extra.parquet")
+    with pytest.raises(ValueError, match="holds both CSV and parquet files"):
+        read_table(str(d))
+    assert len(read_table(str(d), fmt="csv").compute()) == len(people)
+    p = tmp_path / "pq"
+    _write_parts(people, p, "parquet")
+    with pytest.raises(FileNotFoundError, match="no CSV file in the directory"):
+        read_table(str(p), fmt="csv")
 
 
 def test_id_column_becomes_the_index(people, tmp_path):

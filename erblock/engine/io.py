@@ -1,7 +1,7 @@
 """Reading inputs for the command line: CSV or parquet files, globs, fsspec URLs.
 
 Everything is read lazily with Dask's readers, so a path may be a single file, a
-directory of parquet parts, a glob (``data/part-*.csv``) or any fsspec URL
+directory of parquet or CSV parts (its CSV files in name order), a glob (``data/part-*.csv``) or any fsspec URL
 (``file:///data/*.parquet``, ``s3://bucket/people/``, ``gcs://…``: the protocol's fsspec
 package must be installed where the files are read, i.e. on the workers). Globs are
 expanded once here, so a pattern that matches nothing fails at once with the pattern
@@ -80,11 +80,12 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     lengths for that numbering on its cluster (where the files may be the only ones to
     exist).
     """
-    fmt = fmt or guess_format(path)
-    if fmt not in FORMATS:
+    if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"--format must be one of {FORMATS}, got {fmt!r}")
     files = expand_paths(path, storage_options)
     opts = dict(storage_options or {})
+    files, fmt = _directory_parts(path, files, fmt, opts)
+    fmt = fmt or guess_format(path)
     try:
         if fmt == "csv":
             ddf = dd.read_csv(files, dtype=str, blocksize=blocksize,
@@ -129,6 +130,33 @@ def rename_columns(ddf: dd.DataFrame, mapping: Mapping[str, str], name: str) -> 
             f"--map: {name} already has a column {clash[0]!r} that is not renamed; "
             f"map it too or choose another name")
     return ddf.rename(columns=renames) if renames else ddf
+
+
+def _directory_parts(path: str, files: list[str], fmt: str | None,
+                     storage_options: Mapping[str, Any]) -> tuple[list[str], str | None]:
+    """A directory of CSV parts is read as its CSV files (sorted by name); one of parquet
+    parts stays a parquet dataset. Other inputs are returned as they are."""
+    from fsspec.core import url_to_fs
+
+    if len(files) != 1:
+        return files, fmt
+    fs, root = url_to_fs(files[0], **dict(storage_options))
+    if not fs.isdir(root) or fmt == "parquet":
+        return files, fmt
+    names = sorted(fs.ls(root, detail=False))
+    visible = [n for n in names if not n.rstrip("/").rsplit("/", 1)[-1].startswith(("_", "."))]
+    csvs = [n for n in visible if n.lower().endswith(_CSV_SUFFIXES)]
+    parquet = [n for n in visible if n.lower().endswith(_PARQUET_SUFFIXES) or fs.isdir(n)]
+    if fmt is None and not csvs:
+        return files, "parquet"
+    if fmt is None and parquet:
+        raise ValueError(f"input {path!r} holds both CSV and parquet files; give a glob of "
+                         "one kind (e.g. 'DIR/*.csv') or --format")
+    if not csvs:
+        raise FileNotFoundError(f"input {path!r} could not be read: no CSV file in the "
+                                f"directory (names ending {', '.join(_CSV_SUFFIXES)})")
+    local = files[0] == root
+    return [n if local else fs.unstrip_protocol(n) for n in csvs], "csv"
 
 
 def _stored_index(files: list[str], storage_options: Mapping[str, Any]) -> bool:
