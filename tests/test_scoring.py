@@ -89,6 +89,70 @@ def test_histogram_codes_round_trip():
     assert got == {tuple(r): c for r, c in zip(rows.tolist(), counts.tolist())}
 
 
+def _em_reference(gamma, w, n_levels, u, m, lam, fixed, keep_m, pseudo, max_iter, tol):
+    """The E- and M-steps written out plainly (per present row, per comparison)."""
+    floor = 1e-12
+
+    def table(p):
+        return np.concatenate([[0.0], np.log(np.clip(p, floor, 1.0))])
+
+    K = gamma.shape[1]
+    idx = gamma.astype(np.int64) + 1
+    u = [np.clip(np.asarray(x, dtype=np.float64), floor, 1.0) for x in u]
+    m = [np.asarray(x, dtype=np.float64).copy() for x in m]
+    for it in range(1, max_iter + 1):  # noqa: B007 (returned)
+        logit = np.zeros(len(gamma))
+        for k in range(K):
+            logit += table(m[k])[idx[:, k]] - table(u[k])[idx[:, k]]
+        logit = logit + math.log(lam) - math.log1p(-lam)
+        p = 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
+        wp, wq = w * p, w * (1.0 - p)
+        new_lam = float(wp.sum() / w.sum())
+        new_m, new_u = [], []
+        for k in range(K):
+            sel = gamma[:, k] >= 0
+            nk = n_levels[k]
+            mk = np.bincount(gamma[sel, k], weights=wp[sel], minlength=nk)[:nk] + pseudo
+            new_m.append(m[k] if keep_m[k] else mk / mk.sum())
+            uk = np.bincount(gamma[sel, k], weights=wq[sel], minlength=nk)[:nk]
+            new_u.append(u[k] if fixed[k] else np.clip(uk / uk.sum(), floor, 1.0))
+        delta = max([abs(new_lam - lam)] + [float(np.max(np.abs(a - b))) for a, b in
+                                             zip(new_m + new_u, m + u)])
+        lam, m, u = min(max(new_lam, 1e-9), 1 - 1e-9), new_m, new_u
+        if delta < tol:
+            break
+    return lam, m, u, it
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_em_steps_equal_the_plain_formulas_to_the_last_bit(seed):
+    """fit_em counts levels on shifted codes and caches fixed u's logs: the same numbers
+    as the plain steps, exactly (a fit's benchmarks do not move when it is sped up)."""
+    gamma, _ = draw_gamma(20_000, seed=seed)
+    hist = PatternHistogram.from_gamma(gamma, [len(m) + 1 for m in M])
+    n_levels = [len(m) for m in M]
+    m0 = [np.full(n, 1.0 / n) for n in n_levels]
+    fixed, keep = [True, False, True], [False, False, seed == 1]
+    res = fit_em(hist.gamma(), hist.counts, n_levels, U, m=m0, lam=0.3, fix_u=fixed,
+                 fix_m=keep, pseudo=0.1, max_iter=40, tol=1e-6)
+    lam, m, u, it = _em_reference(hist.gamma(), hist.counts.astype(np.float64), n_levels, U,
+                                  m0, 0.3, fixed, keep, 0.1, 40, 1e-6)
+    assert res["n_iter"] == it and res["lambda"] == lam
+    for a, b in zip(res["m"] + res["u"], m + u):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_histogram_codes_are_the_mixed_radix_codes_ascending():
+    gamma, _ = draw_gamma(5000, seed=4)
+    radix = [len(m) + 1 for m in M]
+    hist = PatternHistogram.from_gamma(gamma, radix)
+    codes = (gamma.astype(np.int64) + 1) @ np.cumprod([1, *radix[:-1]])
+    want, counts = np.unique(codes, return_counts=True)
+    np.testing.assert_array_equal(hist.codes, want)
+    np.testing.assert_array_equal(hist.counts, counts)
+    assert hist.codes.dtype == hist.counts.dtype == np.int64
+
+
 # --------------------------------------------------------------------------- levels
 
 

@@ -51,34 +51,42 @@ class Derivation:
                 and self.chance <= self.share / 2)
 
 
-def _folded(values: pd.Series) -> pd.Series:
-    text = as_key_strings(values).astype("string")
+def folded(values: pd.Series) -> pd.Series:
+    """``values`` as the test compares them: folded text (:func:`fold_text`), "" where
+    missing; each distinct value folded once. Fold a column once and pass it to
+    :func:`derivation_of` for every comparison it is tested against."""
+    text = as_key_strings(values.reset_index(drop=True)).astype("string")
     codes, uniques = pd.factorize(text, use_na_sentinel=True)
-    folded = np.array([fold_text(str(u)) for u in uniques] + [""], dtype=object)
-    return pd.Series(folded[codes], dtype=object)  # code -1 (missing) takes the last: ""
+    out = np.array([fold_text(str(u)) for u in uniques] + [""], dtype=object)
+    return pd.Series(out[codes], dtype=object)  # code -1 (missing) takes the last: ""
+
+
+def _starts(k: pd.Series, t: pd.Series) -> np.ndarray:
+    """:func:`starts_text_or_word` of folded keys and texts."""
+    # variable-width strings: a fixed-width array would pad every row to the longest text
+    # (one 50,000-character description made a 2,000-row sample cost 0.8 GB)
+    k_ = k.to_numpy(dtype=_TEXT)
+    t_ = t.to_numpy(dtype=_TEXT)
+    if not len(k_):
+        return np.zeros(0, dtype=bool)
+    # a word start is a space followed by the key, once the text is led by a space
+    found = np.strings.find(np.strings.add(" ", t_), np.strings.add(" ", k_)) >= 0
+    return found & (np.strings.str_len(k_) > 0) & (np.strings.str_len(t_) > 0)
 
 
 def starts_text_or_word(keys: pd.Series, texts: pd.Series) -> np.ndarray:
     """Per row: whether ``keys[i]`` (folded, non-empty) starts ``texts[i]`` or one of its
     words (False where either is missing or empty). One numpy string ufunc over all rows."""
-    # variable-width strings: a fixed-width array would pad every row to the longest text
-    # (one 50,000-character description made a 2,000-row sample cost 0.8 GB)
-    k = _folded(keys.reset_index(drop=True)).to_numpy(dtype=_TEXT)
-    t = _folded(texts.reset_index(drop=True)).to_numpy(dtype=_TEXT)
-    if not len(k):
-        return np.zeros(0, dtype=bool)
-    # a word start is a space followed by the key, once the text is led by a space
-    found = np.strings.find(np.strings.add(" ", t), np.strings.add(" ", k)) >= 0
-    return found & (np.strings.str_len(k) > 0) & (np.strings.str_len(t) > 0)
+    return _starts(folded(keys), folded(texts))
 
 
-def pieces(keys: pd.Series) -> list[pd.Series]:
+def pieces(keys: pd.Series, *, is_folded: bool = False) -> list[pd.Series]:
     """The folded keys, then for keys of several pieces (runs of letters or of digits)
     each of their first :data:`MAX_PIECES` pieces ("" where none)."""
-    folded = _folded(keys.reset_index(drop=True))
-    runs = folded.str.findall(r"[^\W\d_]+|\d+")
+    whole = keys.reset_index(drop=True) if is_folded else folded(keys)
+    runs = whole.str.findall(r"[^\W\d_]+|\d+")
     glued = runs.map(len).to_numpy() > 1
-    out = [folded]
+    out = [whole]
     for i in range(MAX_PIECES):  # object dtype: an all-missing piece is not float NaN
         piece = runs.str[i].astype(object)
         out.append(piece.where(glued & piece.notna().to_numpy(), ""))
@@ -88,18 +96,25 @@ def pieces(keys: pd.Series) -> list[pd.Series]:
 def derivation(keys: pd.Series, texts: pd.Series, seed: int = 0) -> Derivation:
     """The :class:`Derivation` of key column ``keys`` from compared column ``texts``
     (aligned rows of one sample)."""
-    k = keys.reset_index(drop=True)
-    t = texts.reset_index(drop=True)
-    both = (_folded(k).str.len().to_numpy() > 0) & (_folded(t).str.len().to_numpy() > 0)
-    k, t = k[both].reset_index(drop=True), t[both].reset_index(drop=True)
-    n = len(k)
+    return derivation_of(pieces(keys), folded(texts), seed)
+
+
+def derivation_of(key_pieces: list[pd.Series], text: pd.Series, seed: int = 0
+                  ) -> Derivation:
+    """:func:`derivation` of a key column's :func:`pieces` and a :func:`folded` compared
+    column (aligned rows): a run folds each column of its sample once."""
+    both = ((key_pieces[0].str.len().to_numpy() > 0)
+            & (text.reset_index(drop=True).str.len().to_numpy() > 0))
+    t = text.reset_index(drop=True)[both].reset_index(drop=True)
+    n = len(t)
     if n == 0:
         return Derivation(0.0, 0.0, 0)
     shuffled = t.iloc[np.random.default_rng(seed).permutation(n)].reset_index(drop=True)
     out = []
-    for part in pieces(k):  # the key, then each piece of a glued key on its own
-        out.append(Derivation(float(starts_text_or_word(part, t).mean()),
-                              float(starts_text_or_word(part, shuffled).mean()), n))
+    for part in key_pieces:  # the key, then each piece of a glued key on its own
+        k = part.reset_index(drop=True)[both].reset_index(drop=True)
+        out.append(Derivation(float(_starts(k, t).mean()), float(_starts(k, shuffled).mean()),
+                              n))
         if out[-1].derived:
             return out[-1]
     return out[0]

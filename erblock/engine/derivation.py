@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from distributed import Client
 
-from ..blocking.derived import SAMPLE, Derivation, derivation
+from ..blocking.derived import SAMPLE, Derivation, derivation_of, folded, pieces
 from ..blocking.keys import Column, Composite, KeySpec
 from .job import Job
 
@@ -91,15 +91,19 @@ def derived_keys(client: Client, job: Job, frames: Sequence[Any]
         read = key_cols | {c.right_column if src == 1 else c.column for c in job.comparisons}
         wanted.append(sorted(c for c in read if c in df.columns))
     samples = [_sample(client, df, cols) for df, cols in zip(frames, wanted)]
+    # every column of the samples folded once, every key column cut into pieces once
+    texts = [{c: folded(s[c]) for c in s.columns} for s in samples]
+    cut = [{c: pieces(t[c], is_folded=True) for c in key_cols if c in t} for t in texts]
     tested: dict[tuple[str, str, str], bool] = {}
 
     def is_derived(key_col: str, c: Any) -> bool:
         # a link's comparison reads one column on each side: both are part of what it is
         memo = (key_col, c.column, c.right_column)
         if memo not in tested:
-            per_source = [derivation(s[key_col], s[c.right_column if src == 1 else c.column])
-                          for src, s in enumerate(samples)
-                          if key_col in s and (c.right_column if src == 1 else c.column) in s]
+            per_source = [derivation_of(cut[src][key_col], t[col])
+                          for src, t in enumerate(texts)
+                          for col in [c.right_column if src == 1 else c.column]
+                          if key_col in t and col in t]
             tested[memo] = _pooled(per_source).derived
         return tested[memo]
 

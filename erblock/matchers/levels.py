@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 
 from .comparisons import Comparison
 from .methods import METHODS
@@ -151,6 +152,19 @@ def resolve_levels(comparisons: Sequence[Comparison], levels: Mapping[str, Any] 
     return tuple(out)
 
 
+def similarities(pairs: pd.DataFrame | Mapping[str, np.ndarray], names: Sequence[str]
+                 ) -> list[np.ndarray]:
+    """The float64 similarity arrays ``names`` of ``pairs`` (a frame, or arrays by name;
+    a missing value is NaN); raises naming the columns that are missing."""
+    have = list(pairs.columns if isinstance(pairs, pd.DataFrame) else pairs)
+    missing = [n for n in names if n not in have]
+    if missing:
+        raise KeyError(f"pairs: missing similarity column(s) {missing}; got {have}")
+    if isinstance(pairs, pd.DataFrame):
+        return [pairs[n].to_numpy(np.float64, na_value=np.nan) for n in names]
+    return [np.asarray(pairs[n], dtype=np.float64) for n in names]
+
+
 def gamma_matrix(specs: Sequence[LevelSpec], sims: Sequence[np.ndarray]) -> np.ndarray:
     """(pairs × comparisons) int8 level matrix from the similarity arrays."""
     n = len(sims[0]) if sims else 0
@@ -181,12 +195,29 @@ class PatternHistogram:
 
     @classmethod
     def from_gamma(cls, gamma: np.ndarray, radix: Sequence[int]) -> PatternHistogram:
+        return cls.from_codes(cls.codes_of(gamma, radix), radix)
+
+    @staticmethod
+    def codes_of(gamma: np.ndarray, radix: Sequence[int]) -> np.ndarray:
+        """The code of every level vector (row of ``gamma``), one column at a time (no
+        int64 copy of the whole matrix)."""
+        codes = np.zeros(len(gamma), dtype=np.int64)
+        stride = 1
+        for k, r in enumerate(radix):
+            codes += (gamma[:, k].astype(np.int64) + 1) * stride
+            stride *= int(r)
+        return codes
+
+    @classmethod
+    def from_codes(cls, codes: np.ndarray, radix: Sequence[int]) -> PatternHistogram:
+        """The histogram of level-vector codes (:meth:`codes_of`), codes ascending."""
         h = cls(tuple(int(r) for r in radix))
-        if len(gamma) == 0:
+        if len(codes) == 0:
             return h
-        codes = (gamma.astype(np.int64) + 1) @ h.strides
-        h.codes, h.counts = np.unique(codes, return_counts=True)
-        h.counts = h.counts.astype(np.int64)
+        counted = pd.Series(codes, copy=False).value_counts(sort=False)  # a hash table
+        order = np.argsort(counted.index.to_numpy(), kind="stable")
+        h.codes = counted.index.to_numpy(dtype=np.int64)[order]
+        h.counts = counted.to_numpy(dtype=np.int64)[order]
         return h
 
     def gamma(self) -> np.ndarray:
@@ -262,6 +293,13 @@ def log_likelihood(gamma: np.ndarray, counts: np.ndarray, m: Sequence[np.ndarray
     return float(np.sum(np.asarray(counts, dtype=np.float64) * np.logaddexp(lm, lu)))
 
 
+def _moved(new: Sequence[np.ndarray], old: Sequence[np.ndarray]) -> float:
+    """The largest change of any probability between two lists of level arrays."""
+    if not len(new):
+        return 0.0
+    return float(np.max(np.abs(np.concatenate(new) - np.concatenate(old))))
+
+
 def fit_em(
     gamma: np.ndarray,
     counts: np.ndarray,
@@ -294,7 +332,6 @@ def fit_em(
     if m is None:
         m = [default_m(n) for n in n_levels]
     m = [np.asarray(x, dtype=np.float64).copy() for x in m]
-    present = gamma >= 0
     fixed = [bool(fix_u)] * K if isinstance(fix_u, (bool, np.bool_)) else [bool(f) for f in fix_u]
     if len(fixed) != K:
         raise ValueError("fit_em: fix_u must be a bool or one bool per comparison")
@@ -304,26 +341,34 @@ def fit_em(
     lam = float(min(max(lam, 1e-6), 1 - 1e-6))
     total = w.sum()
     converged = False
+    # each comparison's levels shifted by one (the null level first), contiguous: the
+    # E-step gathers from them and the M-step counts on them, once per iteration; a
+    # count of level l sums the same rows in the same order as counting the present rows
+    # alone, so the fit is the same to the last bit
+    idx = [np.ascontiguousarray(gamma[:, k], dtype=np.int64) + 1 for k in range(K)]
+    lu = [_log_table(x) for x in u]  # a fixed u's table is computed once
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
-        p = posterior(gamma, m, u, lam)
+        logit = np.zeros(len(w))
+        for k in range(K):
+            logit += (_log_table(m[k]) - lu[k])[idx[k]]
+        logit = logit + math.log(lam) - math.log1p(-lam)
+        p = 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
         wp, wq = w * p, w * (1.0 - p)
         new_lam = float(wp.sum() / total) if total > 0 else lam
         new_m, new_u = [], []
         for k in range(K):
-            sel = present[:, k]
             nk = n_levels[k]
-            mk = np.bincount(gamma[sel, k], weights=wp[sel], minlength=nk)[:nk] + pseudo
+            mk = np.bincount(idx[k], weights=wp, minlength=nk + 1)[1:nk + 1] + pseudo
             new_m.append(m[k] if keep_m[k] or mk.sum() <= 0 else mk / mk.sum())
             if fixed[k]:
                 new_u.append(u[k])
             else:
-                uk = np.bincount(gamma[sel, k], weights=wq[sel], minlength=nk)[:nk]
+                uk = np.bincount(idx[k], weights=wq, minlength=nk + 1)[1:nk + 1]
                 new_u.append(np.clip(uk / uk.sum(), PROB_FLOOR, 1.0) if uk.sum() > 0 else u[k])
-        delta = abs(new_lam - lam)
-        delta = max([delta] + [float(np.max(np.abs(a - b))) for a, b in zip(new_m, m)])
-        delta = max([delta] + [float(np.max(np.abs(a - b))) for a, b in zip(new_u, u)])
+        delta = max(abs(new_lam - lam), _moved(new_m, m), _moved(new_u, u))
         u = new_u
+        lu = [lu[k] if fixed[k] else _log_table(u[k]) for k in range(K)]
         lam, m = min(max(new_lam, 1e-9), 1 - 1e-9), new_m
         if delta < tol:
             converged = True

@@ -93,10 +93,10 @@ def random_summaries(left: pd.DataFrame, right: pd.DataFrame | None,
         first = first_shared(left, None if dedupe else right, n_passes, windows,
                              slice(a, b), slice(c0, nr))
         if first is None:
-            out.append(model.summarize_random(pd.DataFrame(sims)))
+            out.append(model.summarize_random(sims))  # arrays: no frame to consolidate
         else:
             found = (first if mask is None else first[mask]).ravel()
-            out.append(model.summarize_random(pd.DataFrame(sims), first=found))
+            out.append(model.summarize_random(sims, first=found))
     return out
 
 

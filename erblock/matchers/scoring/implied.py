@@ -115,13 +115,16 @@ def level_counts(h: PatternHistogram, n_levels: Sequence[int]) -> list[np.ndarra
             for k, n in enumerate(n_levels)]
 
 
-def found_by_pass(gamma: np.ndarray, first: np.ndarray | None, radix: Sequence[int]
-                  ) -> dict[int, PatternHistogram] | None:
+def found_by_pass(gamma: np.ndarray, first: np.ndarray | None, radix: Sequence[int],
+                  codes: np.ndarray | None = None) -> dict[int, PatternHistogram] | None:
     """Histograms of the level vectors of the random pairs some key pass agrees on, by
-    the first such pass (``first``: −1 for none; None without several passes)."""
+    the first such pass (``first``: −1 for none; None without several passes;
+    ``codes``: the level vectors' codes when already computed)."""
     if first is None:
         return None
-    return {int(f): PatternHistogram.from_gamma(gamma[first == f], radix)
+    if codes is None:
+        codes = PatternHistogram.codes_of(gamma, radix)
+    return {int(f): PatternHistogram.from_codes(codes[first == f], radix)
             for f in np.unique(first[first >= 0]).tolist()}
 
 
