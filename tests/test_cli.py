@@ -173,11 +173,15 @@ def test_missing_column_names_it(people, capsys):
     assert "'surnam'" in err and "did you mean 'surname'" in err
 
 
-def test_demo_runs_on_bundled_data(capsys):
-    assert main(["demo", "--json"]) == 0
+def test_demo_runs_on_bundled_data(capsys, tmp_path):
+    out_dir, rep = tmp_path / "out", tmp_path / "run.json"
+    assert main(["demo", "--json", "-o", str(out_dir), "--report", str(rep)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["quality"]["f1"] > 0.9
     assert out["quality"]["pair_completeness"] > 0.95
+    # the report says where the kept pairs went, and they are there
+    assert json.loads(rep.read_text())["output"] == str(out_dir)
+    assert len(pd.read_parquet(out_dir)) == out["quality"]["n_predicted"]
 
 
 def test_memory_budget_flag(people, tmp_path):

@@ -221,3 +221,12 @@ def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, ca
         _json(["cluster", str(out / "pairs"), "-o", str(ents), "--overwrite"], capsys)
     err = _fails(["cluster", str(out / "pairs"), "-o", str(out), "--overwrite"], capsys)
     assert "holds the input" in err and (out / "pairs").exists()
+
+
+def test_entity_ids_keep_a_dtype_that_is_not_an_integer():
+    from erblock.cli.entities import _nullable
+
+    assert _nullable(np.dtype("int64")) == "Int64" and _nullable(np.dtype("uint32")) == "UInt32"
+    assert _nullable(pd.StringDtype()) == pd.StringDtype()
+    kindless = object()  # a dtype-like without a kind is left alone, not taken for an integer
+    assert _nullable(kindless) is kindless

@@ -306,6 +306,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.report:
         d = report.to_dict()
         d["quality"] = quality
+        if args.output:  # the pairs it kept were written there
+            d["output"] = os.path.abspath(args.output)
         with open(args.report, "w") as fh:
             json.dump(d, fh, indent=2, default=str)
     if args.json:

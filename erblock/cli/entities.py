@@ -59,7 +59,8 @@ def entity_frame(pairs: Any, records: Any, threshold: float | None, score_column
 def _nullable(dtype: Any) -> Any:
     """A dtype that holds ``dtype``'s values and a missing value exactly: 64-bit ids as
     floats would lose their last bits (a left merge makes missing entity ids NaN)."""
-    if getattr(dtype, "kind", "") in "iu" and not isinstance(dtype, pd.api.extensions.ExtensionDtype):
+    if getattr(dtype, "kind", None) in ("i", "u") and not isinstance(
+            dtype, pd.api.extensions.ExtensionDtype):
         return f"{'U' if dtype.kind == 'u' else ''}Int{dtype.itemsize * 8}"
     return dtype
 
