@@ -197,9 +197,9 @@ def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, ca
         err = _fails([run[0], str(data / "people.csv"), *run[1:], "-o", str(target),
                       "--overwrite"], capsys)
         assert "holds the input" in err and (data / "people.csv").exists()
-    err = _fails([run[0], str(data / "*.csv"), *run[1:], "-o", str(data), "--overwrite"],
-                 capsys)
-    assert "holds the input" in err
+    for form in (str(data / "*.csv"), f"file://{data}/people.csv"):
+        err = _fails([run[0], form, *run[1:], "-o", str(data), "--overwrite"], capsys)
+        assert "holds the input" in err
     # a directory with a file of the user's beside it is not replaced, through the API too
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "plan.txt").write_text("mine")

@@ -27,20 +27,24 @@ IN_ONE_FORMAT = ("give both inputs in one format (CSV columns are read as text, 
 
 def _check_apart(output: str | None, inputs: Sequence[str | None]) -> None:
     """Refuse an ``--output`` that is, or lies above, a local input: a run replaces its
-    output directory whole, which would delete what it reads (URLs are not checked)."""
+    output directory whole, which would delete what it reads (URLs other than file://
+    are not checked)."""
     if output is None:
         return
     out = os.path.realpath(output)
-    for path in inputs:
-        if path is None or "://" in path:
+    for given in inputs:
+        if given is None:
             continue
-        parts = path.split(os.sep)
-        plain = [p for p in parts[: next((i for i, p in enumerate(parts)
-                                          if any(c in p for c in "*?[")), len(parts))]]
-        real = os.path.realpath(os.sep.join(plain) or ".")
+        path = given[len("file://"):] if given.startswith("file://") else given
+        if "://" in path:
+            continue
+        parts = path.split(os.sep)  # up to the first component with a glob character
+        glob_at = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")),
+                       len(parts))
+        real = os.path.realpath(os.sep.join(parts[:glob_at]) or ".")
         if real == out or real.startswith(out.rstrip(os.sep) + os.sep):
-            raise UsageError(f"--output {output!r} holds the input {path!r}; writing there "
-                             "would replace it: choose another directory")
+            raise UsageError(f"--output {output!r} holds the input {given!r}; writing "
+                             "there would replace it: choose another directory")
 
 
 def _say(args: argparse.Namespace, *msg: Any) -> None:
