@@ -5,7 +5,9 @@ run, warnings that reach the report (found by a probe of the command line)."""
 from __future__ import annotations
 
 import json
+import os
 
+import dask.dataframe as dd
 import networkx as nx
 import numpy as np
 import pandas as pd
@@ -210,6 +212,14 @@ def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, ca
         erblock.dedupe(people, key="surname", compare={"first_name": "name"},
                        output=str(tmp_path / "notes"), overwrite=True, client=client)
     assert (tmp_path / "notes" / "plan.txt").read_text() == "mine"
+    # another tool's parquet dataset (Dask's part.N.parquet, or parts without erblock's
+    # report) is not erblock's either, even when it is the run's own input
+    ours = tmp_path / "dask_out"
+    dd.from_pandas(people, npartitions=2).to_parquet(ours)
+    with pytest.raises(FileExistsError, match="part.0.parquet"):
+        erblock.dedupe(dd.read_parquet(ours), key="surname", compare={"first_name": "name"},
+                       output=str(ours), overwrite=True, client=client)
+    assert len(dd.read_parquet(ours)) == len(people)
     # an earlier output, with pairs and entities, is replaced; so are the entities of it
     out = tmp_path / "out"
     for _ in range(2):
@@ -219,8 +229,53 @@ def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, ca
     ents = tmp_path / "ents"
     for _ in range(2):
         _json(["cluster", str(out / "pairs"), "-o", str(ents), "--overwrite"], capsys)
-    err = _fails(["cluster", str(out / "pairs"), "-o", str(out), "--overwrite"], capsys)
-    assert "holds the input" in err and (out / "pairs").exists()
+    assert (ents / "_erblock_entities.json").exists()
+    for argv in (["cluster", str(out / "pairs"), "-o", str(out)],
+                 ["cluster", str(out / "pairs"), "-o", str(ents), "--records",
+                  str(ents / "*.parquet")],
+                 [run[0], str(tmp_path / "*" / "people.csv"), *run[1:], "-o", str(data)]):
+        err = _fails([*argv, "--overwrite"], capsys)
+        assert "holds the input" in err and (out / "pairs").exists()
+    model = out / "pairs" / "_erblock_model.json"
+    err = _fails([run[0], str(data / "people.csv"), *run[1:], "--model", str(model), "-o",
+                  str(out), "--overwrite"], capsys)
+    assert "holds the input" in err and model.exists()
+    err = _fails([run[0], str(data / "people.csv"), *run[1:], "-o", str(out), "--overwrite",
+                  "--report", str(out / "run.json")], capsys)
+    assert "lies inside --output" in err
+    # what another program left in an output, even deep inside it, keeps it from being
+    # replaced; a link is never followed (what it points to is not erblock's to delete)
+    (out / "pairs" / "notes.txt").write_text("mine")
+    err = _fails([run[0], str(data / "people.csv"), *run[1:], "-o", str(out), "--overwrite"],
+                 capsys)
+    assert "'pairs/notes.txt', which erblock did not write" in err
+    (out / "pairs" / "notes.txt").unlink()
+    (out / "entities" / "elsewhere").symlink_to(data, target_is_directory=True)
+    err = _fails([run[0], str(data / "people.csv"), *run[1:], "-o", str(out), "--overwrite"],
+                 capsys)
+    assert "'entities/elsewhere', which erblock did not write" in err
+    assert (data / "people.csv").exists()
+
+
+def test_a_result_finished_while_its_output_changed_is_kept(tmp_path):
+    """A file put into the output during the run: the old directory stays, and so does
+    the finished result, where the message says."""
+    from erblock.engine.output import OutputConflict, finish_output, staged_output
+
+    final = tmp_path / "out"
+    final.mkdir()
+    (final / "_erblock_report.json").write_text("{}")
+    with pytest.raises(OutputConflict) as info, staged_output(str(final), True) as work:
+        (final / "notes.txt").write_text("mine")  # meanwhile, someone writes there
+        open(f"{work}/part-00000.parquet", "w").close()
+    assert info.value.kept == work and work in str(info.value)
+    assert (final / "notes.txt").exists() and os.path.exists(f"{work}/part-00000.parquet")
+    # the same through finish_output, which a run without a staging block calls
+    (final / "notes.txt").unlink()
+    (final / "later.txt").write_text("mine")
+    with pytest.raises(OutputConflict, match="later.txt"):
+        finish_output(work, str(final), True)
+    assert (final / "later.txt").exists() and os.path.exists(work)
 
 
 def test_entity_ids_keep_a_dtype_that_is_not_an_integer():

@@ -68,6 +68,18 @@ def test_a_directory_of_csv_parts_is_read_as_csv_unless_it_is_ambiguous(people, 
     _write_parts(people, p, "parquet")
     with pytest.raises(FileNotFoundError, match="no CSV file in the directory"):
         read_table(str(p), fmt="csv")
+    # notes and folders beside the parts are not parts (of either kind)
+    (p / "README.txt").write_text("how these were made")
+    assert read_table(str(p)).compute()["pid"].tolist() == people["pid"].tolist()
+    c = tmp_path / "csv"
+    _write_parts(people, c, "csv")
+    (c / "README.txt").write_text("how these were made")
+    (c / "old").mkdir()
+    assert read_table(str(c)).compute()["pid"].tolist() == people["pid"].tolist()
+    # Dask takes the compression of the first file for all: mixed ones are refused
+    people.iloc[:2].to_csv(c / "part-9.csv.gz", index=False)
+    with pytest.raises(ValueError, match="compressed differently"):
+        read_table(str(c))
 
 
 def test_id_column_becomes_the_index(people, tmp_path):

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..engine.output import check_output, staged_output
 from ..matchers.comparisons import parse_compare
+from ..report import REPORT_FILE
 from .common import _check_apart, _client, _inputs, _keys, _progress, _say, in_cli_terms
 from .parser import UsageError
 
@@ -80,7 +81,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     from .. import api
 
     keys, compare = _parse(args)
-    _check_apart(args.output, [*paths, args.model])
+    _check_apart(args.output, [*paths, args.model],
+                 [("--report", args.report), ("--save-model", args.save_model)])
     for flag, path in (("--save-model", args.save_model), ("--report", args.report)):
         _check_writable(flag, path)
     scoring = None if args.candidates else _scoring(args)
@@ -150,8 +152,6 @@ def _moved(report: Any, pairs_dir: str) -> Any:
     """``report`` naming ``pairs_dir`` as its output, also in the directory's own report
     file (both were written while the pairs sat in the staging directory)."""
     import dataclasses
-
-    from ..report import REPORT_FILE
 
     report = dataclasses.replace(report, output=pairs_dir)
     if os.path.exists(os.path.join(pairs_dir, REPORT_FILE)):
@@ -284,6 +284,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     if args.output:  # before the run: an existing directory is never replaced unasked
         check_output(args.output, args.overwrite)
+        _check_apart(args.output, [], [("--report", args.report)])
     dblp, acm, truth = load_dblp_acm()
     _say(args, f"DBLP-ACM: {len(dblp):,} DBLP × {len(acm):,} ACM records, "
                f"{len(truth):,} true matches (bundled)")
@@ -301,13 +302,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     kept = pairs[pairs["score"] >= args.threshold]
     quality = erblock.evaluate(kept, truth, candidates=pairs, n_left=len(dblp),
                                n_right=len(acm))
-    if args.output:
-        _write_dir_atomically(kept, args.output, args.overwrite)
+    d = report.to_dict()
+    d["quality"] = quality
+    if args.output:  # the kept pairs, and the report beside them (it marks the output)
+        d["output"] = os.path.abspath(args.output)
+        _write_dir_atomically(kept, args.output, args.overwrite, d)
     if args.report:
-        d = report.to_dict()
-        d["quality"] = quality
-        if args.output:  # the pairs it kept were written there
-            d["output"] = os.path.abspath(args.output)
         with open(args.report, "w") as fh:
             json.dump(d, fh, indent=2, default=str)
     if args.json:
@@ -325,10 +325,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_dir_atomically(pairs: Any, output: str, overwrite: bool) -> None:
-    """Write ``pairs`` as ``output/part-00000.parquet``, replacing an existing ``output``
-    (only with ``overwrite``) once the new directory is complete (an interrupted write
-    leaves the old one, or nothing)."""
+def _write_dir_atomically(pairs: Any, output: str, overwrite: bool,
+                          report: dict[str, Any]) -> None:
+    """Write ``pairs`` as ``output/part-00000.parquet`` with ``report`` beside them,
+    replacing an existing ``output`` (only with ``overwrite``) once the new directory is
+    complete (an interrupted write leaves the old one, or nothing)."""
     with staged_output(output, overwrite=overwrite) as work:
         assert work is not None
         pairs.to_parquet(os.path.join(work, "part-00000.parquet"), index=False)
+        with open(os.path.join(work, REPORT_FILE), "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2, default=str)

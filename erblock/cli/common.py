@@ -25,26 +25,47 @@ IN_ONE_FORMAT = ("give both inputs in one format (CSV columns are read as text, 
                  "columns keep their type)")
 
 
-def _check_apart(output: str | None, inputs: Sequence[str | None]) -> None:
+def _local_paths(given: str) -> list[str]:
+    """The local paths an input names (a glob's matches and its fixed part); none for a
+    URL of another filesystem."""
+    import glob
+
+    path = given.rsplit("::", 1)[-1]  # a chained URL (simplecache::file://…) reads its last
+    for scheme in ("file://", "local://"):
+        if path.startswith(scheme):
+            path = path[len(scheme):]
+    if "://" in path:
+        return []
+    parts = path.split(os.sep)  # up to the first component with a glob character
+    fixed = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
+    if fixed == len(parts):
+        return [path]
+    return [os.sep.join(parts[:fixed]) or ".", *glob.glob(path)]
+
+
+def _check_apart(output: str | None, inputs: Sequence[str | None],
+                 written: Sequence[tuple[str, str | None]] = ()) -> None:
     """Refuse an ``--output`` that is, or lies above, a local input: a run replaces its
-    output directory whole, which would delete what it reads (URLs other than file://
-    are not checked)."""
+    output directory whole, which would delete what it reads (URLs of other filesystems
+    are not checked). ``written``: (flag, path) of files the run writes itself, which may
+    not go inside the output either (the next ``--overwrite`` would refuse them)."""
     if output is None:
         return
     out = os.path.realpath(output)
+
+    def inside(path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == out or real.startswith(out.rstrip(os.sep) + os.sep)
+
     for given in inputs:
-        if given is None:
-            continue
-        path = given[len("file://"):] if given.startswith("file://") else given
-        if "://" in path:
-            continue
-        parts = path.split(os.sep)  # up to the first component with a glob character
-        glob_at = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")),
-                       len(parts))
-        real = os.path.realpath(os.sep.join(parts[:glob_at]) or ".")
-        if real == out or real.startswith(out.rstrip(os.sep) + os.sep):
+        if given is not None and any(inside(p) for p in _local_paths(given)):
             raise UsageError(f"--output {output!r} holds the input {given!r}; writing "
                              "there would replace it: choose another directory")
+    for flag, path in written:
+        if path is not None and inside(path):
+            raise UsageError(f"{flag} {path!r} lies inside --output {output!r}, which "
+                             "holds only what erblock writes there (its own report is "
+                             "kept in it); write it elsewhere")
 
 
 def _say(args: argparse.Namespace, *msg: Any) -> None:

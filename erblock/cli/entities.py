@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
 import pandas as pd
 
-from ..engine.output import staged_output
+from ..engine.output import MARKERS, staged_output
+from ..engine.tasks.write import PART_NAME
 from ..matchers.clustering import decision_column
 from .common import _check_apart, _client, _inputs, _say
 from .parser import UsageError
 
 __all__ = ["cmd_cluster", "entity_frame", "score_column_of", "write_entities"]
+
+ENTITIES_FILE = MARKERS[1]  #: what an entity directory holds besides its parts
 
 
 def score_column_of(columns: Any, given: str | None = None) -> str:
@@ -70,13 +74,19 @@ def write_entities(entities: Any, path: str, client: Any) -> dict[str, Any]:
     from it: records, entities, the largest entity."""
     import dask.dataframe as dd
 
-    client.compute(entities.to_parquet(path, write_index=False, compute=False), sync=True)
+    client.compute(entities.to_parquet(path, write_index=False, compute=False,
+                                       write_metadata_file=False,
+                                       name_function=lambda i: PART_NAME.format(task=i)),
+                   sync=True)
     written = dd.read_parquet(path)
     sizes = written.groupby("entity_id").size()
     n_rec, n_ent, largest = client.compute(
         [written.shape[0], sizes.shape[0], sizes.max()], sync=True)
-    return {"records": int(n_rec), "entities": int(n_ent),
-            "largest": int(largest) if n_rec else 0, "path": path}
+    info = {"records": int(n_rec), "entities": int(n_ent),
+            "largest": int(largest) if n_rec else 0}
+    with open(os.path.join(path, ENTITIES_FILE), "w", encoding="utf-8") as fh:
+        json.dump(info, fh)  # marks the directory as erblock's (``--overwrite`` may replace it)
+    return {**info, "path": path}
 
 
 def in_memory_entities(pairs: pd.DataFrame, ids: pd.Index, threshold: float | None,

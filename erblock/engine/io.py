@@ -132,10 +132,15 @@ def rename_columns(ddf: dd.DataFrame, mapping: Mapping[str, str], name: str) -> 
     return ddf.rename(columns=renames) if renames else ddf
 
 
+#: what a directory of CSV parts holds (its other files, e.g. a README, are not read)
+_CSV_PARTS = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
+
+
 def _directory_parts(path: str, files: list[str], fmt: str | None,
                      storage_options: Mapping[str, Any]) -> tuple[list[str], str | None]:
-    """A directory of CSV parts is read as its CSV files (sorted by name); one of parquet
-    parts stays a parquet dataset. Other inputs are returned as they are."""
+    """A directory of CSV parts (``*.csv``, compressed alike) is read as those files in
+    name order; one of parquet parts stays a parquet dataset. Other inputs are returned
+    as they are."""
     from fsspec.core import url_to_fs
 
     if len(files) != 1:
@@ -143,18 +148,27 @@ def _directory_parts(path: str, files: list[str], fmt: str | None,
     fs, root = url_to_fs(files[0], **dict(storage_options))
     if not fs.isdir(root) or fmt == "parquet":
         return files, fmt
-    names = sorted(fs.ls(root, detail=False))
-    visible = [n for n in names if not n.rstrip("/").rsplit("/", 1)[-1].startswith(("_", "."))]
-    csvs = [n for n in visible if n.lower().endswith(_CSV_SUFFIXES)]
-    parquet = [n for n in visible if n.lower().endswith(_PARQUET_SUFFIXES) or fs.isdir(n)]
+
+    def visible(name: str) -> bool:
+        return not name.rstrip("/").rsplit("/", 1)[-1].startswith(("_", "."))
+
+    csvs = sorted(n for n in fs.ls(root, detail=False)
+                  if visible(n) and n.lower().endswith(_CSV_PARTS) and not fs.isdir(n))
     if fmt is None and not csvs:
         return files, "parquet"
+    parquet = [n for n in fs.find(root) if visible(n) and n.lower().endswith(_PARQUET_SUFFIXES)]
     if fmt is None and parquet:
         raise ValueError(f"input {path!r} holds both CSV and parquet files; give a glob of "
                          "one kind (e.g. 'DIR/*.csv') or --format")
     if not csvs:
         raise FileNotFoundError(f"input {path!r} could not be read: no CSV file in the "
-                                f"directory (names ending {', '.join(_CSV_SUFFIXES)})")
+                                f"directory (names ending {', '.join(_CSV_PARTS)})")
+    kinds = {next(s for s in sorted(_CSV_PARTS, key=len, reverse=True)
+                  if n.lower().endswith(s)) for n in csvs}
+    if len(kinds) > 1:  # Dask infers the compression from the first file alone
+        raise ValueError(f"input {path!r} holds CSV files compressed differently "
+                         f"({', '.join(sorted(kinds))}); give a glob of one kind, e.g. "
+                         f"'{path.rstrip('/')}/*{sorted(kinds)[0]}'")
     local = files[0] == root
     return [n if local else fs.unstrip_protocol(n) for n in csvs], "csv"
 

@@ -12,24 +12,31 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-#: what erblock (and Dask's ``to_parquet``) write into an output directory: ``overwrite``
+#: the files an erblock output is marked by: a run's report, or ``erblock cluster``'s
+MARKERS = ("_erblock_report.json", "_erblock_entities.json")
+#: what erblock writes into an output directory (parts beside a marker); ``overwrite``
 #: replaces a directory holding nothing else, never one with a file of the user's
-OWN_FILES = ("part-*.parquet", "part.*.parquet", "_erblock_report.json",
-             "_erblock_model.json", "_metadata", "_common_metadata", "*.tmp")
-OWN_DIRS = ("pairs", "entities", "_decided", "_links")
+OWN_FILES = ("part-*.parquet", "_erblock_model.json", *MARKERS, ".DS_Store")
+OWN_DIRS = ("pairs", "entities")  #: a run with ``--cluster``: one output in each
 
 
 def foreign_entry(directory: str) -> str | None:
-    """The first file or directory under ``directory`` that erblock does not write (see
-    :data:`OWN_FILES`, :data:`OWN_DIRS`), or None when it holds only an earlier output."""
-    for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+    """The first file or directory under ``directory`` that erblock did not write (see
+    :data:`OWN_FILES`, :data:`OWN_DIRS`; parquet parts count only beside a marker, so
+    another tool's dataset is never taken for erblock's), or None when it holds only an
+    earlier output. Symbolic links are never followed: a link is foreign."""
+    entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    marked = any(e.name in MARKERS for e in entries)
+    for entry in entries:
         if entry.is_dir(follow_symlinks=False) and entry.name in OWN_DIRS:
             inner = foreign_entry(entry.path)
             if inner is not None:
                 return inner
-        elif not (entry.is_file(follow_symlinks=False)
-                  and any(fnmatch.fnmatchcase(entry.name, p) for p in OWN_FILES)):
-            return entry.path
+        else:
+            own = (entry.is_file(follow_symlinks=False)
+                   and any(fnmatch.fnmatchcase(entry.name, p) for p in OWN_FILES))
+            if not own or (not marked and fnmatch.fnmatchcase(entry.name, "part-*.parquet")):
+                return entry.path
     return None
 
 
@@ -53,9 +60,19 @@ def check_output(output: str, overwrite: bool) -> str:
             raise FileExistsError(
                 f"output: {final!r} holds {os.path.relpath(foreign, final)!r}, which "
                 "erblock did not write; overwrite replaces only an earlier erblock output "
-                "(parquet parts and its report), so choose a new or empty directory"
+                f"(parquet parts beside its {MARKERS[0]}), so choose a new or empty "
+                "directory"
             )
     return final
+
+
+class OutputConflict(FileExistsError):
+    """The final directory changed during the run so that it may not be replaced; the
+    finished result is kept in ``kept``."""
+
+    def __init__(self, message: str, kept: str) -> None:
+        super().__init__(message)
+        self.kept = kept
 
 
 def start_output(output: str | None, overwrite: bool) -> tuple[str | None, str | None]:
@@ -75,9 +92,13 @@ def finish_output(work: str, final: str, overwrite: bool) -> None:
     for leftover in Path(work).glob("*.tmp"):
         leftover.unlink(missing_ok=True)
     if os.path.exists(final):
-        if not overwrite and os.listdir(final):
-            raise FileExistsError(f"output: {final!r} appeared during the run")
-        check_output(final, overwrite)  # nothing of the user's was put there meanwhile
+        try:  # nothing of the user's may have been put there meanwhile
+            if not overwrite and os.listdir(final):
+                raise FileExistsError(f"output: {final!r} appeared during the run")
+            check_output(final, overwrite)
+        except FileExistsError as exc:
+            raise OutputConflict(f"{exc}; the finished result is kept in {work!r}",
+                                 work) from None
         shutil.rmtree(final)
     os.replace(work, final)
 
@@ -93,6 +114,8 @@ def staged_output(output: str | None, overwrite: bool) -> Iterator[str | None]:
     try:
         yield work
         finish_output(work, final, overwrite)
+    except OutputConflict:
+        raise  # the finished result stays where the message says
     except BaseException:
         remove_tree(work)
         raise

@@ -152,19 +152,6 @@ def resolve_levels(comparisons: Sequence[Comparison], levels: Mapping[str, Any] 
     return tuple(out)
 
 
-def similarities(pairs: pd.DataFrame | Mapping[str, np.ndarray], names: Sequence[str]
-                 ) -> list[np.ndarray]:
-    """The float64 similarity arrays ``names`` of ``pairs`` (a frame, or arrays by name;
-    a missing value is NaN); raises naming the columns that are missing."""
-    have = list(pairs.columns if isinstance(pairs, pd.DataFrame) else pairs)
-    missing = [n for n in names if n not in have]
-    if missing:
-        raise KeyError(f"pairs: missing similarity column(s) {missing}; got {have}")
-    if isinstance(pairs, pd.DataFrame):
-        return [pairs[n].to_numpy(np.float64, na_value=np.nan) for n in names]
-    return [np.asarray(pairs[n], dtype=np.float64) for n in names]
-
-
 def gamma_matrix(specs: Sequence[LevelSpec], sims: Sequence[np.ndarray]) -> np.ndarray:
     """(pairs × comparisons) int8 level matrix from the similarity arrays."""
     n = len(sims[0]) if sims else 0
@@ -315,13 +302,13 @@ def fit_em(
 ) -> dict[str, Any]:
     """EM for λ and m (and the u not fixed) over weighted level vectors.
 
-    ``gamma``: (rows × comparisons) levels, −1 = null; ``counts``: weight of each row (the
-    histogram counts, or ones for pair-level EM: the result is the same). ``fix_u``: keep
-    u fixed for all comparisons, none, or per comparison (a bool each); ``fix_m``: per
-    comparison, keep the given ``m`` (e.g. estimated where the blocking did not select on
-    it). ``pseudo`` is added to every level's expected matches in the M-step. Returns a dict with
-    ``lambda``, ``m``, ``u`` (lists of arrays per comparison), ``n_iter``, ``converged``
-    and ``loglik``.
+    ``gamma``: (rows × comparisons) levels 0 … n − 1, −1 = null (nothing else);
+    ``counts``: weight of each row (the histogram counts, or ones for pair-level EM: the
+    result is the same). ``fix_u``: keep u fixed for all comparisons, none, or per
+    comparison (a bool each); ``fix_m``: per comparison, keep the given ``m`` (e.g.
+    estimated where the blocking did not select on it). ``pseudo`` is added to every
+    level's expected matches in the M-step. Returns a dict with ``lambda``, ``m``, ``u``
+    (lists of arrays per comparison), ``n_iter``, ``converged`` and ``loglik``.
     """
     gamma = np.asarray(gamma)
     w = np.asarray(counts, dtype=np.float64)

@@ -86,14 +86,18 @@ def random_summaries(left: pd.DataFrame, right: pd.DataFrame | None,
         if c0 >= nr:
             break
         mask = np.arange(c0, nr)[None, :] > np.arange(a, b)[:, None] if dedupe else None
-        sims = {}
-        for c, lk, rk in zip(comparisons, lv, rv):
+        n = int(mask.sum()) if mask is not None else (b - a) * (nr - c0)
+        # one float64 row per comparison, filled once: the frame below is a view of it
+        # (a frame built from separate arrays copies them all into one block)
+        block = np.empty((len(comparisons), n))
+        for k, (c, lk, rk) in enumerate(zip(comparisons, lv, rv)):
             mat = c.matrix(lk.take(slice(a, b)), rk.take(slice(c0, nr)))
-            sims[c.name] = (mat if mask is None else mat[mask]).ravel().astype(np.float64)
+            block[k] = (mat if mask is None else mat[mask]).ravel()
+        sims = pd.DataFrame(block.T, columns=[c.name for c in comparisons], copy=False)
         first = first_shared(left, None if dedupe else right, n_passes, windows,
                              slice(a, b), slice(c0, nr))
         if first is None:
-            out.append(model.summarize_random(sims))  # arrays: no frame to consolidate
+            out.append(model.summarize_random(sims))
         else:
             found = (first if mask is None else first[mask]).ravel()
             out.append(model.summarize_random(sims, first=found))

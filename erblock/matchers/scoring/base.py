@@ -124,11 +124,9 @@ class ScoringModel:
         """Worker side, phase 1: a small summary of one reduce task's pairs."""
         raise NotImplementedError(f"{type(self).__name__} does not fit during a run")
 
-    def summarize_random(self, sims: pd.DataFrame | Mapping[str, np.ndarray],
-                         first: np.ndarray | None = None) -> Any:
-        """Worker side, phase 1: a summary of random pairs' similarities (a frame, or
-        float64 arrays by comparison name; ``first``: the first key pass each pair agrees
-        on, −1 for none, with several passes)."""
+    def summarize_random(self, sims: pd.DataFrame, first: np.ndarray | None = None) -> Any:
+        """Worker side, phase 1: a summary of random pairs' similarity columns (``first``:
+        the first key pass each pair agrees on, −1 for none, with several passes)."""
         raise NotImplementedError(f"{type(self).__name__} does not fit during a run")
 
     def fit_summaries(self, summaries: Sequence[Any], random: Sequence[Any],

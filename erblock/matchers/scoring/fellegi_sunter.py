@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..comparisons import Comparison, as_comparisons
-from ..levels import LevelSpec, PatternHistogram, gamma_matrix, resolve_levels, similarities
+from ..levels import LevelSpec, PatternHistogram, gamma_matrix, resolve_levels
 from .base import (
     PASS_COLUMN,
     FitContext,
@@ -195,11 +195,14 @@ class FellegiSunter(ScoringModel):
                 "call fit(pairs), or load a saved model"
             )
 
-    def gamma_of(self, pairs: pd.DataFrame | Mapping[str, np.ndarray]) -> np.ndarray:
-        """(pairs × comparisons) levels of the similarity columns of ``pairs`` (a frame,
-        or similarity arrays by name)."""
+    def gamma_of(self, pairs: pd.DataFrame) -> np.ndarray:
+        """(pairs × comparisons) levels of the similarity columns of ``pairs``."""
         specs = self._specs()
-        gamma = gamma_matrix(specs, similarities(pairs, [s.name for s in specs]))
+        missing = [s.name for s in specs if s.name not in pairs.columns]
+        if missing:
+            raise KeyError(f"pairs: missing similarity column(s) {missing}; got {list(pairs.columns)}")
+        gamma = gamma_matrix(specs, [pairs[s.name].to_numpy(np.float64, na_value=np.nan)
+                                     for s in specs])
         return mask(gamma, self.implied_, [s.n_levels for s in specs])
 
     def u_from_counts(self, level_counts: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -234,17 +237,15 @@ class FellegiSunter(ScoringModel):
         return {int(p): PatternHistogram.from_gamma(gamma[passes == p], self.radix)
                 for p in np.unique(passes).tolist()}
 
-    def summarize_random(self, sims: pd.DataFrame | Mapping[str, np.ndarray],
-                         first: np.ndarray | None = None) -> tuple:
-        """Level counts (index 0 = null) of random pairs per comparison, their number,
-        with ``detect`` their level vectors' histogram (:mod:`.implied`), and given
-        ``first`` those of the pairs some pass agrees on (:func:`.implied.found_by_pass`)."""
+    def summarize_random(self, sims: pd.DataFrame, first: np.ndarray | None = None) -> tuple:
+        """Random pairs' level counts per comparison (index 0 = null), their number, their
+        histogram (``detect``), and those some pass agrees on (:func:`.found_by_pass`)."""
         gamma = self.gamma_of(sims)
         counts = [np.bincount(gamma[:, k].astype(np.int64) + 1, minlength=s.n_levels + 1)
                   for k, s in enumerate(self._specs())]
         codes = PatternHistogram.codes_of(gamma, self.radix)
         hist = PatternHistogram.from_codes(codes, self.radix) if self.detect else None
-        return counts, len(gamma), hist, found_by_pass(gamma, first, self.radix, codes)
+        return counts, len(sims), hist, found_by_pass(gamma, first, self.radix, codes)
 
     def fit_summaries(self, summaries: Sequence[Any], random: Sequence[Any],
                       value_counts: Mapping[str, pd.Series], context: FitContext) -> None:
