@@ -21,7 +21,7 @@ from oracle import brute_dedupe, brute_link, pair_list
 
 import erblock
 from erblock.balancing.strategies import STRATEGIES
-from erblock.engine.tasks.encoded import block_encoding, encode
+from erblock.engine.tasks.encoded import block_encoding, encode, row_codes
 from erblock.matchers.comparisons import Comparison
 from erblock.matchers.methods import METHODS
 from erblock.report import RunReport
@@ -99,6 +99,21 @@ def _frame(seed: int, n: int, link_side: int = 0) -> pd.DataFrame:
 
 
 COMPARE = {"first": "jaro_winkler", "last": "name", "age": {"method": "numeric", "scale": 5}}
+
+
+@settings(max_examples=80, deadline=None)
+@given(width=st.integers(1, 5), kind=st.integers(0, 2), data=st.data())
+def test_row_codes_number_rows_as_factorizing_their_tuples_does(width, kind, data):
+    """Equal rows share a code, numbered by first appearance, missing equal to missing:
+    what a MultiIndex of the rows gives, computed column by column."""
+    pool = [st.integers(-2, 2), st.sampled_from([np.nan, 0.5, -0.0, 0.0]),
+            st.sampled_from(["a", "b", None, "é"])][kind]
+    rows = data.draw(st.lists(st.lists(pool, min_size=width, max_size=width), max_size=40))
+    table = np.array(rows, dtype=object if kind == 2 else np.float64 if kind == 1
+                     else np.int64).reshape(len(rows), width)
+    want = (pd.MultiIndex.from_arrays([table[:, j] for j in range(width)]).factorize()[0]
+            if len(rows) else np.zeros(0, np.int64))
+    np.testing.assert_array_equal(row_codes(table), want)
 
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))

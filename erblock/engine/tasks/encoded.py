@@ -45,6 +45,24 @@ class Encoded:
     uniques: Prepared
 
 
+def row_codes(rows: np.ndarray) -> np.ndarray:
+    """A code per row of a table, equal rows alike, numbered in order of first appearance:
+    what factorizing the rows as tuples gives (missing values equal one another), column
+    by column on integers instead of through a MultiIndex of tuples (~10x faster)."""
+    n = len(rows)
+    combined = np.zeros(n, dtype=np.int64)
+    span = 1  # combined < span
+    for j in range(rows.shape[1]):
+        codes, uniques = pd.factorize(rows[:, j], use_na_sentinel=False)
+        k = max(len(uniques), 1)
+        if span * k >= 2**62:  # renumber densely (< n) before the next column
+            combined, dense = pd.factorize(combined)
+            span = max(len(dense), 1)
+        combined = combined * k + codes
+        span *= k
+    return pd.factorize(combined)[0] if n else combined
+
+
 def encode(p: Prepared) -> Encoded | None:
     """The codes and distinct values of a prepared column (None if its values cannot be
     told apart by equality, e.g. unhashable objects)."""
@@ -54,9 +72,7 @@ def encode(p: Prepared) -> Encoded | None:
         if v.ndim == 1:
             codes, _ = pd.factorize(v, use_na_sentinel=True)
         else:  # a table per record (dates, e-mail parts, token sets): equal rows, one code
-            rows = v.reshape(n, -1)
-            codes, _ = pd.MultiIndex.from_arrays(
-                [rows[:, j] for j in range(rows.shape[1])]).factorize()
+            codes = row_codes(v.reshape(n, -1))
     except (TypeError, ValueError):
         return None
     codes = np.asarray(codes, dtype=np.int64).ravel()
