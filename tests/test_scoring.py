@@ -142,6 +142,15 @@ def test_em_steps_equal_the_plain_formulas_to_the_last_bit(seed):
         np.testing.assert_array_equal(a, b)
 
 
+def test_em_refuses_levels_outside_the_layout():
+    """A level past a comparison's last would be read as the next comparison's."""
+    gamma = np.array([[0, 1], [2, 0]], dtype=np.int8)
+    with pytest.raises(ValueError, match="levels must lie in"):
+        fit_em(gamma, np.ones(2), [2, 2], [np.full(2, 0.5)] * 2)
+    with pytest.raises(ValueError, match="levels must lie in"):
+        fit_em(gamma - 2, np.ones(2), [3, 2], [np.full(3, 1 / 3), np.full(2, 0.5)])
+
+
 def test_histogram_codes_are_the_mixed_radix_codes_ascending():
     gamma, _ = draw_gamma(5000, seed=4)
     radix = [len(m) + 1 for m in M]

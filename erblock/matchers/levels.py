@@ -328,34 +328,54 @@ def fit_em(
     lam = float(min(max(lam, 1e-6), 1 - 1e-6))
     total = w.sum()
     converged = False
-    # each comparison's levels shifted by one (the null level first), contiguous: the
-    # E-step gathers from them and the M-step counts on them, once per iteration; a
-    # count of level l sums the same rows in the same order as counting the present rows
-    # alone, so the fit is the same to the last bit
-    idx = [np.ascontiguousarray(gamma[:, k], dtype=np.int64) + 1 for k in range(K)]
-    lu = [_log_table(x) for x in u]  # a fixed u's table is computed once
+    if len(gamma) and K and (gamma.min() < -1
+                             or (gamma.max(axis=0) >= np.asarray(n_levels)).any()):
+        raise ValueError("fit_em: levels must lie in 0 … n_levels − 1, or −1 for null")
+    # One flat table for all comparisons: comparison k's null level at off[k], its
+    # levels after it. Each iteration takes the logs of every m at once and counts every
+    # level with one bincount (a bin sums the same rows in the same order as a count per
+    # comparison would), so the fit is the same to the last bit, with a few numpy calls
+    # an iteration instead of a few per comparison.
+    off = np.cumsum([0, *[n + 1 for n in n_levels[:-1]]], dtype=np.int64)
+    slots = int(sum(n + 1 for n in n_levels))
+    pos = [np.ascontiguousarray(gamma[:, k], dtype=np.int64) + 1 + off[k] for k in range(K)]
+    every = np.concatenate(pos) if K else np.zeros(0, dtype=np.int64)
+    one = np.ones(1)
+
+    def log_flat(ps: Sequence[np.ndarray]) -> np.ndarray:
+        flat = np.concatenate([x for p in ps for x in (one, p)]) if K else np.zeros(0)
+        return np.log(np.clip(flat, PROB_FLOOR, 1.0))  # ln 1 = 0 at the null levels
+
+    lu = log_flat(u)  # kept while every u is fixed
+    free_u = not all(fixed)
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
+        table = log_flat(m) - lu
         logit = np.zeros(len(w))
         for k in range(K):
-            logit += (_log_table(m[k]) - lu[k])[idx[k]]
+            logit += table[pos[k]]
         logit = logit + math.log(lam) - math.log1p(-lam)
         p = 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
         wp, wq = w * p, w * (1.0 - p)
         new_lam = float(wp.sum() / total) if total > 0 else lam
+        cm = np.bincount(every, weights=np.tile(wp, K), minlength=slots)
+        cu = np.bincount(every, weights=np.tile(wq, K), minlength=slots) if free_u else cm
         new_m, new_u = [], []
         for k in range(K):
-            nk = n_levels[k]
-            mk = np.bincount(idx[k], weights=wp, minlength=nk + 1)[1:nk + 1] + pseudo
-            new_m.append(m[k] if keep_m[k] or mk.sum() <= 0 else mk / mk.sum())
+            a, nk = int(off[k]) + 1, n_levels[k]
+            mk = cm[a:a + nk] + pseudo
+            sm = mk.sum()
+            new_m.append(m[k] if keep_m[k] or sm <= 0 else mk / sm)
             if fixed[k]:
                 new_u.append(u[k])
             else:
-                uk = np.bincount(idx[k], weights=wq, minlength=nk + 1)[1:nk + 1]
-                new_u.append(np.clip(uk / uk.sum(), PROB_FLOOR, 1.0) if uk.sum() > 0 else u[k])
+                uk = cu[a:a + nk]
+                su = uk.sum()
+                new_u.append(np.clip(uk / su, PROB_FLOOR, 1.0) if su > 0 else u[k])
         delta = max(abs(new_lam - lam), _moved(new_m, m), _moved(new_u, u))
         u = new_u
-        lu = [lu[k] if fixed[k] else _log_table(u[k]) for k in range(K)]
+        if free_u:
+            lu = log_flat(u)
         lam, m = min(max(new_lam, 1e-9), 1 - 1e-9), new_m
         if delta < tol:
             converged = True
