@@ -1,7 +1,8 @@
 """Reading inputs for the command line: CSV or parquet files, globs, fsspec URLs.
 
 Everything is read lazily with Dask's readers, so a path may be a single file, a
-directory of parquet or CSV parts (its CSV files in name order), a glob (``data/part-*.csv``) or any fsspec URL
+directory of parquet or CSV parts (its ``*.csv`` files in name order), a glob
+(``data/part-*.csv``) or any fsspec URL
 (``file:///data/*.parquet``, ``s3://bucket/people/``, ``gcs://…``: the protocol's fsspec
 package must be installed where the files are read, i.e. on the workers). Globs are
 expanded once here, so a pattern that matches nothing fails at once with the pattern
