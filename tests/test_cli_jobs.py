@@ -189,7 +189,8 @@ def test_columns_of_lists_or_records_are_refused(people):
             erblock.dedupe(df, key="dob", compare={col: "name"})
 
 
-def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, capsys, client):
+def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, capsys, client,
+                                                            monkeypatch):
     data = tmp_path / "data"
     data.mkdir()
     people.to_csv(data / "people.csv")
@@ -207,7 +208,7 @@ def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, ca
     (tmp_path / "notes" / "plan.txt").write_text("mine")
     err = _fails([run[0], str(data / "people.csv"), *run[1:], "-o", str(tmp_path / "notes"),
                   "--overwrite"], capsys)
-    assert "'plan.txt', which erblock did not write" in err
+    assert "'plan.txt', which is not part of an erblock output" in err
     with pytest.raises(FileExistsError, match="plan.txt"):
         erblock.dedupe(people, key="surname", compare={"first_name": "name"},
                        output=str(tmp_path / "notes"), overwrite=True, client=client)
@@ -236,6 +237,15 @@ def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, ca
                  [run[0], str(tmp_path / "*" / "people.csv"), *run[1:], "-o", str(data)]):
         err = _fails([*argv, "--overwrite"], capsys)
         assert "holds the input" in err and (out / "pairs").exists()
+    # '~' as fsspec reads it (a quoted path, or --opt=~/…, reaches erblock unexpanded)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    err = _fails(["cluster", "~/out/pairs", "-o", str(out), "--overwrite"], capsys)
+    assert "holds the input" in err and (out / "pairs").exists()
+    # an output that is a symbolic link is refused before the run (rmtree would fail after)
+    (tmp_path / "link").symlink_to(ents, target_is_directory=True)
+    err = _fails(["cluster", str(out / "pairs"), "-o", str(tmp_path / "link"), "--overwrite"],
+                 capsys)
+    assert "is a symbolic link" in err
     model = out / "pairs" / "_erblock_model.json"
     err = _fails([run[0], str(data / "people.csv"), *run[1:], "--model", str(model), "-o",
                   str(out), "--overwrite"], capsys)
@@ -248,12 +258,12 @@ def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, ca
     (out / "pairs" / "notes.txt").write_text("mine")
     err = _fails([run[0], str(data / "people.csv"), *run[1:], "-o", str(out), "--overwrite"],
                  capsys)
-    assert "'pairs/notes.txt', which erblock did not write" in err
+    assert "'pairs/notes.txt', which is not part of an erblock output" in err
     (out / "pairs" / "notes.txt").unlink()
     (out / "entities" / "elsewhere").symlink_to(data, target_is_directory=True)
     err = _fails([run[0], str(data / "people.csv"), *run[1:], "-o", str(out), "--overwrite"],
                  capsys)
-    assert "'entities/elsewhere', which erblock did not write" in err
+    assert "'entities/elsewhere', which is not part of an erblock output" in err
     assert (data / "people.csv").exists()
 
 

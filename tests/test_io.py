@@ -76,10 +76,24 @@ def test_a_directory_of_csv_parts_is_read_as_csv_unless_it_is_ambiguous(people, 
     (c / "README.txt").write_text("how these were made")
     (c / "old").mkdir()
     assert read_table(str(c)).compute()["pid"].tolist() == people["pid"].tolist()
+    (c / ".cache").mkdir()  # hidden and nested parquet files are not parts either
+    people.iloc[:2].to_parquet(c / ".cache" / "x.parquet")
+    (c / "old" / "backup.parquet").write_bytes(b"")
+    assert len(read_table(str(c)).compute()) == len(people)
     # Dask takes the compression of the first file for all: mixed ones are refused
     people.iloc[:2].to_csv(c / "part-9.csv.gz", index=False)
     with pytest.raises(ValueError, match="compressed differently"):
         read_table(str(c))
+    # parts named otherwise (.tsv, .txt) are neither: say so, not a parquet error
+    t = tmp_path / "tsv"
+    t.mkdir()
+    people.to_csv(t / "a.tsv", sep="\t", index=False)
+    with pytest.raises(ValueError, match="neither CSV"):
+        read_table(str(t))
+    # hive partitions (key=value/ folders) stay a parquet dataset
+    h = tmp_path / "hive"
+    people.assign(part=people.index % 2).to_parquet(h, partition_cols=["part"])
+    assert len(read_table(str(h)).compute()) == len(people)
 
 
 def test_id_column_becomes_the_index(people, tmp_path):

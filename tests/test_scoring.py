@@ -12,7 +12,13 @@ import pytest
 import erblock
 from erblock.engine.tasks.score import row_ranges
 from erblock.matchers.comparisons import as_comparisons
-from erblock.matchers.levels import LevelSpec, PatternHistogram, fit_em, resolve_levels
+from erblock.matchers.levels import (
+    PROB_FLOOR,
+    LevelSpec,
+    PatternHistogram,
+    fit_em,
+    resolve_levels,
+)
 from erblock.matchers.scoring import FellegiSunter, ModelWarning, load_model
 from erblock.matchers.scoring.supervised import ScoreThreshold, SupervisedModel, labels_from_truth
 from erblock.report import RunReport
@@ -91,7 +97,7 @@ def test_histogram_codes_round_trip():
 
 def _em_reference(gamma, w, n_levels, u, m, lam, fixed, keep_m, pseudo, max_iter, tol):
     """The E- and M-steps written out plainly (per present row, per comparison)."""
-    floor = 1e-12
+    floor = PROB_FLOOR
 
     def table(p):
         return np.concatenate([[0.0], np.log(np.clip(p, floor, 1.0))])
@@ -113,9 +119,10 @@ def _em_reference(gamma, w, n_levels, u, m, lam, fixed, keep_m, pseudo, max_iter
             sel = gamma[:, k] >= 0
             nk = n_levels[k]
             mk = np.bincount(gamma[sel, k], weights=wp[sel], minlength=nk)[:nk] + pseudo
-            new_m.append(m[k] if keep_m[k] else mk / mk.sum())
+            new_m.append(m[k] if keep_m[k] or mk.sum() <= 0 else mk / mk.sum())
             uk = np.bincount(gamma[sel, k], weights=wq[sel], minlength=nk)[:nk]
-            new_u.append(u[k] if fixed[k] else np.clip(uk / uk.sum(), floor, 1.0))
+            new_u.append(u[k] if fixed[k] or uk.sum() <= 0
+                         else np.clip(uk / uk.sum(), floor, 1.0))
         delta = max([abs(new_lam - lam)] + [float(np.max(np.abs(a - b))) for a, b in
                                              zip(new_m + new_u, m + u)])
         lam, m, u = min(max(new_lam, 1e-9), 1 - 1e-9), new_m, new_u
@@ -124,19 +131,24 @@ def _em_reference(gamma, w, n_levels, u, m, lam, fixed, keep_m, pseudo, max_iter
     return lam, m, u, it
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, 1, 2])
 def test_em_steps_equal_the_plain_formulas_to_the_last_bit(seed):
     """fit_em counts levels on shifted codes and caches fixed u's logs: the same numbers
     as the plain steps, exactly (a fit's benchmarks do not move when it is sped up)."""
     gamma, _ = draw_gamma(20_000, seed=seed)
+    if seed == 2:  # level 0 of the first comparison never seen: its u and m hit the floor
+        gamma[:, 0] = np.maximum(gamma[:, 0], 1)
     hist = PatternHistogram.from_gamma(gamma, [len(m) + 1 for m in M])
     n_levels = [len(m) for m in M]
     m0 = [np.full(n, 1.0 / n) for n in n_levels]
-    fixed, keep = [True, False, True], [False, False, seed == 1]
+    fixed = [True, False, True] if seed < 2 else [False, False, True]
+    keep, pseudo = [False, False, seed == 1], 0.1 if seed < 2 else 0.0
     res = fit_em(hist.gamma(), hist.counts, n_levels, U, m=m0, lam=0.3, fix_u=fixed,
-                 fix_m=keep, pseudo=0.1, max_iter=40, tol=1e-6)
+                 fix_m=keep, pseudo=pseudo, max_iter=40, tol=1e-6)
     lam, m, u, it = _em_reference(hist.gamma(), hist.counts.astype(np.float64), n_levels, U,
-                                  m0, 0.3, fixed, keep, 0.1, 40, 1e-6)
+                                  m0, 0.3, fixed, keep, pseudo, 40, 1e-6)
+    if seed == 2:
+        assert res["u"][0][0] == PROB_FLOOR and res["m"][0][0] == 0.0
     assert res["n_iter"] == it and res["lambda"] == lam
     for a, b in zip(res["m"] + res["u"], m + u):
         np.testing.assert_array_equal(a, b)
@@ -149,6 +161,9 @@ def test_em_refuses_levels_outside_the_layout():
         fit_em(gamma, np.ones(2), [2, 2], [np.full(2, 0.5)] * 2)
     with pytest.raises(ValueError, match="levels must lie in"):
         fit_em(gamma - 2, np.ones(2), [3, 2], [np.full(3, 1 / 3), np.full(2, 0.5)])
+    with pytest.raises(ValueError, match="n_levels"):  # m of another layout
+        fit_em(gamma, np.ones(2), [3, 2], [np.full(3, 1 / 3), np.full(2, 0.5)],
+               m=[np.full(2, 0.5), np.full(3, 1 / 3)])
 
 
 def test_histogram_codes_are_the_mixed_radix_codes_ascending():

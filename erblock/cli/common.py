@@ -36,6 +36,7 @@ def _local_paths(given: str) -> list[str]:
             path = path[len(scheme):]
     if "://" in path:
         return []
+    path = os.path.expanduser(path)  # fsspec reads '~/…' as the home directory
     parts = path.split(os.sep)  # up to the first component with a glob character
     fixed = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
     if fixed == len(parts):
@@ -51,7 +52,7 @@ def _check_apart(output: str | None, inputs: Sequence[str | None],
     not go inside the output either (the next ``--overwrite`` would refuse them)."""
     if output is None:
         return
-    out = os.path.realpath(output)
+    out = os.path.realpath(os.path.expanduser(output))
 
     def inside(path: str) -> bool:
         real = os.path.realpath(path)

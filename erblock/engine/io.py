@@ -140,8 +140,8 @@ _CSV_PARTS = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
 def _directory_parts(path: str, files: list[str], fmt: str | None,
                      storage_options: Mapping[str, Any]) -> tuple[list[str], str | None]:
     """A directory of CSV parts (``*.csv``, compressed alike) is read as those files in
-    name order; one of parquet parts stays a parquet dataset. Other inputs are returned
-    as they are."""
+    name order; one of parquet parts (or of hive partitions, ``key=value/``) stays a
+    parquet dataset. Other inputs are returned as they are."""
     from fsspec.core import url_to_fs
 
     if len(files) != 1:
@@ -149,15 +149,18 @@ def _directory_parts(path: str, files: list[str], fmt: str | None,
     fs, root = url_to_fs(files[0], **dict(storage_options))
     if not fs.isdir(root) or fmt == "parquet":
         return files, fmt
-
-    def visible(name: str) -> bool:
-        return not name.rstrip("/").rsplit("/", 1)[-1].startswith(("_", "."))
-
-    csvs = sorted(n for n in fs.ls(root, detail=False)
-                  if visible(n) and n.lower().endswith(_CSV_PARTS) and not fs.isdir(n))
+    entries = [e for e in fs.ls(root, detail=True)  # the top level only, listed once
+               if not e["name"].rstrip("/").rsplit("/", 1)[-1].startswith(("_", "."))]
+    is_dir = {e["name"]: e.get("type") == "directory" for e in entries}
+    csvs = sorted(n for n, d in is_dir.items() if not d and n.lower().endswith(_CSV_PARTS))
+    parquet = [n for n, d in is_dir.items()
+               if (not d and n.lower().endswith(_PARQUET_SUFFIXES))
+               or (d and "=" in n.rstrip("/").rsplit("/", 1)[-1])]
     if fmt is None and not csvs:
-        return files, "parquet"
-    parquet = [n for n in fs.find(root) if visible(n) and n.lower().endswith(_PARQUET_SUFFIXES)]
+        if parquet or not entries:
+            return files, "parquet"
+        raise ValueError(f"input {path!r} holds neither CSV (*.csv) nor parquet files; "
+                         "give a glob of its parts (e.g. 'DIR/*.tsv') and --format")
     if fmt is None and parquet:
         raise ValueError(f"input {path!r} holds both CSV and parquet files; give a glob of "
                          "one kind (e.g. 'DIR/*.csv') or --format")

@@ -16,7 +16,8 @@ from pathlib import Path
 MARKERS = ("_erblock_report.json", "_erblock_entities.json")
 #: what erblock writes into an output directory (parts beside a marker); ``overwrite``
 #: replaces a directory holding nothing else, never one with a file of the user's
-OWN_FILES = ("part-*.parquet", "_erblock_model.json", *MARKERS, ".DS_Store")
+PARTS = "part-[0-9]*.parquet"  #: a part a reduce task (or an entity writer) wrote
+OWN_FILES = (PARTS, "_erblock_model.json", *MARKERS, ".DS_Store")
 OWN_DIRS = ("pairs", "entities")  #: a run with ``--cluster``: one output in each
 
 
@@ -35,7 +36,7 @@ def foreign_entry(directory: str) -> str | None:
         else:
             own = (entry.is_file(follow_symlinks=False)
                    and any(fnmatch.fnmatchcase(entry.name, p) for p in OWN_FILES))
-            if not own or (not marked and fnmatch.fnmatchcase(entry.name, "part-*.parquet")):
+            if not own or (not marked and fnmatch.fnmatchcase(entry.name, PARTS)):
                 return entry.path
     return None
 
@@ -45,7 +46,10 @@ def check_output(output: str, overwrite: bool) -> str:
     and not ``overwrite``, or (even with ``overwrite``) a directory holding anything an
     earlier erblock output does not (an input, a script): replacing it would delete that.
     Checked before a run starts, so nothing is computed in vain."""
-    final = os.path.abspath(output)
+    final = os.path.abspath(os.path.expanduser(output))
+    if os.path.islink(final):
+        raise FileExistsError(f"output: {final!r} is a symbolic link; give the directory "
+                              f"it points to ({os.path.realpath(final)!r}) or a new name")
     if os.path.exists(final) and not os.path.isdir(final):
         raise FileExistsError(f"output: {final!r} is a file, not a directory; choose a "
                               "directory name")
@@ -58,10 +62,10 @@ def check_output(output: str, overwrite: bool) -> str:
         foreign = foreign_entry(final)
         if foreign is not None:
             raise FileExistsError(
-                f"output: {final!r} holds {os.path.relpath(foreign, final)!r}, which "
-                "erblock did not write; overwrite replaces only an earlier erblock output "
-                f"(parquet parts beside its {MARKERS[0]}), so choose a new or empty "
-                "directory"
+                f"output: {final!r} holds {os.path.relpath(foreign, final)!r}, which is "
+                "not part of an erblock output; overwrite replaces only such a directory "
+                f"(parquet parts beside erblock's {' or '.join(MARKERS)}, as this version "
+                "writes them): choose a new or empty directory, or remove it yourself"
             )
     return final
 

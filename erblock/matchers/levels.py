@@ -328,6 +328,8 @@ def fit_em(
     lam = float(min(max(lam, 1e-6), 1 - 1e-6))
     total = w.sum()
     converged = False
+    if any(len(m[k]) != n or len(u[k]) != n for k, n in enumerate(n_levels)):
+        raise ValueError("fit_em: m and u must have n_levels[k] values for comparison k")
     if len(gamma) and K and (gamma.min() < -1
                              or (gamma.max(axis=0) >= np.asarray(n_levels)).any()):
         raise ValueError("fit_em: levels must lie in 0 … n_levels − 1, or −1 for null")
