@@ -327,6 +327,22 @@ def cardinality_section(datasets: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _time_verdict(res: dict[str, Any]) -> str:
+    """How erblock's wall time compares with Splink's where both ran (same run)."""
+    ratios = {n: r["systems"]["erblock"]["seconds"] / r["systems"]["splink"]["seconds"]
+              for n, r in res["datasets"].items()
+              if "seconds" in r["systems"].get("erblock", {})
+              and "seconds" in r["systems"].get("splink", {})}
+    if not ratios:
+        return ""
+    faster = sum(v < 1 for v in ratios.values())
+    lo, hi = min(ratios, key=ratios.__getitem__), max(ratios, key=ratios.__getitem__)
+    return (f" Wall time, whole job (training included): erblock is faster than Splink on "
+            f"{faster} of the {len(ratios)} sets both ran; erblock / Splink median "
+            f"{float(np.median(list(ratios.values()))):.2f}, from {ratios[lo]:.2f} ({lo}) "
+            f"to {ratios[hi]:.2f} ({hi}).")
+
+
 def _verdict(res: dict[str, Any]) -> list[str]:
     rows = [(n, r) for n, r in res["datasets"].items() if "erblock_minus_best_peer" in r]
     if not rows:
@@ -359,6 +375,7 @@ def _verdict(res: dict[str, Any]) -> list[str]:
     if gaps:
         lines[-1] += (" erblock's default decision is well off its best threshold on "
                       + "; ".join(gaps) + ".")
+    lines[-1] += _time_verdict(res)
     failed = [f"{k} on {n}" for n, r in res["datasets"].items()
               for k, v in r["systems"].items() if "error" in v]
     if failed:
