@@ -248,3 +248,16 @@ def test_cluster_metrics_equal_brute_force(labels):
         assert m["precision"] == pytest.approx(tp / pred_pairs)
     else:
         assert math.isnan(m["precision"])
+
+
+def test_a_link_s_pairs_keep_true_pairs_of_equal_ids():
+    """Ids of the two inputs of a link may coincide: (1, 1) is a true link, not a
+    self-pair; the pairs' own report says they are a link's."""
+    truth = pd.DataFrame({"left_id": [1, 2, 5], "right_id": [1, 2, 5]})
+    pairs = pd.DataFrame({"left_id": [1, 2, 3], "right_id": [1, 2, 9]})
+    pairs.attrs["erblock_report"] = {"mode": "link"}
+    m = evaluate(pairs, truth)
+    assert (m["tp"], m["n_true"]) == (2, 3)
+    assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == pytest.approx(2 / 3)
+    pairs.attrs["erblock_report"] = {"mode": "dedupe"}
+    assert evaluate(pairs, truth)["n_true"] == 0  # a dedupe's self-pairs are not duplicates

@@ -320,3 +320,17 @@ def test_the_cli_guide_lists_every_registered_key_form():
     for kind in KEY_KINDS.values():
         for name in kind.cli_names:
             assert f"`{name}:" in text, name
+
+
+def test_text_tokens_are_letters_and_digits_of_any_script():
+    """Cyrillic, Greek, CJK, "ß": the same text has the same tokens (it was missing)."""
+    from erblock.matchers.methods.text import TextMethod, token_table
+
+    vals = pd.Series(["Война и мир", "Ἰλιάς 2", "战争与和平", "Straße 12", "Øresund",
+                      "KDL-40S5100 tv"])
+    assert ((token_table(vals) != 0).sum(axis=1) == [3, 2, 1, 2, 1, 2]).all()
+    m = TextMethod(weighting="none")
+    p = m.prepare(vals)
+    np.testing.assert_array_equal(m.matrix(p, p).diagonal(), np.ones(len(vals)))
+    q = m.prepare(pd.Series(["война и мир", "Strasse 12"]))
+    assert m.matrix(q, p)[0, 0] == 1.0  # lower-cased alike

@@ -453,3 +453,13 @@ def test_a_link_expecting_many_matches_per_record_is_warned_about():
     # one entity may have many records in a dedupe; no records, nothing to say
     assert match_count_warning(18_493.0, 9_805, 0, link=False) is None
     assert match_count_warning(5.0, 0, 10, link=True) is None
+
+
+def test_one_comparison_alone_is_said_to_be_too_few():
+    from erblock.matchers.levels import PatternHistogram
+    from erblock.matchers.scoring.training import train
+
+    gamma = np.array([[0], [1], [1], [0]], dtype=np.int8)
+    hist = PatternHistogram.from_gamma(gamma, [3])
+    res = train({0: hist}, [np.array([0.9, 0.1])], [2], {0: set()}, 1000.0, ["dob"])
+    assert any("at least 2 comparisons" in w for w in res.warnings)

@@ -87,9 +87,16 @@ def _check_id_types(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) ->
             )
 
 
-def _infer_dedupe(dedupe: bool | None, n_left: int | None, n_right: int | None) -> bool:
+def _infer_dedupe(dedupe: bool | None, n_left: int | None, n_right: int | None,
+                  pairs: pd.DataFrame | None = None) -> bool:
     if dedupe is not None:
         return bool(dedupe)
+    # the run that made the pairs says which it was (its report rides in the frame's
+    # attrs): a link's truth may pair a record with the other input's record of the
+    # same id, which a dedupe would drop as a self-pair
+    report = pairs.attrs.get("erblock_report") if pairs is not None else None
+    if isinstance(report, dict) and report.get("mode") in ("link", "dedupe"):
+        return report["mode"] == "dedupe"
     # n_right means link. n_left alone means one input; nothing given: unordered comparison,
     # which is exact for dedupe and for link differs only if a reversed pair is also present.
     return n_right is None
@@ -148,7 +155,8 @@ def evaluate(
     candidates
         The compared pairs, when ``pairs`` holds only some of them.
     dedupe
-        Compare pairs unordered. ``None``: ``False`` if ``n_right`` is given, else ``True``
+        Compare pairs unordered. ``None``: what the run that made ``pairs`` was (its
+        report in ``pairs.attrs``), else ``False`` if ``n_right`` is given, else ``True``
         (exact for dedupe; for link it only differs if a reversed pair is present).
 
     Returns
@@ -160,7 +168,7 @@ def evaluate(
     distinct pairs (self-pairs in dedupe truth are ignored). A ratio with a zero
     denominator is NaN; F1 is 0 when precision and recall are both 0.
     """
-    dedupe = _infer_dedupe(dedupe, n_left, n_right)
+    dedupe = _infer_dedupe(dedupe, n_left, n_right, pairs)
     if n_right is not None and n_left is None:
         raise ValueError("n_right given without n_left: pass both for link, n_left for dedupe")
     if dedupe and n_right is not None:

@@ -72,12 +72,14 @@ def tokens_of(text: pd.Series, codes: bool = True) -> pd.Series:
     """The tokens of normalised texts, one row each, indexed by the text's position (see
     the module doc; ``codes``: a word holding a digit is one token without punctuation)."""
     text = text.reset_index(drop=True)
+    # letters and digits of any script (``[^\W_]``): Cyrillic, Greek, CJK and "ß" are
+    # letters too (``[0-9a-z]`` made every non-Latin text a missing value)
     if not codes:
-        return text.str.findall(r"[0-9a-z]+").explode().dropna()
+        return text.str.findall(r"[^\W_]+").explode().dropna()
     # a whole word when it holds a digit (tried first at a word's start), else word runs;
     # either keeps a digit or letter, so no token comes out empty
-    tokens = text.str.findall(r"\S*[0-9]\S*|[0-9a-z]+").explode().dropna()
-    return tokens.str.replace(r"[^0-9a-z]", "", regex=True)
+    tokens = text.str.findall(r"\S*\d\S*|[^\W_]+").explode().dropna()
+    return tokens.str.replace(r"[\W_]", "", regex=True)
 
 
 def token_table(values: pd.Series, codes: bool = True) -> np.ndarray:

@@ -211,6 +211,11 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     (what earlier keys select against takes it; ``u`` when not given).
     """
     warnings: list[str] = []
+    if len(n_levels) < MIN_COMPARISONS:
+        warnings.append(f"EM needs at least {MIN_COMPARISONS} comparisons: with one, "
+                        "matches cannot be told from non-matches that agree on it, so "
+                        "nothing is trained; compare more columns, or score with a "
+                        "threshold or a supervised model")
     groups: dict[tuple[frozenset[int], frozenset[int]], list[int]] = {}
     earlier: set[int] = set()
     for p in sorted(set(hists) | set(blocked)):
