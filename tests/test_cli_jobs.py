@@ -12,6 +12,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
+from cli_helpers import run_json as _json
 
 import erblock
 from erblock.cli import main
@@ -26,14 +27,6 @@ KEY = ["--key", "soundex:surname"]
 def people() -> pd.DataFrame:
     df, *_ = generate(400, kind="person", seed=5)
     return df.drop(columns=["block_key", "entity_id"])
-
-
-def _json(argv: list[str], capsys) -> dict:
-    capsys.readouterr()
-    code = main(argv + ["--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
 
 
 def _fails(argv: list[str], capsys) -> str:

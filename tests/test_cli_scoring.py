@@ -3,12 +3,12 @@ ids that survive the trip through CSV and parquet files."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import dask.dataframe as dd
 import pandas as pd
 import pytest
+from cli_helpers import run_json as _run
 from oracle import brute_dedupe, pair_list
 
 import erblock
@@ -26,14 +26,6 @@ def people() -> pd.DataFrame:
     df = df.drop(columns=["block_key", "entity_id"])
     df.index = pd.Index([f"p{i:04d}" for i in range(len(df))], name="pid")
     return df
-
-
-def _run(argv: list[str], capsys) -> dict:
-    capsys.readouterr()
-    code = main(argv + ["--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
 
 
 @pytest.mark.parametrize("layout", ["pandas_index", "dask_directory", "csv_id_column",
