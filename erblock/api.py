@@ -339,7 +339,16 @@ def _result(result: RunResult) -> Any:
     import dask.dataframe as dd
 
     assert result.report.output is not None  # written by the workers
-    return dd.read_parquet(result.report.output)
+    pairs = dd.read_parquet(result.report.output)
+    # text ids come back as parquet's strings: as they came in (object, str, string)
+    want = {c: d for c, d in zip(("left_id", "right_id"), result.id_dtypes)
+            if _textual(d) and _textual(pairs[c].dtype) and pairs[c].dtype != d}
+    return pairs.astype(want) if want else pairs
+
+
+def _textual(dtype: Any) -> bool:
+    return dtype is not None and (pd.api.types.is_string_dtype(dtype) or
+                                  pd.api.types.is_object_dtype(dtype))
 
 
 def read_report(source: Any) -> RunReport:

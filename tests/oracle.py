@@ -56,7 +56,7 @@ def canonical(v: Any) -> str | None:
         return str(int(v))
     if isinstance(v, (float, np.floating)):
         f = float(v)
-        return str(int(f)) if f.is_integer() and abs(f) < 2.0**53 else repr(f)
+        return str(int(f)) if f.is_integer() else repr(f)
     return str(v)
 
 

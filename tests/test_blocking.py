@@ -298,3 +298,15 @@ def test_blank_elements_of_multi_valued_keys_stay_keys(client):
     for key, want in ((qgrams("t", 1), {(0, 1), (0, 3)}), (items("l"), {(0, 1), (0, 3)})):
         pairs = erblock.dedupe(df, key=key, compare={"t": "exact"}, client=client)
         assert set(pair_list(pairs)) == brute_dedupe(df, [key]) == want, key
+
+
+def test_whole_floats_beyond_2_53_key_as_the_integer_they_are():
+    """A float column (an int column with a gap) and an int column meet on any whole
+    number, however large; 1e16 was written '1e+16' and met nothing."""
+    from erblock.blocking.text import as_key_strings
+
+    floats = pd.Series([1e16, np.nan, 2.0**62, -(2.0**70), 1.5])
+    assert as_key_strings(floats).tolist()[:4] == [
+        "10000000000000000", pd.NA, str(2**62), str(-(2**70))]
+    assert as_key_strings(pd.Series([1e16], dtype=object)).tolist() == ["10000000000000000"]
+    assert (_ids(pd.Series([10**16, 2**62])) == _ids(pd.Series([1e16, 2.0**62]))).all()

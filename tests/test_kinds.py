@@ -334,3 +334,49 @@ def test_text_tokens_are_letters_and_digits_of_any_script():
     np.testing.assert_array_equal(m.matrix(p, p).diagonal(), np.ones(len(vals)))
     q = m.prepare(pd.Series(["война и мир", "Strasse 12"]))
     assert m.matrix(q, p)[0, 0] == 1.0  # lower-cased alike
+
+
+def test_date_times_are_the_date_they_are_written_on_whatever_their_offset():
+    """ISO date-times with and without UTC offsets, mixed in one column (pandas refuses
+    mixed offsets: the whole column failed), are the date as written."""
+    from erblock.matchers.methods.dates import DateMethod, parse_dates
+
+    values = pd.Series(["1987-03-04T10:00", "1987-03-04 23:30:00-05:00",
+                        "1987-03-04T01:00:00Z", "1987-03-04T10:00+02:00", "1987-03-04",
+                        "19870304", None], dtype=object)
+    days, ok = parse_dates(values)
+    assert ok.tolist() == [True] * 6 + [False]
+    assert set(days[:6].tolist()) == {int(np.datetime64("1987-03-04", "D").astype(np.int64))}
+    assert level("date", "1987-03-04T23:30:00-05:00", "1987-03-04") == "exact"
+    # a format with %z over mixed offsets reads them in UTC rather than failing
+    _, ok = parse_dates(pd.Series(["1987-03-04T10:00+02:00", "1987-03-04T10:00-05:00"]),
+                        "%Y-%m-%dT%H:%M%z")
+    assert ok.all()
+    assert DateMethod().count_invalid(values) == 0
+
+
+def test_full_width_and_other_script_digits_are_digits():
+    assert level("phone", "０２０ ７９４６ ０９５８", "020 7946 0958") == "exact"
+    assert level("phone", "٠٢٠٧٩٤٦٠٩٥٨", "020 7946 0958") == "exact"  # Arabic-Indic
+    assert level("postcode", "ＳＷ１Ａ １ＡＡ", "SW1A 1AA") == "exact"
+
+
+def test_phones_without_digits_are_counted_in_the_report(client):
+    df = pd.DataFrame({"k": ["a"] * 5,
+                       "tel": ["020 7946 0958", "n/a", "000", None, "０２０ ７９４６ ０９５８"]})
+    pairs = erblock.dedupe(df, key="k", compare={"tel": "phone"}, client=client)
+    assert erblock.RunReport.of(pairs).records["invalid_tel_phone"] == 2  # n/a, 000
+    assert pairs["tel_phone"].max() == 1.0
+
+
+def test_numeric_reads_a_categorical_as_its_values(client):
+    from erblock.matchers.methods.numeric import NumericMethod, parse_numbers
+
+    got = parse_numbers(pd.Series(pd.Categorical([1.5, 2.5, None, 1.5])))
+    np.testing.assert_array_equal(got, [1.5, 2.5, np.nan, 1.5])
+    text = pd.Series(pd.Categorical(["$5", "call", None]))
+    np.testing.assert_array_equal(parse_numbers(text), [5.0, np.nan, np.nan])
+    assert NumericMethod().count_invalid(text) == 1
+    df = pd.DataFrame({"k": ["a", "a", "a"], "x": pd.Categorical([1.5, 1.5, 20.0])})
+    pairs = erblock.dedupe(df, key="k", compare={"x": "numeric"}, sort=True, client=client)
+    assert pairs["x_numeric"].tolist() == [1.0, 0.0, 0.0]

@@ -433,3 +433,23 @@ def test_token_splitting_without_a_loop_equals_the_one_text_rule(texts, min_leng
     lens, flat = tokens_of_texts(arr, min_length)
     assert lens.tolist() == [len(w) for w in want]
     assert flat.tolist() == [k for w in want for k in w]
+
+
+def test_texts_written_like_lists_are_refused_with_the_way_out(client):
+    """Dask turns a list column into its texts ("['a', 'b']"): every record would block
+    on its whole text, finding nothing. Refused, naming the key and what to do."""
+    import dask
+    import dask.dataframe as dd
+
+    df = pd.DataFrame({"tags": [["a", "b"], ["b"], ["c"]], "t": ["x", "y", "z"]})
+    with pytest.raises(TypeError, match=r"items\('tags'\).*written like lists.*convert-string"):
+        erblock.dedupe(dd.from_pandas(df, npartitions=2), key=items("tags"), compare=COMPARE,
+                       client=client)
+    with dask.config.set({"dataframe.convert-string": False}):
+        kept = dd.from_pandas(df, npartitions=2)
+    pairs = erblock.dedupe(kept, key=items("tags"), compare=COMPARE, client=client)
+    assert set(pair_list(pairs)) == {(0, 1)}
+    # a text column of ordinary values is still a list of one
+    plain = erblock.dedupe(df.assign(tags=["[a]", "b", "b"]), key=items("tags"),
+                           compare=COMPARE, client=client)
+    assert set(pair_list(plain)) == {(1, 2)}

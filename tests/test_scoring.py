@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -462,6 +463,22 @@ def test_em_with_tf_adjustment_end_to_end(client, people):
     m = erblock.evaluate(pairs, truth, threshold=0.5, score_column="match_probability",
                          n_left=len(df))
     assert m["f1"] > 0.9, m
+    # the pairs lack the surnames the tf adjustment weighed: their waterfalls still add
+    # up to each pair's own match weight (the rest is the value's term frequency)
+    exact = np.flatnonzero(pairs["surname_jaro_winkler"].to_numpy() == 1.0)[:20]
+    assert len(exact)
+    for i in exact.tolist():
+        steps = erblock.explain_pair(pairs, i)
+        assert steps["cumulative"].iloc[-1] == pytest.approx(pairs["match_weight"].iloc[i])
+        assert "term frequency" in steps.set_index("step").loc["surname_jaro_winkler", "level"]
+    # fitted during that run: a second run scores with it as it is, and says so
+    with pytest.warns(ModelWarning, match="fitted during an earlier run"):
+        erblock.dedupe(df.iloc[:600], key="block_key", compare=COMPARE, scoring=model,
+                       client=client)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelWarning)  # reused on purpose: no warning
+        erblock.dedupe(df.iloc[:600], key="block_key", compare=COMPARE,
+                       scoring=load_model(model.to_dict()), client=client)
 
 
 def test_link_em_blocking_columns_refine_u(client):

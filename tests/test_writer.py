@@ -36,7 +36,10 @@ def test_streamed_parts_read_back_as_the_in_memory_result(client, tmp_path, ids:
     compare = {"name": "jaro_winkler", "city": "exact"}
     mem = erblock.dedupe(df, key="k", compare=compare, client=client, sort=True)
     out = tmp_path / "o"
-    erblock.dedupe(df, key="k", compare=compare, client=client, output=str(out))
+    ret = erblock.dedupe(df, key="k", compare=compare, client=client, output=str(out))
+    # the returned frame's ids have the dtype they came in with (object text was string)
+    assert ret.dtypes["left_id"] == mem.dtypes["left_id"] == df.index.dtype
+    assert ret.dtypes["right_id"] == mem.dtypes["right_id"]
     back = pd.read_parquet(out)
     assert back["name_jaro_winkler"].dtype == np.float32 == mem["score"].dtype
     key = ["left_id", "right_id"]

@@ -9,6 +9,7 @@ record in Python.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal
@@ -116,17 +117,25 @@ def as_key_strings(values: pd.Series) -> pd.Series:
     return values.astype("string")
 
 
-_EXACT_INT = 2.0**53  # floats below this are integers exactly
+_INT64 = 2.0**63  # whole floats below this convert to int64 exactly
 
 
 def _float_key_strings(values: pd.Series) -> pd.Series:
+    """Whole floats as the integer they are exactly (``1e16`` is ``10000000000000000``,
+    as the int64 column of another source writes it), others as pandas writes them."""
     arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
     with np.errstate(invalid="ignore"):  # inf has no remainder
-        whole = np.isfinite(arr) & (np.mod(arr, 1) == 0) & (np.abs(arr) < _EXACT_INT)
+        whole = np.isfinite(arr) & (np.mod(arr, 1) == 0)
     text = values.astype("string")
     if whole.any():
-        ints = pd.Series(np.where(whole, arr, 0).astype(np.int64), index=values.index)
-        text = text.mask(whole, ints.astype("string"))
+        small = whole & (np.abs(arr) < _INT64)
+        ints = pd.Series(np.where(small, arr, 0).astype(np.int64), index=values.index)
+        text = text.mask(small, ints.astype("string"))
+        huge = np.flatnonzero(whole & ~small)  # beyond int64: Python's exact integers
+        if len(huge):
+            vals = text.to_numpy(dtype=object)
+            vals[huge] = [str(int(v)) for v in arr[huge]]
+            text = pd.Series(vals, index=values.index, dtype="string")
     return text
 
 
@@ -159,7 +168,7 @@ def _scalar_key_string(v: Any) -> str | None:
         return str(int(v))
     if isinstance(v, Decimal):
         v = float(v)
-    if isinstance(v, (float, np.floating)) and float(v).is_integer() and abs(v) < _EXACT_INT:
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
         return str(int(v))
     if isinstance(v, (pd.Timestamp, np.datetime64, _dt.datetime, _dt.date)):
         return _timestamp_key_string(v)
@@ -175,6 +184,7 @@ def explode_values(values: pd.Series, name: str) -> tuple[np.ndarray, pd.Series]
     missing value or an empty list gives no key. Elements are written as
     :func:`as_key_strings` writes values, so ``1`` and ``1.0`` meet.
     """
+    _refuse_list_texts(values, name)
     s = pd.Series(values.to_numpy(dtype=object), index=np.arange(len(values)))
     ex = s.explode().astype(object)
     flat = _flat_factorize(ex)
@@ -191,6 +201,24 @@ def explode_values(values: pd.Series, name: str) -> tuple[np.ndarray, pd.Series]
         keys = rebuild(text.tolist(), codes, ex.index)
     keep = ~empty(keys)
     return ex.index.to_numpy(np.int64)[keep], keys[keep].reset_index(drop=True)
+
+
+def _refuse_list_texts(values: pd.Series, name: str) -> None:
+    """Refuse a text column whose every value is written like a list (``"['a', 'b']"``):
+    each record would be one key, its whole text. Lists become such texts in a CSV file,
+    and in a Dask frame that converted object columns to strings."""
+    if not (pd.api.types.is_string_dtype(values.dtype) or pd.api.types.is_object_dtype(
+            values.dtype)) or pd.api.types.infer_dtype(values, skipna=True) != "string":
+        return
+    text = values.dropna().astype(str).str.strip()
+    if len(text) and text.str.fullmatch(r"[\[(].*[\])]", flags=re.S).all():
+        raise TypeError(
+            f"{name}: the column holds texts written like lists ({text.iloc[0][:40]!r}), "
+            "not lists: each record would block on its whole text. Dask turns list "
+            "columns into strings: build the frame under dask.config.set("
+            "{'dataframe.convert-string': False}) or give the column a pyarrow list dtype "
+            "(pd.ArrowDtype(pa.list_(pa.string()))); from a CSV file, parse the texts into "
+            "lists first (e.g. ast.literal_eval)")
 
 
 #: element types whose equal Python objects are written alike (no bool, Decimal, …)

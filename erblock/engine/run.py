@@ -64,6 +64,7 @@ class RunResult:
     pairs: pd.DataFrame | None
     report: RunReport
     model: ScoringModel | None
+    id_dtypes: tuple[Any, Any] = (None, None)  #: of left_id and right_id, as they came in
 
 
 def empty_pairs(job: Job, id_dtypes: tuple[object, object], model: ScoringModel | None
@@ -209,4 +210,4 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
         pairs.attrs[ATTRS_KEY] = report.to_dict()
         if scoring is not None:
             pairs.attrs[MODEL_KEY] = scoring.to_dict()  # erblock.load_model() reads it
-    return RunResult(pairs, report, scoring)
+    return RunResult(pairs, report, scoring, id_dtypes)

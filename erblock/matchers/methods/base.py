@@ -171,7 +171,8 @@ class Method:
                 "column with .astype(str)"
             )
         textual = pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
-        if self.accepts == "number" and not (numeric or textual):
+        coded = isinstance(dtype, pd.CategoricalDtype)  # its values are read (numbers, text)
+        if self.accepts == "number" and not (numeric or textual or coded):
             raise TypeError(
                 f"compare: column {column!r} of {frame} is {dtype}, but method "
                 f"{self.name!r} needs numbers"

@@ -1,7 +1,8 @@
 """``postcode``, ``email`` and ``phone``: exact agreement, then the partial agreements
 that carry evidence.
 
-Values are normalised once per record and the parts a level compares are hashed to
+Values are normalised once per record (full-width characters and the digits of every
+script read as ASCII letters and digits) and the parts a level compares are hashed to
 64-bit integers, so every level is a vectorised integer comparison:
 
 * ``postcode`` (upper case, letters and digits only). UK postcodes (``SW1A 1AA``) have
@@ -13,7 +14,8 @@ Values are normalised once per record and the parts a level compares are hashed 
 * ``phone`` (digits only, leading zeros dropped): exact (1); the same number with a country or area prefix
   omitted on one side, i.e. one is a suffix of the other of at least 7 digits (0.8); one
   digit typed wrong or two adjacent digits swapped (0.6); the last 4 digits equal (0.4);
-  else 0.
+  else 0. A present value without digits (``n/a``) is missing and counted in the run
+  report, as unparsable dates are.
 
 A part that a value does not have (a code too short for a district, an email without
 ``@``) never agrees at that level.
@@ -21,7 +23,10 @@ A part that a value does not have (a code too short for a district, an email wit
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
+import unicodedata
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -49,8 +54,19 @@ def _hash(texts: pd.Series, salt: pd.Series) -> np.ndarray:
     return base.view(np.int64)
 
 
+@functools.cache
+def _decimal_digits() -> dict[int, str]:
+    """Every non-ASCII decimal digit (full-width, Arabic-Indic, Devanagari, …) -> 0-9."""
+    return {cp: str(unicodedata.decimal(chr(cp))) for cp in range(0x80, sys.maxunicode + 1)
+            if unicodedata.category(chr(cp)) == "Nd"}
+
+
 def _clean(values: pd.Series, pattern: str, upper: bool = False) -> pd.Series:
     text = as_key_strings(values).str.strip()
+    wide = ~text.str.isascii().fillna(True).to_numpy(dtype=bool)
+    if wide.any():  # full-width letters and digits of any script as ASCII (NFKC, digits)
+        text = text.copy()
+        text[wide] = text[wide].str.normalize("NFKC").str.translate(_decimal_digits())
     text = text.str.upper() if upper else text.str.lower()
     text = text.str.replace(pattern, "", regex=True)
     return text.mask(text == "")
@@ -176,6 +192,11 @@ class PhoneMethod(Method):
 
     def tf_values(self, values: pd.Series) -> pd.Series:
         return phone_digits(values).astype("string")
+
+    def count_invalid(self, values: pd.Series) -> int:
+        """Present values without a digit other than zeros (``n/a``, ``000``)."""
+        present = as_key_strings(values).str.strip().fillna("").ne("").to_numpy(dtype=bool)
+        return int((present & phone_digits(values).isna().to_numpy()).sum())
 
     def prepare(self, values: pd.Series) -> Prepared:
         digits = phone_digits(values)

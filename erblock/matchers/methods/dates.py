@@ -2,7 +2,8 @@
 
 Values are parsed once per record: pandas datetimes as they are; text (or integers such as
 ``19870512``) with ``format=`` when given, else ISO 8601 (``1987-05-12``, with or without
-a time), ``%Y%m%d`` and ``%m/%d/%Y``, tried in that order value by value. A value that
+a time; a date-time is the date it is written on, whatever its UTC offset), ``%Y%m%d`` and
+``%m/%d/%Y``, tried in that order value by value. A value that
 does not parse is **missing** (no evidence either way) and is counted
 (:meth:`DateMethod.count_invalid`, shown in the run report), except a value written as
 ``YYYYMMDD`` or ``YYYY-MM-DD`` that is no date because of a typo (``19231164``, day 64):
@@ -61,11 +62,14 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
     ok_u = np.zeros(len(uniq), dtype=bool)
     days_u = np.zeros(len(uniq), dtype=np.int64)
     todo = (uniq.str.len() > 0).to_numpy().copy()
+    if not fmt:  # an ISO date-time is the date it is written on, whatever its offset
+        uniq = uniq.where(~uniq.str.match(_ISO_TIME).fillna(False).astype(bool),
+                          uniq.str.slice(0, 10))
     for f in (fmt,) if fmt else FORMATS:
         if not todo.any():
             break
         idx = np.flatnonzero(todo)
-        got = pd.to_datetime(uniq.iloc[idx], format=f, errors="coerce")
+        got = _to_datetime(uniq.iloc[idx], f)
         # a year before 1 is no date a record holds ("-1" reads as ISO year -1)
         hit = (got.notna() & (got.dt.year >= 1)).to_numpy()
         days_u[idx[hit]] = got[hit].to_numpy().astype("datetime64[D]").astype(np.int64)
@@ -77,6 +81,20 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
     ok[has] = ok_u[codes[has]]
     days[has] = days_u[codes[has]]
     return days, ok
+
+
+#: an ISO 8601 date followed by a time (and perhaps a UTC offset)
+_ISO_TIME = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
+
+
+def _to_datetime(text: pd.Series, fmt: str) -> pd.Series:
+    """``text`` parsed with ``fmt`` (NaT where it does not parse). A format with ``%z``
+    over values with different UTC offsets is read in UTC (pandas refuses mixed offsets)."""
+    try:
+        got = pd.to_datetime(text, format=fmt, errors="coerce")
+    except ValueError:
+        got = pd.to_datetime(text, format=fmt, errors="coerce", utc=True)
+    return got.dt.tz_localize(None) if getattr(got.dt, "tz", None) is not None else got
 
 
 def _tz(dtype: pd.ArrowDtype) -> str:

@@ -30,7 +30,15 @@ _THOUSANDS = r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?$"
 def parse_numbers(values: pd.Series) -> np.ndarray:
     """``values`` as float64: numbers as they are, text as the module doc says (NaN when
     missing or not a number). Vectorised: pandas string methods on the text that
-    ``pd.to_numeric`` did not take."""
+    ``pd.to_numeric`` did not take. A categorical is read as its categories' values."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        cats = values.dtype.categories
+        if not pd.api.types.is_numeric_dtype(cats.dtype) or pd.api.types.is_bool_dtype(
+                cats.dtype):
+            return parse_numbers(values.astype(object))
+        codes = values.cat.codes.to_numpy()
+        table = np.append(cats.to_numpy(dtype=np.float64), np.nan)  # code -1: missing
+        return table[codes]
     if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
             values.dtype):
         return values.to_numpy(dtype=np.float64, na_value=np.nan)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,6 +66,13 @@ def as_scoring(scoring: Any, comparisons: Any, keys: Any = None) -> ScoringModel
         factory = NAMED[scoring]
         return None if factory is None else factory().bind(comparisons)
     if isinstance(scoring, ScoringModel):
+        if getattr(scoring, "fitted_in_run_", False):
+            warnings.warn(
+                f"scoring: this {type(scoring).__name__} was fitted during an earlier run "
+                f"(on {getattr(scoring, 'n_candidates_', 0):,} candidate pairs) and scores "
+                f"this one as it is, without refitting. Pass a new {type(scoring).__name__}"
+                "() to fit on this run's data, or erblock.load_model(model.to_dict()) to "
+                "reuse the fit on purpose (no warning)", ModelWarning, stacklevel=4)
         bound = scoring.bind(comparisons, keys)
         if not bound.fitted and bound.fit_request() is None:
             raise ValueError(f"scoring: a {type(scoring).__name__} must be fitted first (it "

@@ -97,10 +97,36 @@ def waterfall(model: FellegiSunter, pair: pd.Series | pd.DataFrame,
     if RELATED in contrib.index and float(contrib[RELATED]) != 0.0:
         steps.append({"step": RELATED, "level": "its key pass also finds related records",
                       "weight": float(contrib[RELATED])})
+    _tf_from_weight(model, row, gamma, tf_values, steps)
     out = pd.DataFrame(steps)
     out["cumulative"] = out["weight"].cumsum()
     out["probability"] = probability(out["cumulative"].to_numpy())
     return out
+
+
+def _tf_from_weight(model: FellegiSunter, row: pd.DataFrame, gamma: np.ndarray,
+                    tf_values: dict[str, Any] | None, steps: list[dict[str, Any]]) -> None:
+    """A run's pairs do not carry the values term frequencies weigh (the report's
+    examples do): where a tf comparison agrees exactly without its value, the rest of
+    the pair's own ``match_weight`` is that value's term-frequency adjustment, so the
+    steps still add up to it (on the comparison's step, or one step for several)."""
+    values = tf_values if tf_values is not None else model.pair_value_columns(row)
+    specs = model.specs_ or ()
+    lacking = [k for k, s in enumerate(specs) if s.tf and len(model.tf_.get(s.name, ()))
+               and int(gamma[k]) == s.n_levels - 1 and s.name not in values]
+    if not lacking or "match_weight" not in row.columns:
+        return
+    rest = float(row["match_weight"].iloc[0]) - sum(float(s["weight"]) for s in steps)
+    if not math.isfinite(rest):
+        return
+    if len(lacking) == 1:
+        step = steps[1 + lacking[0]]
+        step["weight"] = float(step["weight"]) + rest
+        step["level"] = f"{step['level']} (with its value's term frequency)"
+    else:
+        steps.append({"step": "term frequencies", "weight": rest,
+                      "level": "of the agreeing values of " + ", ".join(
+                          specs[k].name for k in lacking)})
 
 
 def boundary_examples(model: FellegiSunter, pairs: pd.DataFrame, k: int = 3

@@ -143,6 +143,7 @@ class FellegiSunter(ScoringModel):
         self.n_candidates_, self.n_u_pairs_, self.total_pairs_ = 0, 0, 0.0
         self.implied_: tuple[tuple[int, int], ...] = ()
         self.keys_warning_ = ""  #: bound to other keys than it was fitted with (reported)
+        self.fitted_in_run_ = False  #: fitted by a run (not by fit(), not loaded)
 
     @property
     def fitted(self) -> bool:
@@ -243,8 +244,8 @@ class FellegiSunter(ScoringModel):
         gamma = self.gamma_of(sims)
         counts = [np.bincount(gamma[:, k].astype(np.int64) + 1, minlength=s.n_levels + 1)
                   for k, s in enumerate(self._specs())]
-        codes = PatternHistogram.codes_of(gamma, self.radix)
-        hist = PatternHistogram.from_codes(codes, self.radix) if self.detect else None
+        codes = PatternHistogram.codes_of(gamma, self.radix) if self.detect else None
+        hist = None if codes is None else PatternHistogram.from_codes(codes, self.radix)
         return counts, len(sims), hist, found_by_pass(gamma, first, self.radix, codes)
 
     def fit_summaries(self, summaries: Sequence[Any], random: Sequence[Any],
@@ -409,8 +410,6 @@ class FellegiSunter(ScoringModel):
 
     def report(self) -> dict[str, Any]:
         return model_report(self)
-
-    # -- persistence --------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
         return fs_to_dict(self)

@@ -34,6 +34,7 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
               tf: Mapping[str, pd.Series] | None = None,
               blocking_columns: Sequence[str] = ()) -> None:
     """Fit ``model`` in place (see :meth:`.FellegiSunter.fit` for the arguments)."""
+    model.fitted_in_run_ = False
     if compare is not None:
         model.bind(compare)
     elif model.specs_ is None:
@@ -98,6 +99,7 @@ def fit_run(model: Any, summaries: Sequence[Any], random: Sequence[Any],
                PatternHistogram.merge(rand) if rand else None, counts,
                {f: PatternHistogram.merge(hs) for f, hs in found.items()})
     model.n_u_pairs_ = int(sum(r[1] for r in random))
+    model.fitted_in_run_ = True  # as_scoring warns when it is passed to another run
     for name, vc in value_counts.items():
         n = float(vc.sum())
         model.tf_[name] = (vc / n if n else vc.astype(np.float64)).astype(np.float64)
