@@ -310,3 +310,7 @@ def test_whole_floats_beyond_2_53_key_as_the_integer_they_are():
         "10000000000000000", pd.NA, str(2**62), str(-(2**70))]
     assert as_key_strings(pd.Series([1e16], dtype=object)).tolist() == ["10000000000000000"]
     assert (_ids(pd.Series([10**16, 2**62])) == _ids(pd.Series([1e16, 2.0**62]))).all()
+    # a whole Decimal is its exact integer, not the float it rounds to
+    from decimal import Decimal
+    assert as_key_strings(pd.Series([Decimal("9007199254740993")], dtype=object)).tolist() \
+        == ["9007199254740993"]

@@ -348,16 +348,24 @@ def test_date_times_are_the_date_they_are_written_on_whatever_their_offset():
     assert ok.tolist() == [True] * 6 + [False]
     assert set(days[:6].tolist()) == {int(np.datetime64("1987-03-04", "D").astype(np.int64))}
     assert level("date", "1987-03-04T23:30:00-05:00", "1987-03-04") == "exact"
-    # a format with %z over mixed offsets reads them in UTC rather than failing
-    _, ok = parse_dates(pd.Series(["1987-03-04T10:00+02:00", "1987-03-04T10:00-05:00"]),
-                        "%Y-%m-%dT%H:%M%z")
-    assert ok.all()
     assert DateMethod().count_invalid(values) == 0
+    # a value's date never depends on the values parsed with it (offsets mixed or not)
+    fmt = "%Y-%m-%dT%H:%M:%S%z"
+    for v, f in [("1987-03-04T23:30:00-05:00", fmt), ("19870304T2330-0500", None),
+                 ("1987-03-04T23-05:00", None)]:
+        alone = parse_dates(pd.Series([v]), f)[0][0]
+        for others in (["1987-03-04T10:00:00+09:00"], ["1987-03-04"], []):
+            assert parse_dates(pd.Series([v, *others]), f)[0][0] == alone == days[0]
+    # a time that is none is no date-time: missing and counted
+    junk = pd.Series(["1987-03-04T25:99", "1987-03-04T10:00garbage", "1987-03-04T24:00",
+                      "1987-03-04 10:00:00 extra"])
+    assert not parse_dates(junk)[1].any() and DateMethod().count_invalid(junk) == 4
 
 
 def test_full_width_and_other_script_digits_are_digits():
     assert level("phone", "０２０ ７９４６ ０９５８", "020 7946 0958") == "exact"
     assert level("phone", "٠٢٠٧٩٤٦٠٩٥٨", "020 7946 0958") == "exact"  # Arabic-Indic
+    assert level("phone", "020 7946 0958 ext²", "020 7946 0958") == "exact"  # ² no digit
     assert level("postcode", "ＳＷ１Ａ １ＡＡ", "SW1A 1AA") == "exact"
 
 
@@ -380,3 +388,8 @@ def test_numeric_reads_a_categorical_as_its_values(client):
     df = pd.DataFrame({"k": ["a", "a", "a"], "x": pd.Categorical([1.5, 1.5, 20.0])})
     pairs = erblock.dedupe(df, key="k", compare={"x": "numeric"}, sort=True, client=client)
     assert pairs["x_numeric"].tolist() == [1.0, 0.0, 0.0]
+    # categories that are no numbers nor text are refused as their dtype would be
+    for values in (pd.to_datetime(["2020-01-01"] * 3), [True, False, True]):
+        bad = df.assign(x=pd.Categorical(values))
+        with pytest.raises(TypeError, match="needs numbers"):
+            erblock.dedupe(bad, key="k", compare={"x": "numeric"}, client=client)

@@ -471,6 +471,11 @@ def test_em_with_tf_adjustment_end_to_end(client, people):
         steps = erblock.explain_pair(pairs, i)
         assert steps["cumulative"].iloc[-1] == pytest.approx(pairs["match_weight"].iloc[i])
         assert "term frequency" in steps.set_index("step").loc["surname_jaro_winkler", "level"]
+    # another model's explanation is its own: no difference is passed off as a frequency
+    other = load_model(pairs.attrs["erblock_model"])
+    other.lambda_ = other.lambda_ / 10
+    steps = erblock.explain_pair(pairs, int(exact[0]), model=other)
+    assert "term frequency" not in " ".join(steps["level"])
     # fitted during that run: a second run scores with it as it is, and says so
     with pytest.warns(ModelWarning, match="fitted during an earlier run"):
         erblock.dedupe(df.iloc[:600], key="block_key", compare=COMPARE, scoring=model,

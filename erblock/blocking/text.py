@@ -9,7 +9,6 @@ record in Python.
 from __future__ import annotations
 
 import datetime as _dt
-import re
 import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal
@@ -166,7 +165,9 @@ def _scalar_key_string(v: Any) -> str | None:
         return str(bool(v))
     if isinstance(v, (int, np.integer)):
         return str(int(v))
-    if isinstance(v, Decimal):
+    if isinstance(v, Decimal):  # a whole one exactly (a float rounds beyond 2**53)
+        if v.is_finite() and v == v.to_integral_value():
+            return str(int(v))
         v = float(v)
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
         return str(int(v))
@@ -203,18 +204,33 @@ def explode_values(values: pd.Series, name: str) -> tuple[np.ndarray, pd.Series]
     return ex.index.to_numpy(np.int64)[keep], keys[keep].reset_index(drop=True)
 
 
+_ITEM = r"""(?:'[^']*'|"[^"]*"|[+-]?\d+(?:\.\d*)?)"""
+#: a list, tuple or array written out: ['a', 'b'], ('a',), [1, 2], ['a' 'b'] (numpy), []
+_LIST_TEXT = (rf"[\[(]\s*(?:{_ITEM}(?:\s*,\s*|\s+){_ITEM})*(?:{_ITEM}\s*,?)?\s*[\])]")
+
+
+_ONE_NUMBER = r"[\[(]\s*[+-]?\d+(?:\.\d*)?\s*[\])]"  #: [2019]: a key, or a list? a key
+
+
 def _refuse_list_texts(values: pd.Series, name: str) -> None:
-    """Refuse a text column whose every value is written like a list (``"['a', 'b']"``):
-    each record would be one key, its whole text. Lists become such texts in a CSV file,
-    and in a Dask frame that converted object columns to strings."""
+    """Refuse text values written like a Python list (``"['a', 'b']"``, ``"[1, 2]"``):
+    the record would block on that whole text, meeting no other. Lists become such
+    texts in a CSV file, and in a Dask frame that converted object columns to strings.
+    A bracketed word (``[draft]``, ``(none)``) is a key like any other."""
     if not (pd.api.types.is_string_dtype(values.dtype) or pd.api.types.is_object_dtype(
-            values.dtype)) or pd.api.types.infer_dtype(values, skipna=True) != "string":
+            values.dtype)):
         return
-    text = values.dropna().astype(str).str.strip()
-    if len(text) and text.str.fullmatch(r"[\[(].*[\])]", flags=re.S).all():
+    try:  # object columns of lists have no .str: nothing to refuse
+        opens = values.str.lstrip().str.startswith(("[", "("))
+    except AttributeError:
+        return
+    text = values[opens.fillna(False).astype(bool)].astype(str).str.strip()
+    listed = text.str.fullmatch(_LIST_TEXT) & ~text.str.fullmatch(_ONE_NUMBER)
+    bad = text[listed.fillna(False).astype(bool)]
+    if len(bad):
         raise TypeError(
-            f"{name}: the column holds texts written like lists ({text.iloc[0][:40]!r}), "
-            "not lists: each record would block on its whole text. Dask turns list "
+            f"{name}: the column holds texts written like lists ({bad.iloc[0][:40]!r}), "
+            "not lists: such a record would block on its whole text. Dask turns list "
             "columns into strings: build the frame under dask.config.set("
             "{'dataframe.convert-string': False}) or give the column a pyarrow list dtype "
             "(pd.ArrowDtype(pa.list_(pa.string()))); from a CSV file, parse the texts into "

@@ -171,7 +171,12 @@ class Method:
                 "column with .astype(str)"
             )
         textual = pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
-        coded = isinstance(dtype, pd.CategoricalDtype)  # its values are read (numbers, text)
+        cats = getattr(dtype, "categories", None) if isinstance(
+            dtype, pd.CategoricalDtype) else None  # a categorical is read as its values
+        coded = cats is not None and (
+            (is_sortable_number(cats.dtype) and not pd.api.types.is_bool_dtype(cats.dtype))
+            or pd.api.types.is_object_dtype(cats.dtype)
+            or pd.api.types.is_string_dtype(cats.dtype))
         if self.accepts == "number" and not (numeric or textual or coded):
             raise TypeError(
                 f"compare: column {column!r} of {frame} is {dtype}, but method "

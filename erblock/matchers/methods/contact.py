@@ -61,12 +61,17 @@ def _decimal_digits() -> dict[int, str]:
             if unicodedata.category(chr(cp)) == "Nd"}
 
 
-def _clean(values: pd.Series, pattern: str, upper: bool = False) -> pd.Series:
+def _clean(values: pd.Series, pattern: str, upper: bool = False, nfkc: bool = True
+           ) -> pd.Series:
+    """Normalised text: digits of any script as 0-9 and, with ``nfkc``, full-width and
+    other compatibility letters as theirs (not for phones: ``²`` or ``½`` are no
+    digits of a number)."""
     text = as_key_strings(values).str.strip()
     wide = ~text.str.isascii().fillna(True).to_numpy(dtype=bool)
-    if wide.any():  # full-width letters and digits of any script as ASCII (NFKC, digits)
+    if wide.any():
         text = text.copy()
-        text[wide] = text[wide].str.normalize("NFKC").str.translate(_decimal_digits())
+        some = text[wide].str.normalize("NFKC") if nfkc else text[wide]
+        text[wide] = some.str.translate(_decimal_digits())
     text = text.str.upper() if upper else text.str.lower()
     text = text.str.replace(pattern, "", regex=True)
     return text.mask(text == "")
@@ -176,7 +181,7 @@ def phone_digits(values: pd.Series) -> pd.Series:
     """The digits of phone numbers without leading zeros (a national trunk ``0`` or an
     international ``00``: ``+44 20 …``, ``0044 20 …`` and ``020 …`` then end alike);
     missing when there are none."""
-    digits = _clean(values, r"[^0-9]")
+    digits = _clean(values, r"[^0-9]", nfkc=False)
     return digits.str.replace(r"^0+", "", regex=True).mask(lambda d: d == "")
 
 

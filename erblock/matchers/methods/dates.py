@@ -63,8 +63,14 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
     days_u = np.zeros(len(uniq), dtype=np.int64)
     todo = (uniq.str.len() > 0).to_numpy().copy()
     if not fmt:  # an ISO date-time is the date it is written on, whatever its offset
-        uniq = uniq.where(~uniq.str.match(_ISO_TIME).fillna(False).astype(bool),
-                          uniq.str.slice(0, 10))
+        timed = uniq.str.match(_ISO_TIMED).fillna(False).to_numpy(dtype=bool)
+        if timed.any():
+            date = uniq.str.extract(_ISO_DATE_TIME, expand=False)
+            todo &= ~timed | date.notna().to_numpy()  # a time that is none: no date
+            uniq = uniq.where(~timed | date.isna(), date)
+    elif fmt.rstrip().endswith("%z"):  # likewise: the date as written, offset cut
+        fmt = fmt.rstrip()[:-2]
+        uniq = uniq.str.replace(_OFFSET, "", regex=True)
     for f in (fmt,) if fmt else FORMATS:
         if not todo.any():
             break
@@ -83,17 +89,23 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
     return days, ok
 
 
-#: an ISO 8601 date followed by a time (and perhaps a UTC offset)
-_ISO_TIME = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
+#: an ISO 8601 date (extended or basic) followed by a time
+_ISO_TIMED = r"^(?:\d{4}-\d{2}-\d{2}|\d{8})[T ]"
+#: ... whose time is one: hours, minutes, seconds, fraction, UTC offset (group: the date)
+_ISO_DATE_TIME = (r"^(\d{4}-\d{2}-\d{2}|\d{8})[T ](?:[01]\d|2[0-3])"
+                  r"(?::?[0-5]\d(?::?[0-5]\d(?:[.,]\d+)?)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)?$")
+_OFFSET = r"\s*(?:Z|[+-]\d{2}(?::?\d{2})?)$"  #: a UTC offset at the end of a value
 
 
 def _to_datetime(text: pd.Series, fmt: str) -> pd.Series:
-    """``text`` parsed with ``fmt`` (NaT where it does not parse). A format with ``%z``
-    over values with different UTC offsets is read in UTC (pandas refuses mixed offsets)."""
+    """``text`` parsed with ``fmt`` (NaT where it does not parse), always naive. A user
+    format with ``%z`` not at its end is read in UTC, whatever the other values are."""
+    utc = "%z" in fmt
     try:
-        got = pd.to_datetime(text, format=fmt, errors="coerce")
-    except ValueError:
-        got = pd.to_datetime(text, format=fmt, errors="coerce", utc=True)
+        got = pd.to_datetime(text, format=fmt, errors="coerce", utc=utc)
+    except ValueError:  # offsets pandas cannot mix: each value on its own (rare)
+        got = pd.Series([pd.to_datetime(t, format=fmt, errors="coerce", utc=True)
+                         for t in text], index=text.index, dtype="datetime64[ns, UTC]")
     return got.dt.tz_localize(None) if getattr(got.dt, "tz", None) is not None else got
 
 

@@ -72,7 +72,7 @@ def as_scoring(scoring: Any, comparisons: Any, keys: Any = None) -> ScoringModel
                 f"(on {getattr(scoring, 'n_candidates_', 0):,} candidate pairs) and scores "
                 f"this one as it is, without refitting. Pass a new {type(scoring).__name__}"
                 "() to fit on this run's data, or erblock.load_model(model.to_dict()) to "
-                "reuse the fit on purpose (no warning)", ModelWarning, stacklevel=4)
+                "reuse the fit on purpose (no warning)", ModelWarning, stacklevel=5)
         bound = scoring.bind(comparisons, keys)
         if not bound.fitted and bound.fit_request() is None:
             raise ValueError(f"scoring: a {type(scoring).__name__} must be fitted first (it "
@@ -89,6 +89,8 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
                  path: Any = None) -> pd.DataFrame:
     """The waterfall of pair ``i`` (by position) of scored ``pairs``: the model is the one
     in ``pairs.attrs["erblock_model"]`` unless given; with ``path`` it is drawn as a PNG."""
+    own = model is None or (isinstance(model, Mapping)
+                            and model == pairs.attrs.get("erblock_model"))
     if model is None:
         if "erblock_model" not in pairs.attrs:
             raise ValueError("explain_pair: these pairs carry no model; pass model=")
@@ -97,7 +99,7 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
         model = load_model(model)
     if not 0 <= i < len(pairs):
         raise IndexError(f"explain_pair: pair {i} of {len(pairs)}")
-    table = waterfall(model, pairs.iloc[i])
+    table = waterfall(model, pairs.iloc[i], scored=own)
     if path is not None:
         plot_waterfall(table, path, title=f"{pairs.iloc[i].get('left_id')} ~ "
                                            f"{pairs.iloc[i].get('right_id')}")

@@ -64,7 +64,8 @@ def model_report(model: FellegiSunter) -> dict[str, Any]:
 def contributions(model: FellegiSunter, pairs: pd.DataFrame,
                   tf_values: dict[str, Any] | None = None) -> pd.DataFrame:
     """Per pair: the prior weight and every comparison's weight (term frequency
-    included); the row sums are the pairs' match weights."""
+    included where its values are given or the pairs carry them, as the report's
+    examples do); the row sums are then the pairs' match weights."""
     model.require_fitted()
     gamma = model.gamma_of(pairs)
     values = tf_values if tf_values is not None else model.pair_value_columns(pairs)
@@ -77,9 +78,12 @@ def contributions(model: FellegiSunter, pairs: pd.DataFrame,
 
 
 def waterfall(model: FellegiSunter, pair: pd.Series | pd.DataFrame,
-              tf_values: dict[str, Any] | None = None) -> pd.DataFrame:
+              tf_values: dict[str, Any] | None = None, scored: bool = False
+              ) -> pd.DataFrame:
     """One pair's match weight, step by step: the prior, then each comparison at its
-    level (label, weight, running total), then the final weight and probability."""
+    level (label, weight, running total), then the final weight and probability.
+    ``scored``: the pair's ``match_weight`` is this model's (it scored the pair), so a
+    term-frequency adjustment whose value the pair lacks is taken from it."""
     row = pair.to_frame().T if isinstance(pair, pd.Series) else pair.iloc[:1]
     gamma = model.gamma_of(row)[0]
     contrib = contributions(model, row, tf_values).iloc[0]
@@ -97,7 +101,8 @@ def waterfall(model: FellegiSunter, pair: pd.Series | pd.DataFrame,
     if RELATED in contrib.index and float(contrib[RELATED]) != 0.0:
         steps.append({"step": RELATED, "level": "its key pass also finds related records",
                       "weight": float(contrib[RELATED])})
-    _tf_from_weight(model, row, gamma, tf_values, steps)
+    if scored:
+        _tf_from_weight(model, row, gamma, tf_values, steps)
     out = pd.DataFrame(steps)
     out["cumulative"] = out["weight"].cumsum()
     out["probability"] = probability(out["cumulative"].to_numpy())
@@ -117,7 +122,13 @@ def _tf_from_weight(model: FellegiSunter, row: pd.DataFrame, gamma: np.ndarray,
     if not lacking or "match_weight" not in row.columns:
         return
     rest = float(row["match_weight"].iloc[0]) - sum(float(s["weight"]) for s in steps)
-    if not math.isfinite(rest):
+    lo = hi = 0.0  # what the lacking values' adjustments can add up to
+    for k in lacking:
+        table = model.tf_[specs[k].name].to_numpy(np.float64)
+        u = math.log2(max(float((model.u_ or [])[k][-1]), PROB_FLOOR))
+        lo += u - math.log2(max(float(table.max()), PROB_FLOOR))
+        hi += u - math.log2(max(float(table.min()), PROB_FLOOR))
+    if not lo - 1e-3 <= rest <= hi + 1e-3:  # not this model's weight (or rounded away)
         return
     if len(lacking) == 1:
         step = steps[1 + lacking[0]]
