@@ -168,6 +168,11 @@ class RunReport:
             return cls.from_dict(source)
         path = os.fspath(source)
         if os.path.isdir(path):
+            if not os.path.exists(os.path.join(path, REPORT_FILE)) and \
+                    os.path.exists(os.path.join(path, "pairs", REPORT_FILE)):
+                raise FileNotFoundError(  # a --cluster run: pairs/ and entities/ inside
+                    f"{path!r} holds a clustered run: its report is in "
+                    f"{os.path.join(path, 'pairs')!r}")
             path = os.path.join(path, REPORT_FILE)
         with open(path, encoding="utf-8") as f:
             return cls.from_dict(json.load(f))

@@ -61,6 +61,9 @@ def require_column(df: Any, name: str, column: str, role: str) -> None:
         return
     close = difflib.get_close_matches(column, cols, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
+    if column in [str(n) for n in getattr(df.index, "names", ()) if n is not None]:
+        hint = (f"; {column!r} is the record id (the index): a key or comparison on it "
+                "needs it as a column too (e.g. df[col] = df.index, or another --id)")
     more = "…" if len(cols) > 20 else ""
     raise KeyError(f"{role} column {column!r} is not in {name} (columns: {cols[:20]}{more}){hint}")
 

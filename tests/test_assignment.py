@@ -216,6 +216,7 @@ def test_link_keeps_the_links_in_memory_and_written(client, households, tmp_path
     a = report.settings["assignment"]
     assert a == {"cardinality": "1:1", "decision": "score", "threshold": 0.5,
                  "decided_pairs": len(every), "links": len(got)}
+    assert report.pairs == len(got)  # what came out: the links
     assert "cardinality 1:1" in report.summary()
     assert len(links(got) & truth) / len(got) > len(links(every) & truth) / len(every)
 
@@ -290,7 +291,7 @@ def test_cli_writes_the_links(households, tmp_path, capsys):
     assert main([*args, "--cardinality", "1:1", "--json", "--quiet"]) == 0
     rep = json.loads(capsys.readouterr().out)
     got = pd.read_parquet(out)
-    assert rep["settings"]["assignment"]["links"] == len(got) > 0
+    assert rep["settings"]["assignment"]["links"] == len(got) == rep["pairs"] > 0
     assert got["left_id"].is_unique and got["right_id"].is_unique
     with pytest.raises(SystemExit) as bad:
         main([*args[:-2], "--cardinality", "2:2"])

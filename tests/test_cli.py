@@ -76,6 +76,28 @@ def test_dedupe_writes_parquet_and_report(people, tmp_path, capsys):
     assert report["records"]["not_blocked"] == 1
 
 
+def test_csv_separator_and_missing_markers(tmp_path, capsys):
+    """pandas reads NA (Namibia), NULL, None … as missing by default: --na-values ''
+    keeps them as values (only empty cells are missing); --sep reads ';' files."""
+    from cli_helpers import run_json
+
+    path = tmp_path / "people.csv"
+    path.write_text("name;country\nAnna Shikongo;NA\nAna Shikongo;NA\nPeter Muller;DE\n"
+                    "Peter Mueller;DE\nZoe;\n")
+    out = tmp_path / "out"
+    argv = ["dedupe", str(path), "--sep", ";", "--key", "country", "--compare", "name:jaro",
+            "--overwrite", "-o", str(out)]
+    default = run_json(argv, capsys)
+    assert default["records"]["not_blocked"] == 3  # NA twice and the empty cell
+    assert len(pd.read_parquet(out)) == 1
+    kept = run_json(argv + ["--na-values", ""], capsys)
+    assert kept["records"]["not_blocked"] == 1 and len(pd.read_parquet(out)) == 2
+    listed = run_json(argv + ["--na-values", "NA,unknown"], capsys)
+    assert listed["records"]["not_blocked"] == 3
+    assert main(["dedupe", str(path), "--sep", "", "--key", "country", "--compare",
+                 "name:jaro"]) == 2
+
+
 def test_multi_valued_and_sorted_neighbourhood_keys(people, tmp_path):
     """``--key tokens:…``, ``--key sn:…:W`` and ``--key minhash:…`` from the command line,
     each pair once, as the oracle says."""
@@ -180,8 +202,14 @@ def test_demo_runs_on_bundled_data(capsys, tmp_path):
     assert out["quality"]["f1"] > 0.9
     assert out["quality"]["pair_completeness"] > 0.95
     # the report says where the kept pairs went, and they are there
-    assert json.loads(rep.read_text())["output"] == str(out_dir)
-    assert len(pd.read_parquet(out_dir)) == out["quality"]["n_predicted"]
+    saved = json.loads(rep.read_text())
+    assert saved["output"] == str(out_dir)
+    assert len(pd.read_parquet(out_dir)) == out["quality"]["n_predicted"] == saved["pairs"]
+    # the output holds the pairs at the threshold: its report says so, so that `erblock
+    # report --truth` does not take the kept pairs for the candidates
+    assert saved["settings"]["threshold"] == 0.75
+    assert saved["quality"]["n_candidates"] > saved["pairs"]
+    assert main(["demo", "--threshold", "1.5", "--quiet"]) == 2
 
 
 def test_memory_budget_flag(people, tmp_path):

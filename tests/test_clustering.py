@@ -102,6 +102,27 @@ def test_cluster_errors_name_the_problem():
         cluster(pd.DataFrame({"left_id": [1], "right_id": [2]}), 0.5)
     with pytest.raises(ValueError, match="ids: record ids must be unique"):
         cluster(pd.DataFrame({"left_id": [1], "right_id": [2]}), ids=[1, 1, 2])
+    scored = pd.DataFrame({"left_id": [1, 3], "right_id": [2, 4], "score": [0.9, 0.2]})
+    with pytest.raises(TypeError, match="threshold must be a number"):
+        cluster(scored, "0.5")
+    with pytest.raises(ValueError, match="missing record ids"):
+        cluster(pd.DataFrame({"left_id": [1.0, np.nan], "right_id": [2.0, 3.0]}))
+    with pytest.warns(UserWarning, match="never match"):
+        cluster(scored, 0.5, ids=["1", "2", "3", "4"])
+    # a link's pairs: ids of two inputs may coincide, one set of entities cannot hold them
+    link = scored.copy()
+    link.attrs["erblock_report"] = {"mode": "link"}
+    with pytest.raises(ValueError, match="a link's"):
+        cluster(link, 0.5)
+
+
+def test_cluster_takes_a_dask_frame_of_pairs():
+    import dask.dataframe as dd
+
+    pairs = pd.DataFrame({"left_id": [1, 2, 5], "right_id": [2, 3, 6],
+                          "score": [0.9, 0.8, 0.1]})
+    got = cluster(dd.from_pandas(pairs, npartitions=2), 0.5)
+    assert got.to_dict() == cluster(pairs, 0.5).to_dict() == {1: 1, 2: 1, 3: 1, 5: 5, 6: 6}
 
 
 @settings(max_examples=60, deadline=None)

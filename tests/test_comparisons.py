@@ -86,6 +86,7 @@ def test_round_trip_and_normalisation():
     ({"a": {"method": "numeric", "scale": -1}}, "scale"),
     ({"a": {"method": "jaro", "scale": 1}}, "not valid for method 'jaro'"),
     ([{"column": "a", "method": "jaro", "weight": 0}], "weight"),
+    ([{"column": "a", "method": "jaro", "weight": 1e-300}], "between 1e-6 and 1e6"),
     ({}, "at least one"),
     ("a", "must be a dict"),
     ([("a", "jaro"), ("a", "jaro")], "unique"),

@@ -282,6 +282,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from erblock.blocking import Column, Composite, Token
     from erblock.datasets import load_dblp_acm
 
+    if not 0.0 <= args.threshold <= 1.0:  # the mean score is in [0, 1]
+        raise UsageError(f"--threshold must be between 0 and 1, got {args.threshold}")
     if args.output:  # before the run: an existing directory is never replaced unasked
         check_output(args.output, args.overwrite)
         _check_apart(args.output, [], [("--report", args.report)])
@@ -303,7 +305,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     quality = erblock.evaluate(kept, truth, candidates=pairs, n_left=len(dblp),
                                n_right=len(acm))
     d = report.to_dict()
-    d["quality"] = quality
+    d["quality"] = quality  # over every candidate: the run computed them all
+    # what the output and this report hold: the pairs at the threshold (pair completeness
+    # is then the quality's, not the kept pairs' recall, for `erblock report --truth`)
+    d["settings"] = {**d.get("settings", {}), "threshold": args.threshold}
+    d["pairs"] = len(kept)
     if args.output:  # the kept pairs, and the report beside them (it marks the output)
         d["output"] = os.path.abspath(args.output)
         _write_dir_atomically(kept, args.output, args.overwrite, d)

@@ -144,8 +144,14 @@ def _inputs(args: argparse.Namespace, paths: Sequence[str], client: Any) -> list
     mapping = parse_pairs(args.map, "--map")
     if mapping and len(paths) != 2:
         raise UsageError("--map renames columns of S for link; it needs two inputs")
+    sep = getattr(args, "sep", ",")
+    if not sep or "\n" in sep or '"' in sep:
+        raise UsageError(f"--sep must be a field separator such as ';', got {sep!r}")
+    na = getattr(args, "na_values", None)
     frames = [read_table(path, args.format, encoding=args.encoding, id_column=ids[i],
-                         client=client) for i, path in enumerate(paths)]
+                         client=client, sep=sep,
+                         na_values=None if na is None else [v for v in na.split(",") if v])
+              for i, path in enumerate(paths)]
     if mapping:
         frames[1] = rename_columns(frames[1], mapping, f"S ({paths[1]!r})")
     return frames

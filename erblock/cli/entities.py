@@ -104,7 +104,6 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     """``erblock cluster PAIRS -o ENTITIES [--threshold T] [--records IN --id COL]``."""
     import dask.dataframe as dd
 
-
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in [0, 1], got {args.threshold}")
     _check_apart(args.output, [args.pairs, args.records])
@@ -117,6 +116,12 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"pairs {args.pairs!r}: no {sorted(missing)} column (expected the "
                          "output of erblock dedupe/link -o)")
+    kinds = {c: pd.api.types.is_string_dtype(pairs[c].dtype) or
+             pd.api.types.is_object_dtype(pairs[c].dtype) for c in ("left_id", "right_id")}
+    if kinds["left_id"] != kinds["right_id"]:
+        raise UsageError(f"pairs {args.pairs!r}: left_id is {pairs['left_id'].dtype} but "
+                         f"right_id is {pairs['right_id'].dtype}; the ids of one input's "
+                         "records are of one type (a dedupe's pairs)")
     if _run_mode(args.pairs) == "link":
         raise UsageError(f"pairs {args.pairs!r} are a link's: the ids of its two inputs may "
                          "coincide, so one set of entities cannot hold them; for one link "

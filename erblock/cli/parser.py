@@ -195,6 +195,11 @@ def _add_input(p: argparse.ArgumentParser, what: str, id_help: str
     g.add_argument("--format", choices=("csv", "parquet"), default=None,
                    help=f"{what} format (default: from the file name)")
     g.add_argument("--encoding", default=None, help="CSV text encoding (default utf-8)")
+    g.add_argument("--sep", default=",", help="CSV field separator (default ','; e.g. ';')")
+    g.add_argument("--na-values", default=None, metavar="LIST",
+                   help="CSV cells that are missing besides empty ones, comma-separated "
+                        "(default: pandas' NA, N/A, NULL, nan, None, …; '' for empty cells "
+                        "only, so a value such as NA stays one)")
     g.add_argument("--id", default=None, metavar="COLUMN", help=id_help)
     g.set_defaults(map=None)
     return g

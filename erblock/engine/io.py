@@ -15,7 +15,7 @@ partition lengths on the cluster that will run the job.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dask.dataframe as dd
@@ -68,12 +68,16 @@ def expand_paths(path: str, storage_options: Mapping[str, Any] | None = None) ->
 def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None,
                id_column: str | None = None, blocksize: str | int = "64MB",
                storage_options: Mapping[str, Any] | None = None,
-               client: Any = None) -> dd.DataFrame:
+               client: Any = None, sep: str = ",",
+               na_values: Sequence[str] | None = None) -> dd.DataFrame:
     """A Dask frame of ``path`` whose index is a unique record id.
 
     ``path`` is a file, a parquet directory, a glob or an fsspec URL (see the module
     docstring). CSV columns are read as text (numbers are parsed by the comparisons that
-    need them), so dtypes never differ between partitions. With ``id_column`` that column
+    need them), so dtypes never differ between partitions; ``sep`` separates their fields.
+    Missing are empty cells and, with ``na_values`` None, pandas' default markers (``NA``,
+    ``N/A``, ``NULL``, ``nan``, ``None``, …); a list replaces those markers (``[]``: only
+    empty cells, so Namibia's ``NA`` stays a value). With ``id_column`` that column
     becomes the index (its uniqueness is checked during the run's profile pass); without
     it, a parquet input written with its pandas index (``df.to_parquet()`` with a named or
     non-default index) keeps that index as the id, and other records are numbered in
@@ -89,9 +93,11 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     fmt = fmt or guess_format(path)
     try:
         if fmt == "csv":
-            ddf = dd.read_csv(files, dtype=str, blocksize=blocksize,
-                              encoding=encoding or "utf-8", keep_default_na=True,
-                              storage_options=opts or None)
+            markers = {} if na_values is None else {
+                "keep_default_na": False, "na_values": sorted({"", *na_values})}
+            ddf = dd.read_csv(files, dtype=str, blocksize=blocksize, sep=sep,
+                              encoding=encoding or "utf-8", storage_options=opts or None,
+                              **({"keep_default_na": True} | markers))
         else:
             ddf = dd.read_parquet(files if len(files) > 1 else files[0],
                                   storage_options=opts or None)

@@ -194,7 +194,8 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
                        phases=phases, tasks=tasks, plan=plan.summary(),
                        records={**profile.records, **invalid_totals(client, invalid)},
                        settings=settings, output=final_dir,
-                       pairs=int(sum(s.pairs for s in tasks)),
+                       pairs=int(settings["assignment"]["links"] if "assignment" in settings
+                                 else sum(s.pairs for s in tasks)),  # what came out
                        model=({**scoring.report(), "examples": examples}
                               if scoring is not None and scoring.fitted else None))
     report = dataclasses.replace(report, prediction=prediction(plan, report, calibration))

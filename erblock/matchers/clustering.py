@@ -16,6 +16,7 @@ comparable (all ints or all strings); otherwise they are ordered by their ``str`
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,6 +43,16 @@ def _selected(pairs: pd.DataFrame, threshold: float | None, score_column: str) -
     if threshold is None:
         return pairs
     return pairs[pairs[score_column].to_numpy(dtype=np.float64, na_value=np.nan) >= threshold]
+
+
+def in_memory(pairs: Any, columns: list[str]) -> pd.DataFrame:
+    """``pairs`` as a pandas frame: of a Dask frame (``output=``'s result, parquet read
+    back) only ``columns`` are computed."""
+    if isinstance(pairs, pd.DataFrame):
+        return pairs
+    if not hasattr(pairs, "compute") or not hasattr(pairs, "columns"):
+        raise TypeError(f"pairs must be a pandas or Dask DataFrame, got {type(pairs).__name__}")
+    return pairs[columns].compute()
 
 
 def _sorted_unique(values: pd.Index) -> pd.Index:
@@ -85,11 +96,30 @@ def cluster(
     """
     score_column = decision_column(pairs.columns, score_column)
     check_pairs(pairs, score_column, threshold)
-    kept = _selected(pairs, threshold, score_column)
+    if threshold is not None and (isinstance(threshold, bool) or
+                                  not isinstance(threshold, (int, float, np.number))):
+        raise TypeError(f"threshold must be a number or None, got {threshold!r}")
+    pairs = in_memory(pairs, ["left_id", "right_id"] + ([score_column] if threshold is not None
+                                                        else []))
+    report = pairs.attrs.get("erblock_report")
+    if isinstance(report, dict) and report.get("mode") == "link":
+        raise ValueError(
+            "cluster: these pairs are a link's: the ids of its two inputs may coincide, so "
+            "one set of entities cannot hold them; for one link per record pass "
+            "cardinality='1:1' to erblock.link")
     seen = pd.Index(pairs["left_id"]).append(pd.Index(pairs["right_id"]))
     given = None if ids is None else (ids if isinstance(ids, pd.Index) else pd.Index(list(ids)))
     if given is not None and not given.is_unique:
         raise ValueError("ids: record ids must be unique")
+    for name, index in (("pairs", seen), ("ids", given)):
+        if index is not None and index.hasnans:
+            raise ValueError(f"cluster: {name} hold missing record ids; every record needs one")
+    if given is not None and len(given) and len(seen) and \
+            pd.api.types.is_string_dtype(given.dtype) != pd.api.types.is_string_dtype(seen.dtype):
+        warnings.warn(f"cluster: ids are {given.dtype} but the pairs' ids are {seen.dtype}: "
+                      "they never match (1 is not '1'), so every record is its own entity",
+                      UserWarning, stacklevel=2)
+    kept = _selected(pairs, threshold, score_column)
     nodes = _sorted_unique(seen if given is None else given.append(seen))
     # codes follow the sorted order, so the smallest code of a component is its smallest id
     li = nodes.get_indexer(pd.Index(kept["left_id"]))

@@ -55,6 +55,9 @@ class Comparison:
             raise ValueError(
                 f"compare: weight of {self.column!r} must be a positive number, got {w!r}"
             )
+        if not 1e-6 <= w <= 1e6:  # scores are float32: 1e-300 is 0 there (a 0/0 score)
+            raise ValueError(f"compare: weight of {self.column!r} must be between 1e-6 and "
+                             f"1e6 (only the weights' ratios count), got {w!r}")
         # a list option (read back from JSON) is the tuple it was given as
         object.__setattr__(self, "options", tuple(sorted(
             (k, tuple(v) if isinstance(v, list) else v) for k, v in dict(self.options).items())))

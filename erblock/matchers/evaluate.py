@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .clustering import in_memory
+
 __all__ = ["cluster_metrics", "evaluate", "ids_in_common", "plot_pr_curve", "pr_curve"]
 
 
@@ -87,19 +89,27 @@ def _check_id_types(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) ->
             )
 
 
-def _infer_dedupe(dedupe: bool | None, n_left: int | None, n_right: int | None,
-                  pairs: pd.DataFrame | None = None) -> bool:
+def infer_dedupe(dedupe: bool | None, n_left: int | None, n_right: int | None,
+                  pairs: pd.DataFrame | None = None) -> tuple[bool, str]:
+    """Whether pairs compare unordered (a dedupe's), and what said so."""
     if dedupe is not None:
-        return bool(dedupe)
+        return bool(dedupe), "dedupe=" + str(bool(dedupe))
     # the run that made the pairs says which it was (its report rides in the frame's
     # attrs): a link's truth may pair a record with the other input's record of the
     # same id, which a dedupe would drop as a self-pair
     report = pairs.attrs.get("erblock_report") if pairs is not None else None
     if isinstance(report, dict) and report.get("mode") in ("link", "dedupe"):
-        return report["mode"] == "dedupe"
-    # n_right means link. n_left alone means one input; nothing given: unordered comparison,
-    # which is exact for dedupe and for link differs only if a reversed pair is also present.
-    return n_right is None
+        return report["mode"] == "dedupe", f"the pairs' own report (a {report['mode']})"
+    if n_right is not None:
+        return False, "n_right (a link)"
+    # a dedupe never pairs a record with itself: a pair of equal ids is a link's (pairs
+    # written with output= or read back from parquet carry no report)
+    if pairs is not None and len(pairs) and bool(
+            (pairs["left_id"].to_numpy() == pairs["right_id"].to_numpy()).any()):
+        return False, "a pair of equal ids (a link's)"
+    # nothing else to go by: unordered, exact for dedupe; for a link it differs only
+    # when a reversed pair is present too
+    return True, "no sign of a link"
 
 
 def _scores(pairs: pd.DataFrame, score_column: str) -> np.ndarray:
@@ -156,8 +166,9 @@ def evaluate(
         The compared pairs, when ``pairs`` holds only some of them.
     dedupe
         Compare pairs unordered. ``None``: what the run that made ``pairs`` was (its
-        report in ``pairs.attrs``), else ``False`` if ``n_right`` is given, else ``True``
-        (exact for dedupe; for link it only differs if a reversed pair is present).
+        report in ``pairs.attrs``), else ``False`` if ``n_right`` is given or a pair has
+        two equal ids (a dedupe never pairs a record with itself), else ``True`` (exact
+        for dedupe; for a link it only differs if a reversed pair is present too).
 
     Returns
     -------
@@ -168,11 +179,22 @@ def evaluate(
     distinct pairs (self-pairs in dedupe truth are ignored). A ratio with a zero
     denominator is NaN; F1 is 0 when precision and recall are both 0.
     """
-    dedupe = _infer_dedupe(dedupe, n_left, n_right, pairs)
+    wanted = ["left_id", "right_id"]
+    if threshold is not None:
+        wanted.append(score_column or ("match_probability" if "match_probability" in
+                                       pairs.columns else "score"))
+    pairs = in_memory(pairs, [c for c in wanted if c in pairs.columns] or wanted)
+    truth = in_memory(truth, ["left_id", "right_id"])
+    candidates = None if candidates is None else in_memory(candidates, ["left_id", "right_id"])
+    dedupe, why = infer_dedupe(dedupe, n_left, n_right, pairs)
     if n_right is not None and n_left is None:
         raise ValueError("n_right given without n_left: pass both for link, n_left for dedupe")
     if dedupe and n_right is not None:
-        raise ValueError("dedupe=True with n_right: dedupe has a single input, drop n_right")
+        raise ValueError(f"n_right: these pairs are compared as a dedupe's ({why}), which "
+                         "has a single input: drop n_right, or pass dedupe=False")
+    if not dedupe and n_left is not None and n_right is None:
+        raise ValueError(f"n_left without n_right: these pairs are a link's ({why}); its "
+                         "possible pairs are n_left * n_right: pass both")
     cand = pairs if candidates is None else candidates
     predicted = pairs
     if score_column is None:
@@ -188,6 +210,8 @@ def evaluate(
         true_k = true_k[truth["left_id"].to_numpy() != truth["right_id"].to_numpy()]
     pred_k, true_k, cand_k = np.unique(pred_k), np.unique(true_k), np.unique(cand_k)
     tp = int(np.isin(pred_k, true_k, assume_unique=True).sum())
+    if not dedupe and tp == 0 and len(truth) and len(predicted):
+        _warn_if_swapped(predicted, truth)
     fp, fn = pred_k.size - tp, true_k.size - tp
     precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
     found = int(np.isin(true_k, cand_k, assume_unique=True).sum())
@@ -211,6 +235,18 @@ def evaluate(
     }
 
 
+def _warn_if_swapped(predicted: pd.DataFrame, truth: pd.DataFrame) -> None:
+    """A link's truth with left_id and right_id the other way round matches nothing."""
+    swapped = truth.rename(columns={"left_id": "right_id", "right_id": "left_id"})
+    pred_k, true_k = _pair_codes([predicted, swapped], False, ["pairs", "truth"])
+    pred_k, true_k = np.unique(pred_k), np.unique(true_k)
+    hits = int(np.isin(pred_k, true_k, assume_unique=True).sum())
+    if hits >= max(3, min(pred_k.size, true_k.size) / 2):  # not a few pairs by chance
+        warnings.warn(f"truth: no true pair was found, but {hits} are with its left_id and "
+                      "right_id swapped: a link's truth needs left_id from the left input "
+                      "(df_r) and right_id from the right one", UserWarning, stacklevel=3)
+
+
 def pr_curve(
     pairs: pd.DataFrame,
     truth: pd.DataFrame,
@@ -223,12 +259,13 @@ def pr_curve(
     One sort and cumulative sums: row ``t`` says what :func:`evaluate` with
     ``threshold=t`` would give. Sorted by threshold, descending. Recall is over all true
     pairs, including those never among ``pairs``; a pair listed twice counts with its best
-    score; NaN scores never match. ``dedupe=None`` compares pairs unordered (see
-    :func:`evaluate`).
+    score; NaN scores never match. ``dedupe=None``: as :func:`evaluate` decides.
     """
-    dedupe = True if dedupe is None else dedupe
     _check_columns(pairs, "pairs")
     _check_columns(truth, "truth")
+    pairs = in_memory(pairs, ["left_id", "right_id", score_column])
+    truth = in_memory(truth, ["left_id", "right_id"])
+    dedupe = infer_dedupe(dedupe, None, None, pairs)[0]
     score = _scores(pairs, score_column)
     _check_id_types(pairs, truth, ("pairs", "truth"))
     keys, true_k = _pair_codes([pairs, truth], dedupe, ["pairs", "truth"])

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..comparisons import as_comparisons
+from ..evaluate import infer_dedupe
 from .base import RESERVED_COLUMNS, ScoringModel, model_columns, probability
 
 __all__ = ["ScoreThreshold", "SupervisedModel", "labels_from_truth"]
@@ -128,11 +129,13 @@ class SupervisedModel(ScoringModel):
 
     def fit(self, pairs: pd.DataFrame, truth: pd.DataFrame | None = None, *,
             labels: Any = None, features: Sequence[str] | None = None,
-            dedupe: bool = False) -> SupervisedModel:
+            dedupe: bool | None = None) -> SupervisedModel:
         """Fit on ``pairs`` labelled by ``truth`` (true pairs) or by ``labels`` (bool per row).
 
         ``features``: the similarity columns to use (default: every numeric column other
-        than ids, ``score`` and match columns). ``dedupe=True`` matches truth unordered.
+        than ids, ``score`` and match columns). ``dedupe=True`` matches truth unordered;
+        None decides as :func:`erblock.evaluate` does (the pairs' own report, else a pair
+        of equal ids means a link, else unordered).
         """
         try:
             from sklearn.ensemble import GradientBoostingClassifier
@@ -142,7 +145,9 @@ class SupervisedModel(ScoringModel):
                               "pip install 'erblock[ml]'") from e
         if (truth is None) == (labels is None):
             raise ValueError("fit: give exactly one of truth (true pairs) or labels (per row)")
-        y = (labels_from_truth(pairs, truth, dedupe) if truth is not None
+        if truth is not None and dedupe is None:
+            dedupe = infer_dedupe(None, None, None, pairs)[0]
+        y = (labels_from_truth(pairs, truth, bool(dedupe)) if truth is not None
              else np.asarray(labels, dtype=bool))
         if len(y) != len(pairs):
             raise ValueError(f"labels: {len(y)} labels for {len(pairs)} pairs")
@@ -235,8 +240,12 @@ class SupervisedModel(ScoringModel):
         model.features_ = list(d["features"]) if d.get("features") is not None else None
         model.n_train_ = int(d.get("n_train", 0))
         if "coef" in d:
-            model.coef_ = np.asarray(d["coef"], dtype=np.float64)
+            model.coef_ = np.asarray(d["coef"], dtype=np.float64).ravel()
             model.intercept_ = float(d["intercept"])
+            want = 2 * len(model.features_ or ())  # a similarity and a missing flag each
+            if model.features_ is not None and model.coef_.size != want:
+                raise ValueError(f"saved model: {model.coef_.size} coefficients where its "
+                                 f"features {model.features_} need {want}")
         if "trees" in d:
             model.init_logit_ = float(d["init_logit"])
             model.learning_rate_ = float(d["learning_rate"])
