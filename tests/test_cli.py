@@ -96,6 +96,11 @@ def test_csv_separator_and_missing_markers(tmp_path, capsys):
     assert listed["records"]["not_blocked"] == 3
     assert main(["dedupe", str(path), "--sep", "", "--key", "country", "--compare",
                  "name:jaro"]) == 2
+    twice = tmp_path / "twice.csv"
+    twice.write_text("name,name,v.1\nann,anna,x\nann,anne,y\n")
+    capsys.readouterr()
+    assert main(["dedupe", str(twice), "--key", "v.1", "--compare", "name:jaro"]) == 2
+    assert "names the column 'name' more than once" in capsys.readouterr().err
 
 
 def test_multi_valued_and_sorted_neighbourhood_keys(people, tmp_path):

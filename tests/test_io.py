@@ -80,6 +80,11 @@ def test_a_directory_of_csv_parts_is_read_as_csv_unless_it_is_ambiguous(people, 
     people.iloc[:2].to_parquet(c / ".cache" / "x.parquet")
     (c / "old" / "backup.parquet").write_bytes(b"")
     assert len(read_table(str(c)).compute()) == len(people)
+    # parts with another header (columns in another order) are refused by name
+    people.iloc[:2, ::-1].to_csv(c / "part-8.csv", index=False)
+    with pytest.raises(ValueError, match=r"part-8\.csv' has the columns"):
+        read_table(str(c))
+    (c / "part-8.csv").unlink()
     # Dask takes the compression of the first file for all: mixed ones are refused
     people.iloc[:2].to_csv(c / "part-9.csv.gz", index=False)
     with pytest.raises(ValueError, match="compressed differently"):

@@ -107,6 +107,9 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
         hint = ("; give its encoding (encoding=, --encoding on the command line)"
                 if isinstance(exc, UnicodeError) else "")
         raise ValueError(f"input {path!r} could not be read as {fmt}: {exc}{hint}") from exc
+    if fmt == "csv":
+        _refuse_repeated_names(path, [str(c) for c in ddf.columns])
+        _same_headers(files, encoding or "utf-8", sep, opts)
     if id_column is None and fmt == "parquet" and _stored_index(files, opts):
         return ddf  # the index pandas wrote (``df.to_parquet()``) is the record id
     if id_column is not None:
@@ -141,6 +144,39 @@ def rename_columns(ddf: dd.DataFrame, mapping: Mapping[str, str], name: str) -> 
 
 #: what a directory of CSV parts holds (its other files, e.g. a README, are not read)
 _CSV_PARTS = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
+
+
+def _same_headers(files: list[str], encoding: str, sep: str,
+                  opts: Mapping[str, Any]) -> None:
+    """Refuse CSV parts whose headers differ, naming the first such file (Dask would fail
+    later, in a task, without saying which)."""
+    if len(files) < 2:
+        return
+    import csv
+
+    import fsspec
+
+    first: list[str] | None = None
+    for f in files:
+        with fsspec.open(f, "rt", encoding=encoding, compression="infer",
+                         **dict(opts)) as fh:
+            head = next(csv.reader([fh.readline()], delimiter=sep), [])  # type: ignore[arg-type]
+        if first is None:
+            first = head
+        elif head != first:
+            raise ValueError(f"CSV part {f!r} has the columns {head}, but {files[0]!r} has "
+                             f"{first}: every part needs the same header")
+
+
+def _refuse_repeated_names(path: str, columns: list[str]) -> None:
+    """A CSV header naming a column twice: pandas renamed the second ``name.1``, and a
+    key or comparison on ``name`` would silently read the first."""
+    names = set(columns)
+    for c in columns:
+        base, dot, n = c.rpartition(".")
+        if dot and n.isdigit() and base in names:
+            raise ValueError(f"input {path!r}: its header names the column {base!r} more "
+                             f"than once (read as {base!r} and {c!r}); rename them")
 
 
 def _directory_parts(path: str, files: list[str], fmt: str | None,
