@@ -95,9 +95,7 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     records = d.get("records", {})
     link = d.get("mode") == "link"
     n_left = int(records.get("records_r", 0)) or None
-    n_right = (int(records.get("records_s", 0)) or None) if link else None
-    if link and n_left is None:
-        n_right = None
+    n_right = int(records.get("records_s", 0)) if link and n_left is not None else None
     if threshold is None and "match_probability" in pairs_df.columns:
         threshold = 0.5  # a model's default decision
     m = evaluate(pairs_df, truth_df, threshold=threshold, n_left=n_left, n_right=n_right,
@@ -110,7 +108,7 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
         m["n_candidates"] = compared
         m["pair_completeness"] = None  # unknown: the candidates below the threshold are gone
         if n_left:
-            total = n_left * n_right if n_right else n_left * (n_left - 1) // 2
+            total = n_left * n_right if n_right is not None else n_left * (n_left - 1) // 2
             m["reduction_ratio"] = 1.0 - compared / total if total else math.nan
     return {k: v for k, v in m.items() if not isinstance(v, pd.DataFrame)}
 

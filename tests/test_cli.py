@@ -94,8 +94,14 @@ def test_csv_separator_and_missing_markers(tmp_path, capsys):
     assert kept["records"]["not_blocked"] == 1 and len(pd.read_parquet(out)) == 2
     listed = run_json(argv + ["--na-values", "NA,unknown"], capsys)
     assert listed["records"]["not_blocked"] == 3
-    assert main(["dedupe", str(path), "--sep", "", "--key", "country", "--compare",
-                 "name:jaro"]) == 2
+    for bad in ("", "||"):
+        assert main(["dedupe", str(path), "--sep", bad, "--key", "country", "--compare",
+                     "name:jaro"]) == 2
+    tabbed = tmp_path / "tabbed.csv"
+    tabbed.write_text(path.read_text().replace(";", "\t"))
+    spaced = run_json(["dedupe", str(tabbed), "--sep", "\\t", "--key", "country",
+                       "--compare", "name:jaro", "--na-values", " NULL, NA "], capsys)
+    assert spaced["records"]["not_blocked"] == 3  # the spaces around the markers go
     twice = tmp_path / "twice.csv"
     twice.write_text("name,name,v.1\nann,anna,x\nann,anne,y\n")
     capsys.readouterr()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -107,8 +108,12 @@ def test_cluster_errors_name_the_problem():
         cluster(scored, "0.5")
     with pytest.raises(ValueError, match="missing record ids"):
         cluster(pd.DataFrame({"left_id": [1.0, np.nan], "right_id": [2.0, 3.0]}))
-    with pytest.warns(UserWarning, match="never match"):
+    with pytest.warns(UserWarning, match="no id of ids= .* is among the pairs' ids"):
         cluster(scored, 0.5, ids=["1", "2", "3", "4"])
+    with warnings.catch_warnings():  # object ids that do meet the pairs' int ids: silent
+        warnings.simplefilter("error")
+        got = cluster(scored, 0.5, ids=pd.Index([1, 2, 3, 4, 5], dtype=object))
+    assert got.to_dict() == {1: 1, 2: 1, 3: 3, 4: 4, 5: 5}
     # a link's pairs: ids of two inputs may coincide, one set of entities cannot hold them
     link = scored.copy()
     link.attrs["erblock_report"] = {"mode": "link"}

@@ -277,9 +277,23 @@ def test_a_link_s_pairs_without_their_report_still_keep_true_pairs_of_equal_ids(
     mem = erblock.link(r, r.copy(), key="city", compare={"name": "jaro_winkler"}, client=client)
     bare = mem.copy()
     bare.attrs = {}
-    for pairs in (mem, bare, dd_of(bare)):
-        m = evaluate(pairs, truth)
+    m = evaluate(mem, truth)
+    assert (m["precision"], m["recall"], m["n_true"]) == (1.0, 1.0, 4)
+    for pairs in (bare, dd_of(bare)):  # it says how it decided, and the way out
+        with pytest.warns(UserWarning, match=r"taken as a link's \(pass n_right=, or "):
+            m = evaluate(pairs, truth)
         assert (m["precision"], m["recall"], m["n_true"]) == (1.0, 1.0, 4)
+    # the candidates tell as well when no kept pair has equal ids
+    cand = frame([(1, 1), (1, 2), (2, 2)], [0.4, 0.9, 0.3])
+    with pytest.warns(UserWarning, match="taken as a link's"):
+        m = evaluate(cand[cand["score"] >= 0.5], truth, candidates=cand)
+    assert (m["n_true"], m["pair_completeness"]) == (4, 0.5)
+    # missing ids (pd.NA) compare as no pair of equal ids; a missing id column is named
+    na = pd.DataFrame({"left_id": pd.array(["a", None], dtype="string"),
+                       "right_id": pd.array(["b", "c"], dtype="string")})
+    assert evaluate(na, na.iloc[:1])["tp"] == 1
+    with pytest.raises(ValueError, match=r"pairs: missing column\(s\) \['left_id'\]"):
+        evaluate(pd.DataFrame({"right_id": [1]}), truth)
     assert pr_curve(mem, truth)["recall"].iloc[-1] == 1.0
     with pytest.raises(ValueError, match="link's .*pass both"):
         evaluate(mem, truth, n_left=4)

@@ -145,12 +145,13 @@ def _inputs(args: argparse.Namespace, paths: Sequence[str], client: Any) -> list
     if mapping and len(paths) != 2:
         raise UsageError("--map renames columns of S for link; it needs two inputs")
     sep = getattr(args, "sep", ",")
-    if not sep or "\n" in sep or '"' in sep:
-        raise UsageError(f"--sep must be a field separator such as ';', got {sep!r}")
+    sep = "\t" if sep == "\\t" else sep  # --sep '\t' as a shell passes it
+    if len(sep) != 1 or sep in '\n\r"':
+        raise UsageError(f"--sep must be one character such as ';' or '\\t', got {sep!r}")
     na = getattr(args, "na_values", None)
     frames = [read_table(path, args.format, encoding=args.encoding, id_column=ids[i],
-                         client=client, sep=sep,
-                         na_values=None if na is None else [v for v in na.split(",") if v])
+                         client=client, sep=sep, na_values=None if na is None else
+                         [v.strip() for v in na.split(",") if v.strip()])
               for i, path in enumerate(paths)]
     if mapping:
         frames[1] = rename_columns(frames[1], mapping, f"S ({paths[1]!r})")

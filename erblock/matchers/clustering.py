@@ -114,10 +114,9 @@ def cluster(
     for name, index in (("pairs", seen), ("ids", given)):
         if index is not None and index.hasnans:
             raise ValueError(f"cluster: {name} hold missing record ids; every record needs one")
-    if given is not None and len(given) and len(seen) and \
-            pd.api.types.is_string_dtype(given.dtype) != pd.api.types.is_string_dtype(seen.dtype):
-        warnings.warn(f"cluster: ids are {given.dtype} but the pairs' ids are {seen.dtype}: "
-                      "they never match (1 is not '1'), so every record is its own entity",
+    if given is not None and len(given) and len(seen) and not given.isin(seen).any():
+        warnings.warn(f"cluster: no id of ids= ({given.dtype}) is among the pairs' ids "
+                      f"({seen.dtype}; 1 is not '1'): each of ids= is its own entity",
                       UserWarning, stacklevel=2)
     kept = _selected(pairs, threshold, score_column)
     nodes = _sorted_unique(seen if given is None else given.append(seen))

@@ -90,8 +90,10 @@ def _check_id_types(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) ->
 
 
 def infer_dedupe(dedupe: bool | None, n_left: int | None, n_right: int | None,
-                  pairs: pd.DataFrame | None = None) -> tuple[bool, str]:
-    """Whether pairs compare unordered (a dedupe's), and what said so."""
+                 pairs: pd.DataFrame | None = None, candidates: pd.DataFrame | None = None
+                 ) -> tuple[bool, str]:
+    """Whether pairs compare unordered (a dedupe's), and what said so; when only a pair
+    of equal ids says they are a link's, a warning names the way to say otherwise."""
     if dedupe is not None:
         return bool(dedupe), "dedupe=" + str(bool(dedupe))
     # the run that made the pairs says which it was (its report rides in the frame's
@@ -102,14 +104,26 @@ def infer_dedupe(dedupe: bool | None, n_left: int | None, n_right: int | None,
         return report["mode"] == "dedupe", f"the pairs' own report (a {report['mode']})"
     if n_right is not None:
         return False, "n_right (a link)"
-    # a dedupe never pairs a record with itself: a pair of equal ids is a link's (pairs
-    # written with output= or read back from parquet carry no report)
-    if pairs is not None and len(pairs) and bool(
-            (pairs["left_id"].to_numpy() == pairs["right_id"].to_numpy()).any()):
+    # erblock's dedupe never pairs a record with itself: a pair of equal ids is a link's
+    # (pairs written with output= or read back from parquet carry no report)
+    if any(_has_equal_ids(f) for f in (pairs, candidates)):
+        warnings.warn("the pairs carry no run report and hold a pair of two equal ids: "
+                      "taken as a link's (pass n_right=, or dedupe=True if they are a "
+                      "dedupe's)", UserWarning, stacklevel=3)
         return False, "a pair of equal ids (a link's)"
     # nothing else to go by: unordered, exact for dedupe; for a link it differs only
     # when a reversed pair is present too
     return True, "no sign of a link"
+
+
+def _has_equal_ids(f: pd.DataFrame | None) -> bool:
+    if f is None or not len(f):
+        return False
+    try:
+        same = f["left_id"].eq(f["right_id"])
+    except TypeError:  # ids that do not compare: none equal
+        return False
+    return bool(same.fillna(False).to_numpy(dtype=bool).any())
 
 
 def _scores(pairs: pd.DataFrame, score_column: str) -> np.ndarray:
@@ -179,14 +193,17 @@ def evaluate(
     distinct pairs (self-pairs in dedupe truth are ignored). A ratio with a zero
     denominator is NaN; F1 is 0 when precision and recall are both 0.
     """
+    for f, name in ((pairs, "pairs"), (truth, "truth"), (candidates, "candidates")):
+        if f is not None:
+            _check_columns(f, name)
     wanted = ["left_id", "right_id"]
     if threshold is not None:
         wanted.append(score_column or ("match_probability" if "match_probability" in
                                        pairs.columns else "score"))
-    pairs = in_memory(pairs, [c for c in wanted if c in pairs.columns] or wanted)
+    pairs = in_memory(pairs, [c for c in wanted if c in pairs.columns])
     truth = in_memory(truth, ["left_id", "right_id"])
     candidates = None if candidates is None else in_memory(candidates, ["left_id", "right_id"])
-    dedupe, why = infer_dedupe(dedupe, n_left, n_right, pairs)
+    dedupe, why = infer_dedupe(dedupe, n_left, n_right, pairs, candidates)
     if n_right is not None and n_left is None:
         raise ValueError("n_right given without n_left: pass both for link, n_left for dedupe")
     if dedupe and n_right is not None:
@@ -194,7 +211,8 @@ def evaluate(
                          "has a single input: drop n_right, or pass dedupe=False")
     if not dedupe and n_left is not None and n_right is None:
         raise ValueError(f"n_left without n_right: these pairs are a link's ({why}); its "
-                         "possible pairs are n_left * n_right: pass both")
+                         "possible pairs are n_left * n_right: pass both, or dedupe=True "
+                         "if they are a dedupe's")
     cand = pairs if candidates is None else candidates
     predicted = pairs
     if score_column is None:
@@ -263,7 +281,8 @@ def pr_curve(
     """
     _check_columns(pairs, "pairs")
     _check_columns(truth, "truth")
-    pairs = in_memory(pairs, ["left_id", "right_id", score_column])
+    pairs = in_memory(pairs, [c for c in ("left_id", "right_id", score_column)
+                              if c in pairs.columns])
     truth = in_memory(truth, ["left_id", "right_id"])
     dedupe = infer_dedupe(dedupe, None, None, pairs)[0]
     score = _scores(pairs, score_column)
