@@ -12,6 +12,7 @@ error names the argument or column, shows the value and says what was expected.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, overload
 
@@ -110,8 +111,12 @@ def run_options(strategy: str, options: Mapping[str, Any]) -> RunOptions:
                 f"({', '.join(sketched)}), but strategy is {strategy!r}, which plans "
                 "on the exact block counts; drop sketch= or choose a cell strategy"
             )
-        if strategy != AUTO:  # auto plans on the BDM; the option then has no effect
+        if strategy != AUTO:
             opts["strategy_options"] = get_strategy(strategy).parse_options({"sketch": sketch})
+        else:  # auto plans on the exact block counts: say so rather than drop it unseen
+            warnings.warn(f"sketch= has no effect with strategy='auto', which plans on the "
+                          f"exact block counts; choose {' or '.join(map(repr, sketched))} "
+                          "to plan on a sketch", UserWarning, stacklevel=3)
     return RunOptions(**opts)
 
 
@@ -334,21 +339,7 @@ def execute(job: Job, frames: list[Any], client: Any, check: list[bool], scoring
 
 
 def _result(result: RunResult) -> Any:
-    if result.pairs is not None:
-        return result.pairs
-    import dask.dataframe as dd
-
-    assert result.report.output is not None  # written by the workers
-    pairs = dd.read_parquet(result.report.output)
-    # text ids come back as parquet's strings: as they came in (object, str, string)
-    want = {c: d for c, d in zip(("left_id", "right_id"), result.id_dtypes)
-            if _textual(d) and _textual(pairs[c].dtype) and pairs[c].dtype != d}
-    return pairs.astype(want) if want else pairs
-
-
-def _textual(dtype: Any) -> bool:
-    return dtype is not None and (pd.api.types.is_string_dtype(dtype) or
-                                  pd.api.types.is_object_dtype(dtype))
+    return result.pairs if result.pairs is not None else result.written()
 
 
 def read_report(source: Any) -> RunReport:

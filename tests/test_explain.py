@@ -102,6 +102,9 @@ def test_plot_writes_png_with_basic_next_to_the_plan(tmp_path):
     assert basic_loads(bare) is None
     assert (plan_basic(paper_bdm(), 3).plot(tmp_path / "basic.png")).stat().st_size > 1000
     assert bare.plot(tmp_path / "bare.png").read_bytes()[:8] == PNG_MAGIC
+    # thousands of tasks are drawn as one outline (a bar per task took minutes)
+    many = plan_basic(paper_bdm(), 3000).with_profile(paper_bdm())
+    assert many.plot(tmp_path / "many.png").read_bytes()[:8] == PNG_MAGIC
 
 
 def test_erblock_plan_explains_and_draws(client, tmp_path):

@@ -188,6 +188,8 @@ def test_spec_is_checked_and_round_trips():
     assert run_options("cellrange", {"sketch": {"w": 100}}).strategy_options.sketch == \
         SketchSpec(w=100)
     assert run_options("basic", {"sketch": None}).strategy_options is None
+    with pytest.warns(UserWarning, match="sketch= has no effect with strategy='auto'"):
+        assert run_options("auto", {"sketch": {"w": 100}}).strategy_options is None
     with pytest.raises(ValueError, match="w is not resolved"):
         build(np.arange(3), SketchSpec())
     with pytest.raises(ValueError, match="different specs"):

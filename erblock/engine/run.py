@@ -66,6 +66,22 @@ class RunResult:
     model: ScoringModel | None
     id_dtypes: tuple[Any, Any] = (None, None)  #: of left_id and right_id, as they came in
 
+    def written(self) -> Any:
+        """A Dask frame of the pairs the workers wrote (``output=``), text ids in the
+        dtype they came in (parquet gives them back as strings)."""
+        import dask.dataframe as dd
+
+        assert self.report.output is not None  # written by the workers
+        pairs = dd.read_parquet(self.report.output)
+        want = {c: d for c, d in zip(("left_id", "right_id"), self.id_dtypes)
+                if _textual(d) and _textual(pairs[c].dtype) and pairs[c].dtype != d}
+        return pairs.astype(want) if want else pairs
+
+
+def _textual(dtype: Any) -> bool:
+    return dtype is not None and (pd.api.types.is_string_dtype(dtype) or
+                                  pd.api.types.is_object_dtype(dtype))
+
 
 def empty_pairs(job: Job, id_dtypes: tuple[object, object], model: ScoringModel | None
                 ) -> pd.DataFrame:
