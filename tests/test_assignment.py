@@ -147,7 +147,7 @@ def test_cluster_version_equals_in_memory(client, seed, local_rows, ids):
     import dask.dataframe as dd
 
     g = np.random.default_rng(seed)
-    n = 300
+    n = 150  # enough chains of conflicts for several rounds; smaller: the suite's time
     pairs = pd.DataFrame({"left_id": g.integers(0, 60, n), "right_id": g.integers(0, 50, n),
                           "score": g.choice([0.3, 0.6, 0.6, 0.8, 0.95, np.nan], n)
                           .astype(np.float32)})
