@@ -89,9 +89,10 @@ def test_equal_keys_equal_ids(values):
     ids = block_ids(df, Column("k"))
     for i, vi in enumerate(values):
         for j, vj in enumerate(values):
-            if vi and vj:
+            blank_i, blank_j = not (vi and vi.strip()), not (vj and vj.strip())
+            if not blank_i and not blank_j:
                 assert (ids[i] == ids[j]) == (vi == vj)
-            if not vi:
+            if blank_i:  # missing, empty or white space only ('\r', '\x0c'): no key
                 assert ids[i] == NULL_BLOCK
 
 
