@@ -90,6 +90,11 @@ def model_section(model: Mapping[str, Any] | None) -> str:
     parts = ["<section id='model'><h2>Scoring model: Fellegi-Sunter</h2>", facts]
     if warn:
         parts.append(f"<ul class='warnings'>{warn}</ul>")
+    for g in model.get("groups", []):  # comparisons scored together (a move)
+        parts.append(f"<p class='group'>Scored as one group: "
+                     f"{html.escape(', '.join(g.get('comparisons', [])))}; μ = "
+                     f"{_num(g.get('mu'))} of the matches differ on all of them as random "
+                     "pairs do (a move), so together they cost at most log₂ μ.</p>")
     parts += [img_tag(_png(plot_weights, levels), "match weight of each level"),
               _levels_table(levels)]
     if model.get("sessions"):

@@ -156,7 +156,8 @@ def test_cluster_version_equals_in_memory(client, seed, local_rows, ids):
         pairs = pairs.astype({"left_id": str, "right_id": str}).astype(
             {"left_id": ids, "right_id": ids})
     parts = dd.from_pandas(pairs, npartitions=4)
-    for card in ("1:1", "1:n", "n:1", None):
+    # every cardinality once; the other id types with the one of most rounds (the suite's time)
+    for card in ("1:1", "1:n", "n:1", None) if ids == "int" else ("1:1",):
         got = client.compute(assign_dask(parts, card, threshold=0.5, client=client,
                                          local_rows=local_rows), sync=True)
         want = assign(pairs, card, threshold=0.5)

@@ -250,6 +250,13 @@ def test_model_section_shows_levels_sessions_and_boundary_waterfalls(em_report):
     page5 = render_html(dict(d, model=dict(model, sessions=[trusted])))
     assert "yes, its pairs scored with three classes" in page5
     assert "three classes" not in render_html(d)  # a model without related records
+    # a model with a group of comparisons scored together says which and its μ
+    assert "Scored as one group" not in page
+    grouped = dict(model, groups=[{"comparisons": ["street_text", "postcode_postcode"],
+                                   "mu": 0.15, "n_iter": 7, "converged": True,
+                                   "declared": False}])
+    assert ("Scored as one group: street_text, postcode_postcode; μ = 0.15 of the matches"
+            in render_html(dict(d, model=grouped)))
 
 
 def test_model_charts_render_in_headless_chromium(em_report, chromium, tmp_path):

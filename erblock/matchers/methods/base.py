@@ -80,6 +80,10 @@ class Method:
     #: a label per level, lowest first (None: derived from the thresholds)
     LABELS: ClassVar[tuple[str, ...] | None] = None
     summary: ClassVar[str] = ""
+    #: where the record is found (True: an address's postcode, a landline), what the
+    #: record is (False: names, dates, e-mail), or neither (None): which comparisons a
+    #: Fellegi-Sunter group of parts that change together may hold (``scoring.groups``)
+    locates: ClassVar[bool | None] = None
     #: adjust the exact level by term frequency unless a model says otherwise
     tf: bool = False
 

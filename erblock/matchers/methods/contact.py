@@ -109,6 +109,7 @@ def postcode_parts(codes: pd.Series) -> pd.DataFrame:
 @dataclass(frozen=True)
 class PostcodeMethod(Method):
     name: ClassVar[str] = "postcode"
+    locates: ClassVar[bool | None] = True
     accepts: ClassVar[str] = "any"
     mixed_types: ClassVar[str] = "zeros"
     LEVELS: ClassVar[tuple[float, ...]] = (0.4, 0.6, 0.8, 1.0)
@@ -134,6 +135,7 @@ class PostcodeMethod(Method):
 @dataclass(frozen=True)
 class EmailMethod(Method):
     name: ClassVar[str] = "email"
+    locates: ClassVar[bool | None] = False
     accepts: ClassVar[str] = "text"
     LEVELS: ClassVar[tuple[float, ...]] = (0.6, 0.8, 1.0)
     LABELS: ClassVar[tuple[str, ...]] = ("else", "user parts similar", "same user part",
@@ -188,6 +190,7 @@ def phone_digits(values: pd.Series) -> pd.Series:
 @dataclass(frozen=True)
 class PhoneMethod(Method):
     name: ClassVar[str] = "phone"
+    locates: ClassVar[bool | None] = True
     accepts: ClassVar[str] = "any"
     LEVELS: ClassVar[tuple[float, ...]] = (0.4, 0.6, 0.8, 1.0)
     LABELS: ClassVar[tuple[str, ...]] = ("else", "last 4 digits equal", "one digit off",

@@ -181,6 +181,7 @@ class DateMethod(Method):
     """Dates as dates (see the module doc); ``format`` is a ``strptime`` format for text."""
 
     name: ClassVar[str] = "date"
+    locates: ClassVar[bool | None] = False
     accepts: ClassVar[str] = "any"
     LEVELS: ClassVar[tuple[float, ...]] = (0.25, 0.5, 0.75, 0.9, 1.0)
     LABELS: ClassVar[tuple[str, ...]] = ("else", "within 10 years", "within 1 year",

@@ -30,6 +30,7 @@ class NameMethod(StringMethod):
     ``tf`` adjusts the exact level by term frequency."""
 
     name: ClassVar[str] = "name"
+    locates: ClassVar[bool | None] = False
     summary: ClassVar[str] = "names: exact, Jaro-Winkler >= 0.92, >= 0.88, >= 0.70 (tf on exact)"
     scorer = staticmethod(JaroWinkler.normalized_similarity)
 

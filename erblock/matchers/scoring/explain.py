@@ -15,6 +15,7 @@ from ..levels import PROB_FLOOR
 from .base import probability
 
 RELATED = "related records"  #: the contribution of a pass's third class (:mod:`.related`)
+GROUPS = "groups"  #: what scoring groups as mixtures changes (:mod:`.groups`)
 
 if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
     from .fellegi_sunter import FellegiSunter
@@ -54,6 +55,7 @@ def model_report(model: FellegiSunter) -> dict[str, Any]:
         "sessions": model.sessions_,
         "implied": [{"comparison": specs[k].name, "implied_by": specs[j].name}
                     for j, k in model.implied_],
+        "groups": [g.to_dict([s.name for s in specs]) for g in model.groups_],
         "warnings": list(model.warnings_) + ([model.keys_warning_] if model.keys_warning_
                                              else []),
         "levels": summary(model).to_dict("records"),
@@ -69,11 +71,13 @@ def contributions(model: FellegiSunter, pairs: pd.DataFrame,
     model.require_fitted()
     gamma = model.gamma_of(pairs)
     values = tf_values if tf_values is not None else model.pair_value_columns(pairs)
-    prior_w, w, related = model.scored_parts(gamma, values, model.passes_of(pairs))
+    prior_w, w, related, grouped = model.scored_parts(gamma, values, model.passes_of(pairs))
     out = pd.DataFrame(w, columns=[s.name for s in model.specs_ or ()], index=pairs.index)
     out.insert(0, "prior", prior_w)
     if model.has_related:  # a pass scored with three classes (related records)
         out[RELATED] = related
+    if model.groups_:  # comparisons scored together (a moved person's address)
+        out[GROUPS] = grouped
     return out
 
 
@@ -101,6 +105,11 @@ def waterfall(model: FellegiSunter, pair: pd.Series | pd.DataFrame,
     if RELATED in contrib.index and float(contrib[RELATED]) != 0.0:
         steps.append({"step": RELATED, "level": "its key pass also finds related records",
                       "weight": float(contrib[RELATED])})
+    if GROUPS in contrib.index and float(contrib[GROUPS]) != 0.0:
+        names = [", ".join(specs[k].name for k in g.comparisons) for g in model.groups_]
+        steps.append({"step": GROUPS, "level": "scored together: " + "; ".join(
+            f"{n} (μ = {g.mu:.3g} of matches differ on all)"
+            for n, g in zip(names, model.groups_)), "weight": float(contrib[GROUPS])})
     if scored:
         _tf_from_weight(model, row, gamma, tf_values, steps)
     out = pd.DataFrame(steps)

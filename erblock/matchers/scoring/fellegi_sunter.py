@@ -46,29 +46,20 @@ from .base import (
     ScoringModel,
     model_columns,
     probability,
-    value_column,
 )
 from .explain import boundary_examples, model_report, summary
-from .implied import found_by_pass, mask, train_masked
-from .offline import fit_frame, fit_run
+from .groups import Group, check_groups, fit_groups
+from .implied import mask, train_masked
+from .offline import fit_frame, fit_run, summarize_random, u_from_counts
 from .options import canonical_key, check_options, check_same_comparisons, keys_differ_message
+from .parts import ScoredParts
 from .persist import fs_from_dict, fs_to_dict
 from .training import train
-from .weights import (
-    comparison_weights,
-    level_weights,
-    pass_overrides,
-    pass_priors,
-    pass_related,
-    pass_sessions,
-    prior,
-    tf_adjustments,
-)
 
 __all__ = ["FellegiSunter"]
 
 
-class FellegiSunter(ScoringModel):
+class FellegiSunter(ScoredParts, ScoringModel):
     """Unsupervised Fellegi-Sunter model (see the module doc).
 
     Parameters
@@ -85,6 +76,11 @@ class FellegiSunter(ScoringModel):
         Test every session's comparisons for selection by the blocking (see
         :mod:`.training`) and the random pairs for comparisons another's agreement
         implies (:mod:`.implied`); False trusts the key specs' declared columns only.
+    groups
+        Comparisons that change together, scored as one mixture (a moved person
+        disagrees on every part of the address at once; :mod:`.groups`): ``"auto"`` finds
+        the parts that go with the postcode and phone comparisons, a list of lists of
+        comparison names or columns declares them, None uses none.
     u_pairs, seed
         Random record pairs behind u, and the seed of their record sample.
     max_iter, tol
@@ -112,6 +108,9 @@ class FellegiSunter(ScoringModel):
     implied_
         ``(j, k)`` comparison indices: ``k`` is read as missing where ``j`` is at its top
         level (the same first name implies the same sex).
+    groups_
+        The fitted groups (:class:`.groups.Group`: comparisons and μ, the share of
+        matches that differ on them as random pairs do).
     """
 
     kind = "fellegi_sunter"
@@ -119,12 +118,13 @@ class FellegiSunter(ScoringModel):
 
     def __init__(self, levels: Mapping[str, Any] | None = None,
                  tf_adjust: str | Sequence[str] | bool | None = None, *, recall: float = 1.0,
-                 detect: bool = True, u_pairs: int = 3_000_000, max_iter: int = 1000,
-                 tol: float = 1e-4, seed: int = 0) -> None:
+                 detect: bool = True, groups: Any = "auto", u_pairs: int = 3_000_000,
+                 max_iter: int = 1000, tol: float = 1e-4, seed: int = 0) -> None:
         self.tf_adjust = check_options(levels, tf_adjust, recall, u_pairs, max_iter)
         self.levels = dict(levels or {})
         self.recall = float(recall)
         self.detect = bool(detect)
+        self.groups = check_groups(groups)
         self.u_pairs = u_pairs
         self.max_iter = max_iter
         self.tol = float(tol)
@@ -142,6 +142,7 @@ class FellegiSunter(ScoringModel):
         self.use_passes = True  #: score with what each pass's session learnt
         self.n_candidates_, self.n_u_pairs_, self.total_pairs_ = 0, 0, 0.0
         self.implied_: tuple[tuple[int, int], ...] = ()
+        self.groups_: tuple[Group, ...] = ()
         self.keys_warning_ = ""  #: bound to other keys than it was fitted with (reported)
         self.fitted_in_run_ = False  #: fitted by a run (not by fit(), not loaded)
 
@@ -207,13 +208,8 @@ class FellegiSunter(ScoringModel):
         return mask(gamma, self.implied_, [s.n_levels for s in specs])
 
     def u_from_counts(self, level_counts: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """u per comparison from random-pair level counts (index 0 = null, ignored);
-        add-one smoothing keeps a level never seen among random pairs finite."""
-        out = []
-        for s, c in zip(self._specs(), level_counts):
-            c = np.asarray(c, dtype=np.float64)[1: s.n_levels + 1]
-            out.append((c + 1.0) / (c.sum() + s.n_levels))
-        return out
+        """u per comparison from random-pair level counts (:func:`.offline.u_from_counts`)."""
+        return u_from_counts(self._specs(), level_counts)
 
     # -- fitting during a run (the engine's two-phase protocol) ------------------------
 
@@ -241,12 +237,7 @@ class FellegiSunter(ScoringModel):
     def summarize_random(self, sims: pd.DataFrame, first: np.ndarray | None = None) -> tuple:
         """Random pairs' level counts per comparison (index 0 = null), their number, their
         histogram (``detect``), and those some pass agrees on (:func:`.found_by_pass`)."""
-        gamma = self.gamma_of(sims)
-        counts = [np.bincount(gamma[:, k].astype(np.int64) + 1, minlength=s.n_levels + 1)
-                  for k, s in enumerate(self._specs())]
-        codes = PatternHistogram.codes_of(gamma, self.radix) if self.detect else None
-        hist = None if codes is None else PatternHistogram.from_codes(codes, self.radix)
-        return counts, len(sims), hist, found_by_pass(gamma, first, self.radix, codes)
+        return summarize_random(self, sims, first)
 
     def fit_summaries(self, summaries: Sequence[Any], random: Sequence[Any],
                       value_counts: Mapping[str, pd.Series], context: FitContext) -> None:
@@ -278,6 +269,8 @@ class FellegiSunter(ScoringModel):
         self.warnings_ = res.warnings
         self.n_candidates_ = res.n_candidates
         self.total_pairs_ = float(total_pairs)
+        self.groups_ = ()
+        self.groups_ = fit_groups(self, hists, random)
         for w in res.warnings:
             warnings.warn(w, ModelWarning, stacklevel=3)
 
@@ -301,72 +294,6 @@ class FellegiSunter(ScoringModel):
 
     # -- scoring ------------------------------------------------------------------------
 
-    def weight_tables(self) -> list[np.ndarray]:
-        """log2(m/u) per comparison with 0 in front for the null level."""
-        self.require_fitted()
-        return [level_weights(m, u) for m, u in zip(self.m_ or (), self.u_ or ())]
-
-    @property
-    def prior_weight(self) -> float:
-        self.require_fitted()
-        return prior(float(self.lambda_))  # type: ignore[arg-type]
-
-    def tf_adjustments(self, gamma: np.ndarray, values: Mapping[str, Any]) -> np.ndarray:
-        """(pairs × comparisons) term-frequency adjustment of the weights (0 elsewhere):
-        ``log2(u_exact) − log2(tf(v))`` at the exact level of tf comparisons."""
-        return tf_adjustments(self, gamma, values)
-
-    def _pass_sessions(self) -> dict[int, Mapping[str, Any]]:
-        """Trained sessions by the key pass they cover."""
-        return pass_sessions(self.sessions_) if self.use_passes else {}
-
-    def weights_of(self, gamma: np.ndarray, values: Mapping[str, Any] | None = None,
-                   passes: np.ndarray | None = None, tf: np.ndarray | None = None
-                   ) -> np.ndarray:
-        """(pairs × comparisons) match weight of every comparison, tf included (``tf``:
-        the :meth:`tf_adjustments` of ``values`` when already computed); with the key pass
-        of every pair, selected comparisons use their pass's m and u."""
-        out = comparison_weights(self.weight_tables(), gamma)
-        if passes is not None:
-            names = [s.name for s in self._specs()]
-            pass_overrides(out, gamma, passes, self._pass_sessions(), names)
-        if tf is None and values:
-            tf = self.tf_adjustments(gamma, values)
-        return out if tf is None else out + tf
-
-    def related_of(self, gamma: np.ndarray, passes: np.ndarray | None,
-                   tf_bits: np.ndarray | None = None) -> np.ndarray:
-        """Per pair, the related records' term (:mod:`.related`); ``tf_bits``: its tf."""
-        if not self.has_related or passes is None:
-            return np.zeros(len(gamma))
-        return pass_related(gamma, passes, self._pass_sessions(),
-                            [s.name for s in self._specs()], tf_bits)
-
-    def scored_parts(self, gamma: np.ndarray, values: Mapping[str, Any] | None,
-                     passes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Prior, comparison weights and related term of every pair (tf computed once)."""
-        tf = self.tf_adjustments(gamma, values) if values else None
-        return (self.priors_of(passes, len(gamma)), self.weights_of(gamma, passes=passes, tf=tf),
-                self.related_of(gamma, passes, None if tf is None else tf.sum(axis=1)))
-
-    @property
-    def has_related(self) -> bool:
-        """Whether some pass is scored with a third class (related records)."""
-        return self.use_passes and any(s.get("related") for s in self.sessions_)
-
-    def priors_of(self, passes: np.ndarray | None, n: int) -> np.ndarray:
-        """Prior weight of every pair: its pass's session λ, else λ of a random pair."""
-        return pass_priors(self.prior_weight, passes, n, self._pass_sessions())
-
-    @staticmethod
-    def passes_of(pairs: pd.DataFrame) -> np.ndarray | None:
-        """The key pass of every pair (``match_key``), when the pairs carry it."""
-        return pairs[PASS_COLUMN].to_numpy() if PASS_COLUMN in pairs.columns else None
-
-    def pair_value_columns(self, pairs: pd.DataFrame) -> dict[str, Any]:
-        """The tf comparisons' values the engine attached to ``pairs``."""
-        return {n: pairs[value_column(n)].to_numpy() for n in self.pair_values
-                if value_column(n) in pairs.columns}
 
     def apply(self, pairs: pd.DataFrame, tf_values: Mapping[str, Any] | None = None
               ) -> pd.DataFrame:
@@ -384,8 +311,9 @@ class FellegiSunter(ScoringModel):
             warnings.warn(f"apply: the model adjusts {lacking} by term frequency but their "
                           "values were not given (tf_values=...); scoring without it",
                           ModelWarning, stacklevel=2)
-        prior_w, weights, related = self.scored_parts(gamma, values, self.passes_of(pairs))
-        w = prior_w + weights.sum(axis=1) + related
+        prior_w, weights, related, grouped = self.scored_parts(gamma, values,
+                                                               self.passes_of(pairs))
+        w = prior_w + weights.sum(axis=1) + related + grouped
         out = pairs.drop(columns=model_columns(pairs)).copy()
         out["match_weight"] = w
         out["match_probability"] = probability(w)

@@ -18,6 +18,7 @@ import pandas as pd
 from ..comparisons import Comparison
 from ..levels import PatternHistogram
 from .base import RESERVED_COLUMNS, FitContext, ModelWarning, model_columns
+from .implied import found_by_pass
 from .training import train_candidates
 
 __all__ = ["MANY_MATCHES", "fit_frame", "fit_run", "match_count_warning"]
@@ -47,7 +48,7 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
     # a refit starts clean: nothing of an earlier fit may outlive it
     model.lambda_, model.warnings_, model.sessions_, model.tf_ = None, [], [], {}
     model.n_u_pairs_, model.pass_keys_, model.use_passes = 0, [], True
-    model.implied_ = ()
+    model.implied_, model.groups_ = (), ()
     specs = model.specs_
     hist = PatternHistogram.from_gamma(model.gamma_of(pairs), model.radix)
     if random_pairs is None:
@@ -133,3 +134,24 @@ def _total_pairs(context: FitContext) -> float:
     r = context.records
     nr, ns = float(r.get("records_r", 0)), float(r.get("records_s", 0))
     return nr * ns if context.link else nr * (nr - 1) / 2
+
+
+def u_from_counts(specs: Sequence[Any], level_counts: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """u per comparison from random-pair level counts (index 0 = null, ignored);
+    add-one smoothing keeps a level never seen among random pairs finite."""
+    out = []
+    for s, c in zip(specs, level_counts):
+        c = np.asarray(c, dtype=np.float64)[1: s.n_levels + 1]
+        out.append((c + 1.0) / (c.sum() + s.n_levels))
+    return out
+
+
+def summarize_random(model: Any, sims: pd.DataFrame, first: np.ndarray | None) -> tuple:
+    """Random pairs' level counts per comparison (index 0 = null), their number, their
+    histogram (``detect``), and those some pass agrees on (:func:`.found_by_pass`)."""
+    gamma = model.gamma_of(sims)
+    counts = [np.bincount(gamma[:, k].astype(np.int64) + 1, minlength=s.n_levels + 1)
+              for k, s in enumerate(model.specs_)]
+    codes = PatternHistogram.codes_of(gamma, model.radix) if model.detect else None
+    hist = None if codes is None else PatternHistogram.from_codes(codes, model.radix)
+    return counts, len(sims), hist, found_by_pass(gamma, first, model.radix, codes)

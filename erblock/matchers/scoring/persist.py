@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..comparisons import Comparison
 from ..levels import LevelSpec
+from .groups import Group
 
 if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
     from .fellegi_sunter import FellegiSunter
@@ -26,6 +27,8 @@ def fs_to_dict(model: FellegiSunter) -> dict[str, Any]:
         "settings": {"levels": {k: list(v) for k, v in model.levels.items()},
                      "tf_adjust": list(tf) if isinstance(tf, tuple) else tf,
                      "recall": model.recall, "detect": model.detect,
+                     "groups": (model.groups if isinstance(model.groups, str)
+                                else [list(g) for g in model.groups]),
                      "u_pairs": model.u_pairs, "max_iter": model.max_iter, "tol": model.tol,
                      "seed": model.seed},
         "specs": [s.to_dict() for s in model.specs_] if model.specs_ is not None else None,
@@ -46,6 +49,7 @@ def fs_to_dict(model: FellegiSunter) -> dict[str, Any]:
             "pass_keys": list(model.pass_keys_),
             "use_passes": bool(model.use_passes),
             "implied": [[names[j], names[k]] for j, k in model.implied_],
+            "groups": [g.to_dict(names) for g in model.groups_],
         }
         d["tf"] = {name: {"values": t.index.astype(str).tolist(), "freq": t.tolist()}
                    for name, t in model.tf_.items()}
@@ -81,6 +85,7 @@ def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunte
         model.use_passes = bool(p.get("use_passes", True))
         index = {s.name: k for k, s in enumerate(model.specs_ or ())}
         model.implied_ = tuple((index[j], index[k]) for j, k in p.get("implied", []))
+        model.groups_ = tuple(Group.from_dict(g, list(index)) for g in p.get("groups", []))
         _check_params(model)
     for name, t in (d.get("tf") or {}).items():
         model.tf_[name] = pd.Series(t["freq"], index=pd.Index(t["values"], dtype=str),

@@ -1,0 +1,247 @@
+"""Comparisons that change together (a moved person's address parts and landline): found
+among random non-matching pairs, scored as one mixture with μ fitted by EM, explained,
+saved and loaded."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import erblock
+from erblock.matchers.levels import PatternHistogram
+from erblock.matchers.scoring import explain as E
+from erblock.matchers.scoring import groups as G
+
+# -- the term and its fit, on literal numbers ----------------------------------------------
+
+
+def test_group_term_by_hand():
+    w = np.array([[10.0, 2.0, 5.0], [-30.0, 1.0, -12.0], [0.0, 0.0, 0.0]])
+    got = G.group_term(w, (0, 2), 0.2)
+    # agreeing parts: W = 15, the group adds log2(0.8 * 2**15 + 0.2) instead of 15
+    assert got[0] == pytest.approx(math.log2(0.8 * 2**15 + 0.2) - 15)
+    # disagreeing parts: W = -42, the group adds about log2(0.2) (the floor) instead
+    assert got[1] + (-42.0) == pytest.approx(math.log2(0.8 * 2**-42 + 0.2))
+    assert got[1] + (-42.0) == pytest.approx(math.log2(0.2), abs=1e-9)
+    assert got[2] == pytest.approx(math.log2(0.8 + 0.2))  # W = 0: nothing changes
+
+
+def _population(n: int, lam: float, mu: float, seed: int = 0):
+    """Level vectors of a candidate population over three two-level comparisons (0 else,
+    1 agree): comparison 0 an identity field, 1 and 2 a group; matches (share ``lam``)
+    move with probability ``mu`` (their group then agrees as random pairs do)."""
+    rng = np.random.default_rng(seed)
+    m, u = [np.array([0.05, 0.95]), np.array([0.1, 0.9]), np.array([0.1, 0.9])], \
+        [np.array([0.9, 0.1]), np.array([0.95, 0.05]), np.array([0.9, 0.1])]
+    match = rng.random(n) < lam
+    moved = match & (rng.random(n) < mu)
+    cols = []
+    for k in range(3):
+        p = np.where(match & ~(moved & (k > 0)), m[k][1], u[k][1])
+        cols.append((rng.random(n) < p).astype(np.int8))
+    gamma = np.stack(cols, axis=1)
+    return PatternHistogram.from_gamma(gamma, [3, 3, 3]), m, u
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.15, 0.4])
+def test_mu_is_recovered_with_the_rest_of_the_model_held(mu):
+    lam = 0.3
+    hist, m, u = _population(200_000, lam, mu, seed=int(mu * 100))
+
+    def parts(gamma, passes):
+        w = np.stack([np.log2(m[k][gamma[:, k]] / u[k][gamma[:, k]]) for k in range(3)], axis=1)
+        return math.log2(lam / (1 - lam)) + w.sum(axis=1), w
+
+    got, n_iter, converged = G.fit_mu(parts, {0: hist}, (1, 2))
+    assert converged and n_iter < G.MU_MAX_ITER
+    assert got == pytest.approx(max(mu, G.MU_FLOOR), abs=0.03)
+
+
+def _random_gamma(n: int = 200_000, extra: int = 40, seed: int = 0) -> np.ndarray:
+    """Level vectors of random pairs over four comparisons (levels: 0 else, 1 agree): 0 a postcode, 1 a
+    street, 2 a date, 3 a surname; ``extra`` pairs agree on the postcode, the street and
+    the date at once (one address, and a date that goes with it); the rest independent."""
+    rng = np.random.default_rng(seed)
+    p = [0.01, 0.002, 0.003, 0.01]
+    gamma = np.stack([(rng.random(n) < q).astype(np.int8) for q in p], axis=1)
+    gamma[:extra, :3] = 1
+    return gamma
+
+
+def _random_hist(**kw) -> PatternHistogram:
+    return PatternHistogram.from_gamma(_random_gamma(**kw), [3, 3, 3, 3])
+
+
+def _flat():
+    return [np.array([0.5, 0.5])] * 4, [np.array([0.99, 0.01])] * 4
+
+
+def test_the_group_holds_what_agrees_with_the_locating_comparisons_beyond_chance():
+    m, u = _flat()
+    h = _random_hist()
+    # postcode a seed, date never joins (it describes the record), surname independent
+    assert G.find_group(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == (0, 1)
+    # nothing locates: no group; a seed alone: no group
+    assert G.find_group(h, [2] * 4, [None, None, False, None], m, u, 1e-9) == ()
+    assert G.find_group(_random_hist(extra=0), [2] * 4, [True, None, False, None],
+                        m, u, 1e-9) == ()
+
+
+def test_a_name_joins_only_where_the_group_nearly_determines_it():
+    m, u = _flat()
+    g = _random_gamma()
+    # comparison 3 now a place name: where the postcodes agree, it agrees 85 % of the time
+    at_pc = np.flatnonzero(g[:, 0] == 1)
+    g[at_pc[: int(0.85 * len(at_pc))], 3] = 1
+    h2 = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
+    assert G.find_group(h2, [2] * 4, [True, None, False, False], m, u, 1e-9) == (0, 1, 3)
+    # 60 %: far beyond chance (a surname a household shares), yet not determined: out
+    g[at_pc[int(0.6 * len(at_pc)):], 3] = 0
+    h3 = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
+    assert G.find_group(h3, [2] * 4, [True, None, False, False], m, u, 1e-9) == (0, 1)
+    assert G.find_group(h3, [2] * 4, [True, None, False, None], m, u, 1e-9) == (0, 1, 3)
+
+
+def test_random_pairs_that_are_matches_do_not_make_a_group():
+    # the 40 pairs agreeing on everything are matches by the model (high m/u, a λ that
+    # expects them): weighted by 1 - P(match) they no longer count
+    h = _random_hist()
+    m = [np.array([0.01, 0.99])] * 4
+    u = [np.array([0.99, 0.01])] * 4
+    assert G.find_group(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == (0, 1)
+    assert G.find_group(h, [2] * 4, [True, None, False, None], m, u, 0.01) == ()
+
+
+def test_declared_groups_resolve_and_bad_ones_are_refused():
+    names = ["first_name", "street_text", "pc_postcode", "phone_phone"]
+    cols = [("first",) * 2, ("street", "road"), ("pc",) * 2, ("phone",) * 2]
+    assert G.resolve_groups((("street", "pc_postcode", "phone"),), names, cols) == ((1, 2, 3),)
+    assert G.resolve_groups((("road", "pc"),), names, cols) == ((1, 2),)
+    with pytest.raises(ValueError, match="'town' names no comparison"):
+        G.resolve_groups((("street", "town"),), names, cols)
+    with pytest.raises(ValueError, match="more than one group"):
+        G.resolve_groups((("street", "pc"), ("pc", "phone")), names, cols)
+    assert G.check_groups(None) == () and G.check_groups(False) == ()
+    assert G.check_groups("auto") == "auto"
+    with pytest.raises(ValueError, match="at least two"):
+        G.check_groups([["street"]])
+    with pytest.raises(ValueError, match="groups: expected 'auto'"):
+        erblock.FellegiSunter(groups="yes")
+    with pytest.raises(TypeError, match="groups: expected"):
+        erblock.FellegiSunter(groups=3)
+
+
+def test_group_dict_round_trip_and_checks():
+    names = ["a", "b", "c"]
+    g = G.Group((0, 2), 0.15, 7, True, False)
+    assert G.Group.from_dict(g.to_dict(names), names) == g
+    with pytest.raises(ValueError, match="μ must be in"):
+        G.Group.from_dict({**g.to_dict(names), "mu": 1.5}, names)
+    with pytest.raises(ValueError, match="at least two"):
+        G.Group.from_dict({**g.to_dict(names), "comparisons": ["a", "z"]}, names)
+
+
+# -- end to end: a register linked to a snapshot in which a fifth of the people moved -------
+
+SYL = np.array(["ba", "ko", "mi", "ru", "te", "lo", "san", "dre", "vi", "pe", "gu", "ha",
+                "jo", "ne", "fi", "wal"])
+
+
+def _addresses(n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """Addresses: a street of one of 400 (each in one of 80 postcodes), a number."""
+    streets = np.unique(["".join(rng.choice(SYL, 3)) + " st" for _ in range(600)])[:400]
+    postcode = 2000 + rng.integers(0, 80, len(streets))
+    s = rng.integers(0, len(streets), n)
+    return pd.DataFrame({"number": rng.integers(1, 120, n).astype(str),
+                         "street": streets[s], "postcode": postcode[s].astype(str)})
+
+
+def _register(n_households: int = 500, seed: int = 0):
+    """Register A: households of one to three people (an address each);
+    B: 70 % of the people, a fifth of B's households at a new address, a quarter of
+    the names and dates with one wrong character, and a third as many people of its own."""
+    rng = np.random.default_rng(seed)
+    first = np.unique(["".join(rng.choice(SYL, 2)) + "a" for _ in range(80)])
+    surnames = np.unique(["".join(rng.choice(SYL, 3)) for _ in range(400)])
+
+    def people(n_h: int) -> pd.DataFrame:
+        size = rng.choice([1, 2, 3], n_h, p=[0.4, 0.35, 0.25])
+        h = np.repeat(np.arange(n_h), size)
+        addr = _addresses(n_h, rng).iloc[h].reset_index(drop=True)
+        dob = pd.Timestamp("1940-01-01") + pd.to_timedelta(
+            rng.integers(0, 25_000, len(h)), unit="D")
+        return pd.DataFrame({"household": h, "first": rng.choice(first, len(h)),
+                             "surname": rng.choice(surnames, len(h)),
+                             "dob": dob.strftime("%Y-%m-%d"), **addr})
+
+    a = people(n_households)
+    keep = np.flatnonzero(rng.random(len(a)) < 0.7)
+    b = a.iloc[keep].reset_index(drop=True)
+    moved = rng.random(n_households) < 0.2
+    new = _addresses(n_households, rng)
+    mv = moved[b["household"].to_numpy()]
+    b.loc[mv, ["number", "street", "postcode"]] = new.iloc[
+        b.loc[mv, "household"].to_numpy()].to_numpy()
+    for c in ("first", "surname", "dob"):
+        hit = rng.random(len(b)) < 0.25
+        b.loc[hit, c] = b.loc[hit, c].str[:-1] + "x"
+    extra = people(n_households // 3)
+    b = pd.concat([b, extra], ignore_index=True).drop(columns="household")
+    b.index = b.index + 100_000
+    truth = pd.DataFrame({"left_id": keep, "right_id": 100_000 + np.arange(len(keep))})
+    return a.drop(columns="household"), b, truth, float(mv.mean())
+
+
+COMPARE = {"first": "name", "surname": "name", "dob": "date", "number": "exact",
+           "street": "text", "postcode": "postcode"}
+U_PAIRS = 300_000  # of about 900,000 record pairs
+KEY = [erblock.composite(erblock.soundex("surname"), erblock.prefix("first", 1)), "dob"]
+
+
+def _run(a, b, model, client):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return erblock.link(a, b, key=KEY, compare=COMPARE, scoring=model, client=client)
+
+
+def test_a_register_where_people_moved(client):
+    a, b, truth, moved = _register()
+    model = erblock.FellegiSunter(u_pairs=U_PAIRS)
+    pairs = _run(a, b, model, client)
+    groups = model.report()["groups"]
+    assert [g["comparisons"] for g in groups] == [
+        ["number_exact", "street_text", "postcode_postcode"]], groups
+    assert groups[0]["mu"] == pytest.approx(moved, abs=0.06), (groups, moved)
+    got = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], truth)
+    plain = erblock.FellegiSunter(groups=None, u_pairs=U_PAIRS)
+    base = erblock.evaluate(_run(a, b, plain, client).query("match_probability >= 0.5"), truth)
+    assert plain.groups_ == ()
+    # each part's "else" weight made a mover pay for the move three times
+    assert got["recall"] >= base["recall"] + 0.02, (got, base)
+    assert got["precision"] >= 0.95 and got["f1"] > base["f1"], (got, base)
+    # the waterfall shows the group's step, and the steps add up to the match weight
+    mover = pairs.index[(pairs["street_text"] < 0.5) & (pairs["first_name"] >= 1)
+                        & (pairs["dob_date"] >= 1)][0]
+    steps = E.waterfall(model, pairs.loc[[mover]], scored=True).set_index("step")
+    assert steps.loc[E.GROUPS, "weight"] > 0  # a floor on what the parts cost
+    assert "number_exact, street_text, postcode_postcode" in steps.loc[E.GROUPS, "level"]
+    assert steps["cumulative"].iloc[-1] == pytest.approx(pairs.loc[mover, "match_weight"])
+    # saved and loaded, it scores the same
+    back = erblock.FellegiSunter.from_dict(model.to_dict())
+    assert back.groups_ == model.groups_ and back.groups == "auto"
+    bare = pairs.drop(columns=["match_weight", "match_probability"])
+    with warnings.catch_warnings():  # no term-frequency values in the output: both skip
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(back.apply(bare)["match_weight"],
+                                   model.apply(bare)["match_weight"])
+    # declared by columns, the same group (its μ fitted as well)
+    declared = erblock.FellegiSunter(groups=[["number", "street", "postcode"]],
+                                     u_pairs=U_PAIRS)
+    _run(a, b, declared, client)
+    (g,) = declared.groups_
+    assert g.declared and g.comparisons == model.groups_[0].comparisons
+    assert g.mu == pytest.approx(model.groups_[0].mu, abs=1e-6)
