@@ -94,7 +94,7 @@ def model_section(model: Mapping[str, Any] | None) -> str:
         parts.append(f"<p class='group'>Scored as one group: "
                      f"{html.escape(', '.join(g.get('comparisons', [])))}; μ = "
                      f"{_num(g.get('mu'))} of the matches differ on all of them as random "
-                     "pairs do (a move), so together they cost at most log₂ μ.</p>")
+                     "pairs do (a move), so together they cost at most −log₂ μ bits.</p>")
     parts += [img_tag(_png(plot_weights, levels), "match weight of each level"),
               _levels_table(levels)]
     if model.get("sessions"):

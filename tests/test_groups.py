@@ -13,6 +13,7 @@ import pytest
 
 import erblock
 from erblock.matchers.levels import PatternHistogram
+from erblock.matchers.scoring import ModelWarning
 from erblock.matchers.scoring import explain as E
 from erblock.matchers.scoring import groups as G
 
@@ -84,11 +85,11 @@ def test_the_group_holds_what_agrees_with_the_locating_comparisons_beyond_chance
     m, u = _flat()
     h = _random_hist()
     # postcode a seed, date never joins (it describes the record), surname independent
-    assert G.find_group(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == (0, 1)
+    assert G.find_groups(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1),)
     # nothing locates: no group; a seed alone: no group
-    assert G.find_group(h, [2] * 4, [None, None, False, None], m, u, 1e-9) == ()
-    assert G.find_group(_random_hist(extra=0), [2] * 4, [True, None, False, None],
-                        m, u, 1e-9) == ()
+    assert G.find_groups(h, [2] * 4, [None, None, False, None], m, u, 1e-9) == ()
+    assert G.find_groups(_random_hist(extra=0), [2] * 4, [True, None, False, None],
+                         m, u, 1e-9) == ()
 
 
 def test_a_name_joins_only_where_the_group_nearly_determines_it():
@@ -98,12 +99,12 @@ def test_a_name_joins_only_where_the_group_nearly_determines_it():
     at_pc = np.flatnonzero(g[:, 0] == 1)
     g[at_pc[: int(0.85 * len(at_pc))], 3] = 1
     h2 = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
-    assert G.find_group(h2, [2] * 4, [True, None, False, False], m, u, 1e-9) == (0, 1, 3)
+    assert G.find_groups(h2, [2] * 4, [True, None, False, False], m, u, 1e-9) == ((0, 1, 3),)
     # 60 %: far beyond chance (a surname a household shares), yet not determined: out
     g[at_pc[int(0.6 * len(at_pc)):], 3] = 0
     h3 = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
-    assert G.find_group(h3, [2] * 4, [True, None, False, False], m, u, 1e-9) == (0, 1)
-    assert G.find_group(h3, [2] * 4, [True, None, False, None], m, u, 1e-9) == (0, 1, 3)
+    assert G.find_groups(h3, [2] * 4, [True, None, False, False], m, u, 1e-9) == ((0, 1),)
+    assert G.find_groups(h3, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1, 3),)
 
 
 def test_random_pairs_that_are_matches_do_not_make_a_group():
@@ -112,8 +113,17 @@ def test_random_pairs_that_are_matches_do_not_make_a_group():
     h = _random_hist()
     m = [np.array([0.01, 0.99])] * 4
     u = [np.array([0.99, 0.01])] * 4
-    assert G.find_group(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == (0, 1)
-    assert G.find_group(h, [2] * 4, [True, None, False, None], m, u, 0.01) == ()
+    assert G.find_groups(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1),)
+    assert G.find_groups(h, [2] * 4, [True, None, False, None], m, u, 0.01) == ()
+
+
+def test_every_locating_comparison_starts_a_group_whatever_the_column_order():
+    m, u = _flat()
+    g = _random_gamma()
+    # a personal phone first (independent of the address), then postcode, street, date
+    order = [3, 0, 1, 2]
+    h = PatternHistogram.from_gamma(g[:, order], [3, 3, 3, 3])
+    assert G.find_groups(h, [2] * 4, [True, True, None, False], m, u, 1e-9) == ((1, 2),)
 
 
 def test_declared_groups_resolve_and_bad_ones_are_refused():
@@ -139,10 +149,40 @@ def test_group_dict_round_trip_and_checks():
     names = ["a", "b", "c"]
     g = G.Group((0, 2), 0.15, 7, True, False)
     assert G.Group.from_dict(g.to_dict(names), names) == g
+    assert G.groups_from_dicts([g.to_dict(names)], names) == (g,)
     with pytest.raises(ValueError, match="μ must be in"):
         G.Group.from_dict({**g.to_dict(names), "mu": 1.5}, names)
-    with pytest.raises(ValueError, match="at least two"):
-        G.Group.from_dict({**g.to_dict(names), "comparisons": ["a", "z"]}, names)
+    for bad in (["a", "z"], "ac", ["a", "a"], ["a"], None):
+        with pytest.raises(ValueError, match="at least two distinct"):
+            G.Group.from_dict({**g.to_dict(names), "comparisons": bad}, names)
+    with pytest.raises(ValueError, match="n_iter must be a count"):
+        G.Group.from_dict({**g.to_dict(names), "n_iter": "x"}, names)
+    with pytest.raises(ValueError, match="a mapping per group"):
+        G.groups_from_dicts([["a", "c"]], names)
+    with pytest.raises(ValueError, match="a list of groups"):
+        G.groups_from_dicts({"comparisons": ["a", "c"]}, names)
+    with pytest.raises(ValueError, match="more than one group"):
+        G.groups_from_dicts([g.to_dict(names), {"comparisons": ["b", "c"], "mu": 0.1}],
+                            names)
+
+
+def test_declared_groups_are_checked_when_bound_and_fitted_offline():
+    model = erblock.FellegiSunter(groups=[["street", "town"]])
+    with pytest.raises(ValueError, match="groups: 'town' names no comparison"):
+        model.bind({"street": "text", "pc": "postcode"})
+    # fitted on candidate pairs alone (no random pairs: m, u and λ all free), a declared
+    # group cannot be told from m; it is not used, and the fit says so
+    rng = np.random.default_rng(3)
+    n, match = 4000, rng.random(4000) < 0.3
+    sims = {c: np.where(match, rng.random(n) < 0.95, rng.random(n) < 0.1).astype(float)
+            for c in ("name", "street", "pc")}
+    pairs = pd.DataFrame({"left_id": np.arange(n), "right_id": np.arange(n) + n, **sims})
+    with pytest.warns(ModelWarning, match="groups are fitted only with random_pairs"):
+        fitted = erblock.FellegiSunter(groups=[["street", "pc"]]).fit(
+            pairs, [erblock.Comparison(c, "exact", name=c) for c in ("name", "street", "pc")])
+    assert fitted.groups_ == ()
+    assert erblock.FellegiSunter().fit(pairs, [erblock.Comparison(
+        c, "exact", name=c) for c in ("name", "street", "pc")]).groups_ == ()
 
 
 # -- end to end: a register linked to a snapshot in which a fifth of the people moved -------
@@ -209,6 +249,8 @@ def _run(a, b, model, client):
 
 
 def test_a_register_where_people_moved(client):
+    # the street implies the postcode here (each street in one postcode): the group
+    # holds them linked although the postcode reads as missing where the streets agree
     a, b, truth, moved = _register()
     model = erblock.FellegiSunter(u_pairs=U_PAIRS)
     pairs = _run(a, b, model, client)
@@ -233,6 +275,10 @@ def test_a_register_where_people_moved(client):
     # saved and loaded, it scores the same
     back = erblock.FellegiSunter.from_dict(model.to_dict())
     assert back.groups_ == model.groups_ and back.groups == "auto"
+    old = model.to_dict()  # a model saved before groups: none, and none when refitted
+    del old["settings"]["groups"], old["params"]["groups"]
+    older = erblock.FellegiSunter.from_dict(old)
+    assert older.groups == () and older.groups_ == ()
     bare = pairs.drop(columns=["match_weight", "match_probability"])
     with warnings.catch_warnings():  # no term-frequency values in the output: both skip
         warnings.simplefilter("ignore")

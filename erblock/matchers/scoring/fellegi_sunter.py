@@ -48,7 +48,7 @@ from .base import (
     probability,
 )
 from .explain import boundary_examples, model_report, summary
-from .groups import Group, check_groups, fit_groups
+from .groups import Group, check_groups, declared_groups, fit_groups
 from .implied import mask, train_masked
 from .offline import fit_frame, fit_run, summarize_random, u_from_counts
 from .options import canonical_key, check_options, check_same_comparisons, keys_differ_message
@@ -79,8 +79,8 @@ class FellegiSunter(ScoredParts, ScoringModel):
     groups
         Comparisons that change together, scored as one mixture (a moved person
         disagrees on every part of the address at once; :mod:`.groups`): ``"auto"`` finds
-        the parts that go with the postcode and phone comparisons, a list of lists of
-        comparison names or columns declares them, None uses none.
+        the parts that go with the postcode and phone comparisons (it needs ``detect``),
+        a list of lists of comparison names or columns declares them, None uses none.
     u_pairs, seed
         Random record pairs behind u, and the seed of their record sample.
     max_iter, tol
@@ -118,7 +118,8 @@ class FellegiSunter(ScoredParts, ScoringModel):
 
     def __init__(self, levels: Mapping[str, Any] | None = None,
                  tf_adjust: str | Sequence[str] | bool | None = None, *, recall: float = 1.0,
-                 detect: bool = True, groups: Any = "auto", u_pairs: int = 3_000_000,
+                 detect: bool = True,
+                 groups: str | Sequence[Sequence[str]] | None = "auto", u_pairs: int = 3_000_000,
                  max_iter: int = 1000, tol: float = 1e-4, seed: int = 0) -> None:
         self.tf_adjust = check_options(levels, tf_adjust, recall, u_pairs, max_iter)
         self.levels = dict(levels or {})
@@ -179,6 +180,7 @@ class FellegiSunter(ScoredParts, ScoringModel):
             return self
         self.specs_ = resolve_levels(comparisons, self.levels, self.tf_adjust)
         self.comparisons_ = comparisons
+        declared_groups(self)  # unknown names fail here, before a run
         return self
 
     @property
@@ -269,8 +271,7 @@ class FellegiSunter(ScoredParts, ScoringModel):
         self.warnings_ = res.warnings
         self.n_candidates_ = res.n_candidates
         self.total_pairs_ = float(total_pairs)
-        self.groups_ = ()
-        self.groups_ = fit_groups(self, hists, random)
+        fit_groups(self, hists, random)
         for w in res.warnings:
             warnings.warn(w, ModelWarning, stacklevel=3)
 
@@ -293,7 +294,6 @@ class FellegiSunter(ScoredParts, ScoringModel):
         return self
 
     # -- scoring ------------------------------------------------------------------------
-
 
     def apply(self, pairs: pd.DataFrame, tf_values: Mapping[str, Any] | None = None
               ) -> pd.DataFrame:

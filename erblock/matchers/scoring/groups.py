@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..levels import PatternHistogram, posterior
+from .implied import mask_hist
 
 GROUP_LIFT = 10.0  #: joint top-level agreement among random non-matches, over independence
 GROUP_MIN_PAIRS = 3.0  #: ... in at least this many (weighted) random non-matching pairs
@@ -109,14 +110,19 @@ def resolve_groups(groups: tuple[tuple[str, ...], ...], names: Sequence[str],
     return tuple(out)
 
 
-def find_group(random: PatternHistogram, n_levels: Sequence[int],
-               locates: Sequence[bool | None], m: Sequence[np.ndarray],
-               u: Sequence[np.ndarray], lam: float) -> tuple[int, ...]:
-    """The comparisons that change together with the locating ones (module doc), as
-    sorted indices; ``()`` when fewer than two do. ``locates`` per comparison: True
+def find_groups(random: PatternHistogram, n_levels: Sequence[int],
+                locates: Sequence[bool | None], m: Sequence[np.ndarray],
+                u: Sequence[np.ndarray], lam: float,
+                implied: Sequence[tuple[int, int]] = ()) -> tuple[tuple[int, ...], ...]:
+    """The groups of comparisons that change together with the locating ones (module
+    doc): the connected component of each seed, as sorted indices, those of at least two
+    comparisons (a postcode and a personal mobile are two components; the postcode's
+    group stands alone). ``locates`` per comparison: True
     (its kind locates the record: a seed), None (joins when it agrees with a member far
     beyond chance among random non-matches), False (its kind describes the record: it
-    joins only when a member also nearly determines it)."""
+    joins only when a member also nearly determines it). ``implied``: ``(j, k)`` pairs of
+    :mod:`.implied` (``k`` read as missing where ``j`` agrees, so ``random`` no longer
+    shows them agreeing together): linked, as ``j`` determines ``k``."""
     seeds = [k for k, loc in enumerate(locates) if loc]
     if not seeds or random.total == 0:
         return ()
@@ -126,6 +132,8 @@ def find_group(random: PatternHistogram, n_levels: Sequence[int],
     present = g >= 0
 
     def linked(a: int, b: int) -> bool:
+        if (a, b) in implied or (b, a) in implied:
+            return True
         both = present[:, a] & present[:, b]
         n = float(w[both].sum())
         joint = float(w[both & top[:, a] & top[:, b]].sum())
@@ -135,15 +143,22 @@ def find_group(random: PatternHistogram, n_levels: Sequence[int],
         determined = joint >= GROUP_DETERMINED * pa * n  # b agrees where a nearly always
         return joint / n >= GROUP_LIFT * pa * pb and (locates[b] is not False or determined)
 
-    group = set(seeds[:1])
-    todo = list(group)
-    while todo:  # the connected component of the first seed
-        a = todo.pop()
-        for b in range(len(n_levels)):
-            if b not in group and linked(a, b):
-                group.add(b)
-                todo.append(b)
-    return tuple(sorted(group)) if len(group) >= 2 else ()
+    placed: set[int] = set()
+    out = []
+    for seed in seeds:
+        if seed in placed:
+            continue
+        group, todo = {seed}, [seed]
+        while todo:  # the connected component of this seed
+            a = todo.pop()
+            for b in range(len(n_levels)):
+                if b not in group and b not in placed and linked(a, b):
+                    group.add(b)
+                    todo.append(b)
+        placed |= group
+        if len(group) >= 2:
+            out.append(tuple(sorted(group)))
+    return tuple(out)
 
 
 def group_term(weights: np.ndarray, group: Sequence[int], mu: float) -> np.ndarray:
@@ -211,40 +226,67 @@ class Group:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], names: Sequence[str]) -> Group:
-        index = {n: k for k, n in enumerate(names)}
-        unknown = [c for c in d["comparisons"] if c not in index]
-        mu = d.get("mu")
-        if unknown or len(d["comparisons"]) < 2:
-            raise ValueError(f"params.groups: {list(d['comparisons'])!r} must name at least "
-                             f"two of the model's comparisons {list(names)}")
-        if not isinstance(mu, (int, float)) or not 0.0 < mu < 1.0:
+        """The group a :meth:`to_dict` wrote, checked against the model's comparison
+        ``names`` (a hand-edited file fails here, with what was expected)."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"params.groups: expected a mapping per group, got {d!r}")
+        comps, mu = d.get("comparisons"), d.get("mu")
+        if (not isinstance(comps, (list, tuple)) or len(comps) < 2
+                or not all(isinstance(c, str) and c in names for c in comps)
+                or len(set(comps)) != len(comps)):
+            raise ValueError(f"params.groups: comparisons must name at least two distinct "
+                             f"comparisons of the model {list(names)}, got {comps!r}")
+        if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not 0.0 < mu < 1.0:
             raise ValueError(f"params.groups: μ must be in (0, 1), got {mu!r}")
-        return cls(tuple(index[c] for c in d["comparisons"]), float(mu),
-                   int(d.get("n_iter", 0)), bool(d.get("converged", True)),
-                   bool(d.get("declared", False)))
+        n_iter = d.get("n_iter", 0)
+        if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 0:
+            raise ValueError(f"params.groups: n_iter must be a count, got {n_iter!r}")
+        return cls(tuple(sorted(list(names).index(c) for c in comps)), float(mu), n_iter,
+                   bool(d.get("converged", True)), bool(d.get("declared", False)))
+
+
+def groups_from_dicts(items: Any, names: Sequence[str]) -> tuple[Group, ...]:
+    """Saved groups (``params.groups``): a list of :meth:`Group.to_dict` mappings, no
+    comparison in two of them."""
+    if not isinstance(items, (list, tuple)):
+        raise ValueError(f"params.groups: expected a list of groups, got {items!r}")
+    out = tuple(Group.from_dict(d, names) for d in items)
+    every = [k for g in out for k in g.comparisons]
+    if len(every) != len(set(every)):
+        raise ValueError("params.groups: a comparison is in more than one group")
+    return out
+
+
+def declared_groups(model: Any) -> tuple[tuple[int, ...], ...]:
+    """The model's declared groups as comparison indices (``()`` for ``"auto"`` or none);
+    raises naming the unknown entry (checked when the model is bound, before a run)."""
+    if isinstance(model.groups, str) or not model.groups:
+        return ()
+    names = [s.name for s in model.specs_ or ()]
+    columns = [(c.column, c.right_column or c.column) for c in model.comparisons_]
+    return resolve_groups(model.groups, names, columns)
 
 
 def fit_groups(model: Any, hists: Mapping[int, PatternHistogram],
                random: PatternHistogram | None) -> tuple[Group, ...]:
-    """The fitted model's groups (module doc): declared ones, or with ``"auto"`` the one
-    :func:`find_group` finds among ``random`` (None: not summarised, no group); each
-    with μ by :func:`fit_mu` on the candidates' histograms ``hists`` (by key pass)."""
+    """The fitted model's groups (module doc): declared ones, or with ``"auto"`` those
+    :func:`find_groups` finds among ``random`` (None: not summarised, so none); each
+    with μ by :func:`fit_mu` on the candidates' histograms ``hists`` (by key pass), the
+    groups fitted before it held. Both histograms are read as the model scores: with
+    the comparisons another implies masked (:mod:`.implied`). Sets ``model.groups_``."""
     specs = model.specs_ or ()
-    names = [s.name for s in specs]
-    candidates: tuple[tuple[int, ...], ...]
-    if model.groups == "auto":
-        if random is None:
-            return ()
+    n_levels = [s.n_levels for s in specs]
+    hists = {p: mask_hist(h, model.implied_, n_levels) for p, h in hists.items()}
+    candidates: tuple[tuple[int, ...], ...] = declared_groups(model)
+    declared = bool(candidates)
+    if model.groups == "auto" and random is not None:
         locates = [getattr(c.kernel, "locates", None) for c in model.comparisons_]
-        found = find_group(random, [s.n_levels for s in specs], locates, model.m_,
-                           model.u_, float(model.lambda_))
-        candidates, declared = ((found,) if found else ()), False
-    else:
-        columns = [(c.column, c.right_column or c.column) for c in model.comparisons_]
-        candidates, declared = resolve_groups(model.groups, names, columns), True
-    out = []
+        candidates = find_groups(mask_hist(random, model.implied_, n_levels), n_levels,
+                                 locates, model.m_, model.u_, float(model.lambda_),
+                                 tuple(model.implied_))
+    model.groups_ = ()
     for g in candidates:
         mu, n_iter, converged = fit_mu(model.ungrouped_parts, hists, g)
         if declared or mu >= MU_MIN:
-            out.append(Group(g, mu, n_iter, converged, declared))
-    return tuple(out)
+            model.groups_ = (*model.groups_, Group(g, mu, n_iter, converged, declared))
+    return tuple(model.groups_)

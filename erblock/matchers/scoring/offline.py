@@ -18,6 +18,7 @@ import pandas as pd
 from ..comparisons import Comparison
 from ..levels import PatternHistogram
 from .base import RESERVED_COLUMNS, FitContext, ModelWarning, model_columns
+from .groups import declared_groups
 from .implied import found_by_pass
 from .training import train_candidates
 
@@ -58,6 +59,11 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
         model.sessions_ = [s.to_dict([x.name for x in specs]) for s in res.sessions]
         model.n_candidates_, model.total_pairs_ = hist.total, float(hist.total)
         model.warnings_ = res.warnings
+        if declared_groups(model):  # m, u and λ all free: the movers are in m already
+            w = ("fit: groups are fitted only with random_pairs (u from random pairs); "
+                 "without them the declared groups are not used")
+            model.warnings_.append(w)
+            warnings.warn(w, ModelWarning, stacklevel=3)
         for w in res.warnings:
             warnings.warn(w, ModelWarning, stacklevel=3)
     else:

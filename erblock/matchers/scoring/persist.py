@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..comparisons import Comparison
 from ..levels import LevelSpec
-from .groups import Group
+from .groups import groups_from_dicts
 
 if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
     from .fellegi_sunter import FellegiSunter
@@ -63,6 +63,7 @@ def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunte
         raise ValueError(f"this Fellegi-Sunter model was saved in format {d.get('format')!r}; "
                          f"this erblock reads format {FORMAT}: fit it again")
     settings = dict(d["settings"])
+    settings.setdefault("groups", None)  # saved before groups: refits as it was fitted
     tf = settings.pop("tf_adjust", None)
     model = cls(tf_adjust=tf, **settings)
     if d.get("specs") is not None:
@@ -85,7 +86,7 @@ def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunte
         model.use_passes = bool(p.get("use_passes", True))
         index = {s.name: k for k, s in enumerate(model.specs_ or ())}
         model.implied_ = tuple((index[j], index[k]) for j, k in p.get("implied", []))
-        model.groups_ = tuple(Group.from_dict(g, list(index)) for g in p.get("groups", []))
+        model.groups_ = groups_from_dicts(p.get("groups", []), list(index))
         _check_params(model)
     for name, t in (d.get("tf") or {}).items():
         model.tf_[name] = pd.Series(t["freq"], index=pd.Index(t["values"], dtype=str),
