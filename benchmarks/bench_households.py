@@ -5,7 +5,9 @@ The held-out sweep's household register (``bench_sweep.py``'s ``household_link``
 Fellegi-Sunter model: partners, children and twins agree on surname, address and phone
 (erblock learns them as a third class, related records, on the key pass that finds them
 by the thousand, and scores every pass's pairs with it), and
-people who moved disagree on the whole address at once.
+people who moved disagree on the whole address at once (since session 27 erblock
+scores the address parts and the landline as one group: a match keeps its address or
+has moved, :mod:`erblock.matchers.scoring.groups`).
 ``docs/guide/scoring.md`` tells users what to do there; this script measures it, on the
 same case, blocking and recipe as the sweep:
 
@@ -138,7 +140,9 @@ def render(res: dict[str, Any]) -> str:
              f"The sweep's `{res['case']}` ({res['source']}): partners, children and twins "
              "share surname, address and phone (Splink and recordlinkage take them for "
              "matches in the sweep; erblock learns them as a third class on the pass that "
-             "finds them and scores every pass's pairs with it), and people who moved disagree on the whole address at once. Set-ups "
+             "finds them and scores every pass's pairs with it), and people who moved "
+             "disagree on the whole address at once (erblock scores the address parts and "
+             "the landline as one group, a mixture of kept and moved addresses). Set-ups "
              "as in `benchmarks/bench_households.py`; F1 at each one's default decision, "
              "and at erblock's best threshold (picked with the truth, an upper bound). "
              f"Measured {res['date']}.", "",
