@@ -137,6 +137,21 @@ def test_pr_curve_literal():
     assert curve["f1"].tolist() == pytest.approx([0.5, 2 / 3, 4 / 7])
 
 
+def test_pr_curve_reads_a_models_scores_without_being_told():
+    # a model's pairs: match_weight ranks where the probabilities all round to 1.0
+    pairs = frame([(1, 2), (3, 4), (5, 6)], [0.0, 0.0, 0.0]).drop(columns="score")
+    pairs["match_weight"] = [60.0, 55.0, -3.0]
+    pairs["match_probability"] = [1.0, 1.0, 0.11]
+    truth = frame([(1, 2)])
+    curve = pr_curve(pairs, truth)
+    assert curve["threshold"].tolist() == [60.0, 55.0, -3.0]
+    assert curve["precision"].tolist() == pytest.approx([1.0, 0.5, 1 / 3])
+    by_p = pr_curve(pairs.drop(columns="match_weight"), truth)
+    assert by_p["threshold"].tolist() == [1.0, 0.11]  # the tie at 1.0 is one row
+    with pytest.raises(ValueError, match="no score column 'score'"):
+        pr_curve(pairs[["left_id", "right_id"]], truth)
+
+
 def test_pr_curve_of_no_scored_pair_is_empty():
     """A blocking that found nothing (or pairs without a score) gives an empty curve, not
     an IndexError (found with a key column whose values differ between the sources)."""

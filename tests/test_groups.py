@@ -291,3 +291,28 @@ def test_a_register_where_people_moved(client):
     (g,) = declared.groups_
     assert g.declared and g.comparisons == model.groups_[0].comparisons
     assert g.mu == pytest.approx(model.groups_[0].mu, abs=1e-6)
+
+
+def test_a_postcode_pass_after_name_passes_does_not_take_flatmates_for_matches(client):
+    # housemates here share the address but not the surname; a pass keyed on the postcode
+    # after passes on the names and the date finds them (13k pairs) and hardly any match.
+    # Its session holds the names' m at what the name pass found among its candidates:
+    # left free, the names' m learnt the flatmates' (m = u), so the address alone made
+    # them matches (precision 0.50)
+    a, b, truth, _ = _register()
+    model = erblock.FellegiSunter(u_pairs=U_PAIRS)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        pairs = erblock.link(a, b, key=KEY + ["postcode"], compare=COMPARE, scoring=model,
+                             client=client)
+    # the street implies the postcode: beyond it the postcode tells nothing, said so
+    # (not "weak or inverted")
+    said = [str(w.message) for w in said]
+    assert not any("weak or inverted" in w for w in said), said
+    assert any(w.startswith("postcode_postcode: read as missing wherever street_text")
+               for w in said), said
+    got = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], truth)
+    assert got["precision"] >= 0.95 and got["recall"] >= 0.95, got
+    (late,) = [s for s in model.report()["sessions"] if s["passes"] == [2]]
+    assert {"first_name", "surname_name"} <= set(late["m_fixed"]), late
+    assert late["lambda"] < 0.01, late  # its matches are the few the other keys missed

@@ -251,8 +251,10 @@ def test_late_passes_each_get_their_session_anchored_on_earlier_keys(population)
                 recall=recall)
     assert [s.passes for s in res.sessions] == [(0,), (1,), (2,), (3,)]
     s2, s3 = res.sessions[2], res.sessions[3]
-    # b's m comes from session 0 (a is active in no session; c has one level left)
-    assert s2.m_fixed == (1,) and s3.m_fixed == (1,)
+    # b's m comes from session 0; a is active in no session: session 1, the first
+    # selected against it, estimates its m, held in session 2 (c has one level left)
+    assert s2.m_fixed == (0, 1) and s3.m_fixed == (1,)
+    np.testing.assert_allclose(s2.m_blocked[0], res.sessions[1].m_blocked[0], atol=1e-3)
     # a and b, selected against by passes 0 and 1: random-pair u without the exact level
     for k in (0, 1):
         np.testing.assert_allclose(s2.u_blocked[k], [*(U[k][:2] / U[k][:2].sum()), 0.0],

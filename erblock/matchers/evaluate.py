@@ -269,7 +269,7 @@ def pr_curve(
     pairs: pd.DataFrame,
     truth: pd.DataFrame,
     *,
-    score_column: str = "score",
+    score_column: str | None = None,
     dedupe: bool | None = None,
 ) -> pd.DataFrame:
     """Precision, recall and F1 at every distinct score used as threshold.
@@ -278,9 +278,15 @@ def pr_curve(
     ``threshold=t`` would give. Sorted by threshold, descending. Recall is over all true
     pairs, including those never among ``pairs``; a pair listed twice counts with its best
     score; NaN scores never match. ``dedupe=None``: as :func:`evaluate` decides.
+    ``score_column=None``: a model's ``match_weight`` when the pairs have it (it ranks
+    pairs whose probabilities all round to 1.0), else ``match_probability``, else
+    ``score``.
     """
     _check_columns(pairs, "pairs")
     _check_columns(truth, "truth")
+    if score_column is None:
+        score_column = next((c for c in ("match_weight", "match_probability")
+                             if c in pairs.columns), "score")
     pairs = in_memory(pairs, [c for c in ("left_id", "right_id", score_column)
                               if c in pairs.columns])
     truth = in_memory(truth, ["left_id", "right_id"])

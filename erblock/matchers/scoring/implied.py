@@ -185,5 +185,11 @@ def train_masked(train: Callable[..., Trained],
         said = (f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "
                 "among random pairs), which is on every candidate pair it is present in; "
                 "its default m adds nothing there")
-        res.warnings[:] = [said if w.startswith(lead) else w for w in res.warnings]
+        weak = f"{names[k]}: its top level is rarer among matches"
+        beyond = (f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "
+                  "among random pairs); where it does not, matches agree on it no more "
+                  f"often than random pairs (m < u): beyond {names[j]} it carries no "
+                  "evidence here")
+        res.warnings[:] = [said if w.startswith(lead) else beyond if w.startswith(weak)
+                           else w for w in res.warnings]
     return res, implied, u

@@ -60,7 +60,13 @@ random pairs do. Training follows from that:
    there. The columns of earlier passes get the same treatment: the session's pairs are
    those their keys missed, so its matches agree less there, which the restriction to
    the levels left says (an earlier key on the exact name leaves no exact names), and
-   their u is fixed as in step 2; only what no key touches keeps a free m. Without
+   their u is fixed as in step 2. Where no session has such a comparison free (every
+   key selects on the names), the sessions selected against it estimate its m in order:
+   free in the first (its matches are those the keys missed), held at their estimates
+   in the later ones (left free, it learns what the later key's non-matches share: a
+   postcode pass after passes on the names and the date finds flatmates, whose names
+   then read as matches' names, precision 0.50). Only what no key touches keeps a free
+   m. Without
    this, a pass whose free comparisons are few or correlated with its key (a second pass
    on area code and house number, where the city always agrees; the tenth pass of a
    person blocking, after keys on every name, date and postcode) can explain its
@@ -243,15 +249,30 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     # comparisons are free there.
     distrust(sessions, u)
     pooled = pooled_m(sessions, K)
+    # what only earlier keys select on, and no session has free, is free in the first
+    # sessions its keys select against (their pairs are those the keys missed, and so
+    # are their matches) and held at their m in the later ones: left free there, it
+    # learns whatever the later key's non-matches share (a postcode pass after passes on
+    # the names and the date finds housemates, whose names then looked like matches')
+    missed: dict[int, list[tuple[np.ndarray, float]]] = {}
     for i, s in enumerate(sessions):
         keyed = set(s.detected).union(*(blocked.get(p, set()) for p in s.passes), againsts[i])
-        known = session_m(merged[i], {k: pooled[k] for k in keyed if k in pooled})
+        held = {k: pooled[k] for k in keyed if k in pooled}
+        for k in againsts[i] - set(held):
+            if missed.get(k):
+                ms, ws = zip(*missed[k])
+                held[k] = np.average(np.stack(ms), axis=0, weights=ws)
+        known, trusted = session_m(merged[i], held), s.trained and s.trusted
         if s.trained and known:
             refit = _session(merged[i], s.passes, set(s.blocked), n_levels, u, False,
                              max_iter, tol, known, againsts[i] - set(s.detected),
                              u_before(s.passes[0]) if u_before else None)
             refit.detected = s.detected
             sessions[i] = refit
+        s = sessions[i]
+        for k in againsts[i] - set(held):  # a session set aside teaches no m
+            if trusted and k in s.m_blocked and s.matches_with(k) > 0:
+                missed.setdefault(k, []).append((s.m_blocked[k], s.matches_with(k)))
     for s in distrust(sessions, u):
         if s.set_aside == "inverted":
             what = ", ".join(f"{names[k]} ({s.m[k][-1]:.3g} vs {u[k][-1]:.3g})"
