@@ -25,6 +25,7 @@ run fresh      benchmarks/bench_fresh.py
 run tokens     benchmarks/bench_tokens.py --data "$DATA"
 run sweep      benchmarks/bench_sweep.py
 run households benchmarks/bench_households.py
+run household_keys benchmarks/bench_household_keys.py
 run sn         benchmarks/bench_sn.py
 run strategies benchmarks/bench_strategies.py
 run cluster    benchmarks/bench_cluster.py

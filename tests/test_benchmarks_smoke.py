@@ -374,3 +374,21 @@ def test_bench_households_joins_the_address_parts() -> None:
     out = bh.joined(df)["address"]
     assert out.iloc[0] == "24 king st bern 2020" and out.iloc[1] == "x rd 2031"
     assert pd.isna(out.iloc[2])
+
+
+def test_bench_household_keys_counts_wins_only_where_splink_ran() -> None:
+    """The table counts erblock at or above Splink only where Splink gave a result, and
+    shows the recipes in the order they were fixed."""
+    sys.path.insert(0, str(BENCH))
+    hk = _load("bench_household_keys")
+    assert list(hk.RECIPES)[:2] == ["surname", "postcode"]
+    e = {"pair_completeness": 0.9, "default": {"precision": 0.5, "recall": 0.9, "f1": 0.6},
+         "best_f1": 0.7}
+    res = {"seeds": hk.SEEDS, "date": "today", "rows": {
+        "link: a": {"erblock": e, "splink": {"default": {"f1": 0.5}}},
+        "link: b": {"erblock": e, "splink": {"default": {"f1": 0.61}}},
+        "link: c": {"erblock": e, "splink": {"error": "SplinkStepError"}}}}
+    text = hk.render(res)
+    assert "at or above Splink's on 1 of 2 set-ups" in text
+    assert text.index("link: a") < text.index("link: b") < text.index("link: c")
+    assert "| error |" in text

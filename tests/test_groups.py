@@ -92,29 +92,53 @@ def test_the_group_holds_what_agrees_with_the_locating_comparisons_beyond_chance
                          m, u, 1e-9) == ()
 
 
-def test_a_name_joins_only_where_the_group_nearly_determines_it():
+def test_a_name_joins_only_where_a_member_implies_it():
     m, u = _flat()
     g = _random_gamma()
     # comparison 3 now a place name: where the postcodes agree, it agrees 85 % of the time
     at_pc = np.flatnonzero(g[:, 0] == 1)
     g[at_pc[: int(0.85 * len(at_pc))], 3] = 1
-    h2 = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
-    assert G.find_groups(h2, [2] * 4, [True, None, False, False], m, u, 1e-9) == ((0, 1, 3),)
-    # 60 %: far beyond chance (a surname a household shares), yet not determined: out
-    g[at_pc[int(0.6 * len(at_pc)):], 3] = 0
-    h3 = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
-    assert G.find_groups(h3, [2] * 4, [True, None, False, False], m, u, 1e-9) == ((0, 1),)
-    assert G.find_groups(h3, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1, 3),)
+    h = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
+    # far beyond chance, as a surname that housemates share is: a name stays out ...
+    assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 1e-9) == ((0, 1),)
+    # ... unless the postcode implies it (the suburb a postcode names, :mod:`.implied`)
+    assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 1e-9,
+                         ((0, 3),)) == ((0, 1, 3),)
+    # a comparison of no such kind joins on the lift alone
+    assert G.find_groups(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1, 3),)
 
 
 def test_random_pairs_that_are_matches_do_not_make_a_group():
-    # the 40 pairs agreeing on everything are matches by the model (high m/u, a λ that
-    # expects them): weighted by 1 - P(match) they no longer count
-    h = _random_hist()
+    # the 80 pairs agreeing on everything are matches by the comparisons describing the
+    # record (date, surname: high m/u, a λ that expects them): weighted by 1 - P(match)
+    # they no longer count
+    g = _random_gamma(extra=80)
+    g[:80, 3] = 1
+    h = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
     m = [np.array([0.01, 0.99])] * 4
     u = [np.array([0.99, 0.01])] * 4
-    assert G.find_groups(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1),)
-    assert G.find_groups(h, [2] * 4, [True, None, False, None], m, u, 0.01) == ()
+    assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 1e-9) == ((0, 1),)
+    assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 0.01) == ()
+
+
+def test_housemates_the_model_took_for_matches_still_make_the_group():
+    # 40 random pairs share an address (postcode, street) but not the date or surname:
+    # a model that took housemates for matches (the address's m/u high, a large λ) calls
+    # them matches; judged by the comparisons describing the record they are not
+    g = _random_gamma(extra=0)
+    g[:40, :2], g[:40, 2:] = 1, 0
+    h = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
+    m = [np.array([0.001, 0.999])] * 2 + [np.array([0.3, 0.7])] * 2
+    u = [np.array([0.99, 0.01])] * 4
+    from erblock.matchers.levels import posterior
+    assert posterior(g[:1], m, u, 0.01)[0] > 0.9  # the whole model: a match
+    assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 0.01) == ((0, 1),)
+    # comparisons that cannot tell a match on their own (a city: 2.3 bits each, against
+    # a prior of -6.6) judge nothing: the whole model does (restaurants that agree on
+    # name, address and phone are one restaurant, not a group among non-matches)
+    weak = m[:2] + [np.array([0.05, 0.95])] * 2
+    u_weak = u[:2] + [np.array([0.8, 0.2])] * 2
+    assert G.find_groups(h, [2] * 4, [True, None, False, False], weak, u_weak, 0.01) == ()
 
 
 def test_every_locating_comparison_starts_a_group_whatever_the_column_order():

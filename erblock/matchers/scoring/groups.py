@@ -23,16 +23,19 @@ group as random pairs do.
 **Which comparisons** (``groups="auto"``): a group starts at the comparisons whose kind
 says where a record is found (``postcode``, ``phone``: :attr:`.Method.locates`) and takes
 in every comparison whose agreement goes with theirs among random *non-matching* pairs
-(the random pairs weighted by 1 − P(match)): both at their top level at least
+(the random pairs weighted by 1 − P(match), judged by the comparisons that describe the
+record, names and dates, where they alone can reach P(match) > 0.5: a model that took
+housemates for matches would call the very pairs that show the group matches; else by
+the whole model): both at their top level at least
 :data:`GROUP_LIFT` times as often as if independent, in at least :data:`GROUP_MIN_PAIRS`
 pairs (the same street, postcode and number are one address; households share a
 landline; a personal phone does not go with the address, and stays out).
 Comparisons whose kind describes the record itself (``name``, ``date``, ``email``:
-``locates`` is False) join only when a member nearly determines them as well (agreeing in
-at least :data:`GROUP_DETERMINED` of the non-matching random pairs where it agrees: the
-suburb a postcode names): a household shares its surname far beyond chance too, yet a
-moved person keeps it. A group needs two comparisons and a fitted μ of at least :data:`MU_MIN`
-(otherwise no match behaves so and the plain model stands). ``groups=[[...], ...]``
+``locates`` is False) join only where a member implies them (:mod:`.implied`: the suburb
+a postcode names): a household shares its surname far beyond chance too (at one address
+as nearly always as a suburb goes with its postcode, once housemates count as
+non-matches), yet a moved person keeps it. A group needs two comparisons and a fitted μ
+of at least :data:`MU_MIN` (otherwise no match behaves so and the plain model stands). ``groups=[[...], ...]``
 declares groups instead (their μ is fitted all the same); ``groups=None`` uses none.
 """
 
@@ -53,9 +56,6 @@ GROUP_MIN_PAIRS = 3.0  #: ... in at least this many (weighted) random non-matchi
 #: (households are rare among random pairs: of 3 million pairs of two 10,000-person
 #: registers, a handful share a phone; at ten times the chance rate, three pairs where
 #: 0.3 are expected happen by chance once in 280 tests)
-GROUP_DETERMINED = 0.8  #: a name, date or e-mail joins only where a member's agreement
-#: comes with its own this often (a suburb the postcode names; not a surname that a
-#: household shares far beyond chance, yet in few of the pairs at one postcode)
 MU_START = 0.1
 MU_MIN = 0.005  #: a detected group with a smaller fitted μ is dropped
 MU_FLOOR = 1e-4  #: a declared group's μ never goes below this (its floor stays finite)
@@ -120,28 +120,38 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
     group stands alone). ``locates`` per comparison: True
     (its kind locates the record: a seed), None (joins when it agrees with a member far
     beyond chance among random non-matches), False (its kind describes the record: it
-    joins only when a member also nearly determines it). ``implied``: ``(j, k)`` pairs of
+    joins only where a member implies it). ``implied``: ``(j, k)`` pairs of
     :mod:`.implied` (``k`` read as missing where ``j`` agrees, so ``random`` no longer
     shows them agreeing together): linked, as ``j`` determines ``k``."""
     seeds = [k for k, loc in enumerate(locates) if loc]
     if not seeds or random.total == 0:
         return ()
     g = random.gamma()
-    w = random.counts.astype(np.float64) * (1.0 - posterior(g, m, u, lam))
+    # non-matches as the comparisons describing the record judge them (names, dates),
+    # where they can tell a match on their own: the whole model may have taken
+    # housemates, who agree on the address, for matches
+    own = [k for k, loc in enumerate(locates) if loc is False]
+    best = math.log2(max(lam, 1e-300) / (1.0 - lam)) + sum(
+        float(np.max(np.log2(np.clip(m[k], 1e-300, None) / np.clip(u[k], 1e-300, None))))
+        for k in own)
+    post = (posterior(g[:, own], [m[k] for k in own], [u[k] for k in own], lam)
+            if own and best > 0 else posterior(g, m, u, lam))
+    w = random.counts.astype(np.float64) * (1.0 - post)
     top = np.stack([g[:, k] == n - 1 for k, n in enumerate(n_levels)], axis=1)
     present = g >= 0
 
     def linked(a: int, b: int) -> bool:
         if (a, b) in implied or (b, a) in implied:
             return True
+        if locates[b] is False:  # the record's own: only where implied
+            return False
         both = present[:, a] & present[:, b]
         n = float(w[both].sum())
         joint = float(w[both & top[:, a] & top[:, b]].sum())
         if n <= 0 or joint < GROUP_MIN_PAIRS:
             return False
         pa, pb = float(w[both & top[:, a]].sum()) / n, float(w[both & top[:, b]].sum()) / n
-        determined = joint >= GROUP_DETERMINED * pa * n  # b agrees where a nearly always
-        return joint / n >= GROUP_LIFT * pa * pb and (locates[b] is not False or determined)
+        return joint / n >= GROUP_LIFT * pa * pb
 
     placed: set[int] = set()
     out = []

@@ -187,9 +187,10 @@ def train_masked(train: Callable[..., Trained],
                 "its default m adds nothing there")
         weak = f"{names[k]}: its top level is rarer among matches"
         beyond = (f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "
-                  "among random pairs); where it does not, matches agree on it no more "
-                  f"often than random pairs (m < u): beyond {names[j]} it carries no "
-                  "evidence here")
+                  "among random pairs); where it does not, matches agree on it less often "
+                  f"than random pairs (m < u): beyond {names[j]} it carries no evidence, "
+                  "or what the model calls matches holds related records (a household's "
+                  "partners differ in sex)")
         res.warnings[:] = [said if w.startswith(lead) else beyond if w.startswith(weak)
                            else w for w in res.warnings]
     return res, implied, u
