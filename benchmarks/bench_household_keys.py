@@ -4,12 +4,15 @@ Written in session 28 (2026-11-28), after a postcode pass behind name passes was
 take flatmates for matches: the same household registers, blocked as a user might block
 a person register (one key, a person key and the date, Splink's tutorial-like rules, the
 postcode...), with the quality benchmark's recipe (each column's kind, ``scoring="em"``,
-decision at 0.5) and Splink configured as in ``bench_quality.py``. Every recipe, the seeds
-(5151 link, 5152 dedupe; never used by another benchmark) and the generator's rates were
-fixed before any of them was scored. The set is meant to show where the unsupervised
-model strains, not to be won: keys on the surname or the postcode alone put whole
-households into one block, where partners, children and twins agree on surname, address
-and phone and differ in given name, date of birth and sex.
+decision at 0.5) and Splink configured as in ``bench_quality.py``. The recipes, the seeds
+(5151 link, 5152 dedupe; used by no other benchmark) and the generator's rates were fixed
+before the first scan scored them. That scan (erblock only) is what led to commit
+12d5788: on "surname sound + initial; dob" (link) no address group was found, because
+the model had taken housemates for matches (F1 0.856 before, 0.925 after), so that row
+is no longer held out; nothing was changed for any other row. The set shows where the
+unsupervised model strains, not a table to win: keys on the surname or the postcode
+alone put whole households into one block, where partners, children and twins agree on
+surname, address and phone and differ in given name, date of birth and sex.
 
 Run (about five minutes on 2 cores)::
 
@@ -88,8 +91,8 @@ def run_erblock(case: qc.Case, client: Any) -> dict[str, Any]:
                                  compare=case.kinds, scoring="em", client=client)
     seconds = time.perf_counter() - t0
     got = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], case.truth,
-                           candidates=pairs)
-    best = pr_curve(pairs, case.truth)["f1"].max()
+                           candidates=pairs, dedupe=case.dedupe)
+    best = pr_curve(pairs, case.truth, dedupe=case.dedupe)["f1"].max()
     return {"candidates": len(pairs), "pair_completeness": got["pair_completeness"],
             "default": {k: got[k] for k in ("precision", "recall", "f1")},
             "best_f1": float(best), "seconds": seconds}
@@ -102,7 +105,7 @@ def run_splink(case: qc.Case) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - recorded in the table
         return {"error": f"{type(exc).__name__}: {exc}"[:160]}
     return {"default": {k: out["default"][k] for k in ("precision", "recall", "f1")},
-            "seconds": out.get("seconds")}
+            "best_f1": out.get("best", {}).get("f1"), "seconds": out.get("seconds")}
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -144,29 +147,33 @@ def render(res: dict[str, Any]) -> str:
              "recipes fixed before any was scored (`benchmarks/bench_household_keys.py`), "
              "compared with the quality benchmark's recipe; Splink as in the quality "
              "benchmark, on the same candidate pairs. F1 at each one's default decision; "
-             "erblock's best F1 over thresholds (picked with the truth, an upper bound). "
-             "Keys on the surname or the postcode alone put whole households in a block: "
-             "there both models take housemates for matches. "
-             f"Measured {res['date']}.", "",
-             "| task: blocking | PC | erblock P | erblock R | **erblock F1** | best F1 | "
-             "Splink F1 |", "|---|---:|---:|---:|---:|---:|---:|"]
+             "the best F1 over thresholds (picked with the truth, an upper bound). "
+             "Keys on the surname or the postcode alone put whole households in a block. "
+             "The row \"link: surname sound + initial; dob\" is not held out (see the "
+             f"script's docstring). Measured {res['date']}.", "",
+             "| task: blocking | PC | erblock P | erblock R | **erblock F1** | erblock best "
+             "| Splink F1 | Splink best |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     wins = 0
     for name, row in res["rows"].items():
         e, s = row["erblock"], row.get("splink")
         d = e["default"]
+        peer_best = "—"
         if s is None:
             peer = "—"
         elif "default" in s:
             peer = f"{s['default']['f1']:.3f}"
-            wins += d["f1"] >= s["default"]["f1"]
+            if s.get("best_f1") is not None:
+                peer_best = f"{s['best_f1']:.3f}"
+            wins += round(d["f1"], 3) >= round(s["default"]["f1"], 3)
         else:
             peer = "error"
         lines.append(f"| {name} | {e['pair_completeness']:.3f} | {d['precision']:.3f} | "
-                     f"{d['recall']:.3f} | **{d['f1']:.3f}** | {e['best_f1']:.3f} | {peer} |")
+                     f"{d['recall']:.3f} | **{d['f1']:.3f}** | {e['best_f1']:.3f} | {peer} | "
+                     f"{peer_best} |")
     ran = sum(1 for r in res["rows"].values() if "default" in (r.get("splink") or {}))
     if ran:
-        lines += ["", f"erblock's default decision is at or above Splink's on {wins} of "
-                      f"{ran} set-ups."]
+        lines += ["", f"erblock's default decision is at or above Splink's (to three "
+                      f"decimals) on {wins} of the {ran} set-ups Splink ran."]
     return "\n".join(lines) + "\n"
 
 

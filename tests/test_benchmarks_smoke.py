@@ -389,6 +389,6 @@ def test_bench_household_keys_counts_wins_only_where_splink_ran() -> None:
         "link: b": {"erblock": e, "splink": {"default": {"f1": 0.61}}},
         "link: c": {"erblock": e, "splink": {"error": "SplinkStepError"}}}}
     text = hk.render(res)
-    assert "at or above Splink's on 1 of 2 set-ups" in text
+    assert "on 1 of the 2 set-ups Splink ran" in text
     assert text.index("link: a") < text.index("link: b") < text.index("link: c")
     assert "| error |" in text

@@ -126,18 +126,19 @@ def test_housemates_the_model_took_for_matches_still_make_the_group():
     # a model that took housemates for matches (the address's m/u high, a large λ) calls
     # them matches; judged by the comparisons describing the record they are not
     g = _random_gamma(extra=0)
-    g[:40, :2], g[:40, 2:] = 1, 0
+    g[:150, :2], g[:150, 2:] = 1, 0
     h = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
     m = [np.array([0.001, 0.999])] * 2 + [np.array([0.3, 0.7])] * 2
     u = [np.array([0.99, 0.01])] * 4
     from erblock.matchers.levels import posterior
     assert posterior(g[:1], m, u, 0.01)[0] > 0.9  # the whole model: a match
     assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 0.01) == ((0, 1),)
-    # comparisons that cannot tell a match on their own (a city: 2.3 bits each, against
-    # a prior of -6.6) judge nothing: the whole model does (restaurants that agree on
-    # name, address and phone are one restaurant, not a group among non-matches)
-    weak = m[:2] + [np.array([0.05, 0.95])] * 2
-    u_weak = u[:2] + [np.array([0.8, 0.2])] * 2
+    # comparisons that cannot tell a match on their own (a city: 2 bits each, against
+    # a prior of -6.6) judge nothing: the whole model does, and calls them matches
+    # (restaurants that agree on name, address and phone are one restaurant)
+    weak = [np.array([1e-4, 1 - 1e-4])] * 2 + [np.array([0.2, 0.8])] * 2
+    u_weak = [np.array([0.999, 0.001])] * 2 + [np.array([0.8, 0.2])] * 2
+    assert posterior(g[:1], weak, u_weak, 0.01)[0] > 0.99
     assert G.find_groups(h, [2] * 4, [True, None, False, False], weak, u_weak, 0.01) == ()
 
 

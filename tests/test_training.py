@@ -465,3 +465,34 @@ def test_one_comparison_alone_is_said_to_be_too_few():
     hist = PatternHistogram.from_gamma(gamma, [3])
     res = train({0: hist}, [np.array([0.9, 0.1])], [2], {0: set()}, 1000.0, ["dob"])
     assert any("at least 2 comparisons" in w for w in res.warnings)
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (0, 2, 1)])
+def test_a_comparison_every_key_selects_on_is_held_at_its_least_contaminated_estimate(
+        population, order):
+    """a is selected on by the first key and against by the later two, so no session has
+    it free. 6,000 related non-matches (housemates: the same c and d, a as random pairs
+    have it) crowd the pass keyed on c; its free m of a is pulled toward u. Whatever the
+    order of the passes, a is held at the estimate of the session keyed on b (the best
+    separated from u) in the other, and the b session keeps its own."""
+    gamma, match = population
+    g = gamma.copy()
+    housemates = np.flatnonzero(~match)[:6000]
+    g[housemates, 2], g[housemates, 3] = 2, 2
+    found = np.zeros(len(g), dtype=bool)
+    hists, blocked = {}, {}
+    for p, k in enumerate(order):
+        sel = (g[:, k] == 2) & ~found
+        hists[p], blocked[p] = _hist(g[sel]), {k}
+        found |= sel
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        res = train(hists, U, [3] * 4, blocked, N_PAIRS, NAMES,
+                    recall=match[found].sum() / match.sum())
+    by_key = {order[s.passes[0]]: s for s in res.sessions}
+    on_b, on_c = by_key[1], by_key[2]
+    assert 0 not in on_b.m_fixed and 0 in on_c.m_fixed
+    np.testing.assert_allclose(on_c.m_blocked[0], on_b.m_blocked[0], atol=0.01)
+    # the b pass's matches (missed by the key on a) are at a's two lower levels, both
+    # common; the housemates' a is nearly always "else" (u = 0.95)
+    assert 0.3 < on_b.m_blocked[0][1] / on_b.m_blocked[0][:2].sum() < 0.7

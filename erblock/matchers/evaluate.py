@@ -275,7 +275,9 @@ def pr_curve(
     """Precision, recall and F1 at every distinct score used as threshold.
 
     One sort and cumulative sums: row ``t`` says what :func:`evaluate` with
-    ``threshold=t`` would give. Sorted by threshold, descending. Recall is over all true
+    ``threshold=t`` and the same ``score_column`` would give (its units: bits for
+    ``match_weight``; pass ``score_column="match_probability"`` for thresholds that
+    ``link(threshold=...)`` takes). Sorted by threshold, descending. Recall is over all true
     pairs, including those never among ``pairs``; a pair listed twice counts with its best
     score; NaN scores never match. ``dedupe=None``: as :func:`evaluate` decides.
     ``score_column=None``: a model's ``match_weight`` when the pairs have it (it ranks

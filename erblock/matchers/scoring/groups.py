@@ -31,8 +31,8 @@ the whole model): both at their top level at least
 pairs (the same street, postcode and number are one address; households share a
 landline; a personal phone does not go with the address, and stays out).
 Comparisons whose kind describes the record itself (``name``, ``date``, ``email``:
-``locates`` is False) join only where a member implies them (:mod:`.implied`: the suburb
-a postcode names): a household shares its surname far beyond chance too (at one address
+``locates`` is False) join only where a member implies them or they imply a member
+(:mod:`.implied`: the suburb a postcode names), and take nothing else in: a household shares its surname far beyond chance too (at one address
 as nearly always as a suburb goes with its postcode, once housemates count as
 non-matches), yet a moved person keeps it. A group needs two comparisons and a fitted μ
 of at least :data:`MU_MIN` (otherwise no match behaves so and the plain model stands). ``groups=[[...], ...]``
@@ -120,7 +120,8 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
     group stands alone). ``locates`` per comparison: True
     (its kind locates the record: a seed), None (joins when it agrees with a member far
     beyond chance among random non-matches), False (its kind describes the record: it
-    joins only where a member implies it). ``implied``: ``(j, k)`` pairs of
+    joins, and takes others in, only where it implies a member or a member implies it).
+    ``implied``: ``(j, k)`` pairs of
     :mod:`.implied` (``k`` read as missing where ``j`` agrees, so ``random`` no longer
     shows them agreeing together): linked, as ``j`` determines ``k``."""
     seeds = [k for k, loc in enumerate(locates) if loc]
@@ -143,7 +144,7 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
     def linked(a: int, b: int) -> bool:
         if (a, b) in implied or (b, a) in implied:
             return True
-        if locates[b] is False:  # the record's own: only where implied
+        if locates[a] is False or locates[b] is False:  # the record's own: only implied
             return False
         both = present[:, a] & present[:, b]
         n = float(w[both].sum())

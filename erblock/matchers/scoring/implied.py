@@ -189,8 +189,8 @@ def train_masked(train: Callable[..., Trained],
         beyond = (f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "
                   "among random pairs); where it does not, matches agree on it less often "
                   f"than random pairs (m < u): beyond {names[j]} it carries no evidence, "
-                  "or what the model calls matches holds related records (a household's "
-                  "partners differ in sex)")
+                  "or what the model calls matches holds related records (the members "
+                  "of a household, a family)")
         res.warnings[:] = [said if w.startswith(lead) else beyond if w.startswith(weak)
                            else w for w in res.warnings]
     return res, implied, u

@@ -61,12 +61,14 @@ random pairs do. Training follows from that:
    those their keys missed, so its matches agree less there, which the restriction to
    the levels left says (an earlier key on the exact name leaves no exact names), and
    their u is fixed as in step 2. Where no session has such a comparison free (every
-   key selects on the names), the sessions selected against it estimate its m in order:
-   free in the first (its matches are those the keys missed), held at their estimates
-   in the later ones (left free, it learns what the later key's non-matches share: a
-   postcode pass after passes on the names and the date finds flatmates, whose names
-   then read as matches' names, precision 0.50). Only what no key touches keeps a free
-   m. Without
+   key selects on the names), its m is held at the estimate of the session selected
+   against it whose free fit tells matches from random pairs best (the largest KL
+   divergence from u, among trusted sessions with at least 20 expected matches where it
+   is present), whatever the order of the passes; that session keeps it free. Left
+   free everywhere, it learns what each key's non-matches share: a postcode pass after
+   passes on the names and the date finds flatmates, whose names then read as matches'
+   names (precision 0.50), and the related records pull the names' m toward u. Apart
+   from that reference, only what no key touches keeps a free m. Without
    this, a pass whose free comparisons are few or correlated with its key (a second pass
    on area code and house number, where the city always agrees; the tenth pass of a
    person blocking, after keys on every name, date and postcode) can explain its
@@ -115,11 +117,11 @@ from typing import Any
 
 import numpy as np
 
-from ..levels import M_PSEUDO, PatternHistogram, default_m, fit_em, posterior
+from ..levels import M_PSEUDO, PROB_FLOOR, PatternHistogram, default_m, fit_em, posterior
 from .detection import detect_selected
 from .related import seen_levels, truncated
 from .sessions import Session, Trained, distrust, fit_warnings, pooled_m, session_m
-from .third_class import fit_third_class
+from .third_class import MIN_MATCHES, fit_third_class
 
 MIN_SESSION_PAIRS = 20  #: a session with fewer pairs trains nothing
 MIN_COMPARISONS = 2  #: a model of fewer comparisons is not identifiable: nothing trains
@@ -203,6 +205,32 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
     return s
 
 
+def _against_references(sessions: Sequence[Session], againsts: Sequence[frozenset[int]],
+                        pooled: Mapping[int, np.ndarray], u: Sequence[np.ndarray]
+                        ) -> dict[int, tuple[int, np.ndarray]]:
+    """For each comparison that only earlier keys select on and no session has free:
+    the session (index) whose first, free fit tells its matches from random pairs best
+    (the largest KL divergence of its m from the random-pair u), among the trusted ones
+    with at least ``MIN_MATCHES`` expected matches where it is present, and that m
+    (module doc, step 4). Related records that a key gathers (housemates a postcode pass
+    finds) pull a session's m of the names toward u, so the best-separated estimate is
+    the least contaminated one, whatever the order of the passes."""
+    best: dict[int, tuple[float, int, np.ndarray]] = {}
+    for i, s in enumerate(sessions):
+        if not (s.trained and s.trusted):
+            continue
+        for k in againsts[i]:
+            if k in pooled or k not in s.m_blocked or s.matches_with(k) < MIN_MATCHES:
+                continue
+            m = np.asarray(s.m_blocked[k], dtype=np.float64)
+            uk = np.clip(np.asarray(u[k], dtype=np.float64), PROB_FLOOR, 1.0)
+            pos = m > 0
+            kl = float(np.sum(m[pos] * np.log(m[pos] / uk[pos])))
+            if k not in best or kl > best[k][0]:
+                best[k] = (kl, i, m)
+    return {k: (i, m) for k, (_, i, m) in best.items()}
+
+
 def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
           n_levels: Sequence[int], blocked: Mapping[int, set[int]], total_pairs: float,
           names: Sequence[str], *, recall: float = 1.0, detect: bool = True,
@@ -249,30 +277,18 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     # comparisons are free there.
     distrust(sessions, u)
     pooled = pooled_m(sessions, K)
-    # what only earlier keys select on, and no session has free, is free in the first
-    # sessions its keys select against (their pairs are those the keys missed, and so
-    # are their matches) and held at their m in the later ones: left free there, it
-    # learns whatever the later key's non-matches share (a postcode pass after passes on
-    # the names and the date finds housemates, whose names then looked like matches')
-    missed: dict[int, list[tuple[np.ndarray, float]]] = {}
+    refs = _against_references(sessions, againsts, pooled, u)
     for i, s in enumerate(sessions):
         keyed = set(s.detected).union(*(blocked.get(p, set()) for p in s.passes), againsts[i])
         held = {k: pooled[k] for k in keyed if k in pooled}
-        for k in againsts[i] - set(held):
-            if missed.get(k):
-                ms, ws = zip(*missed[k])
-                held[k] = np.average(np.stack(ms), axis=0, weights=ws)
-        known, trusted = session_m(merged[i], held), s.trained and s.trusted
+        held.update({k: m for k, (j, m) in refs.items() if k in againsts[i] and j != i})
+        known = session_m(merged[i], held)
         if s.trained and known:
             refit = _session(merged[i], s.passes, set(s.blocked), n_levels, u, False,
                              max_iter, tol, known, againsts[i] - set(s.detected),
                              u_before(s.passes[0]) if u_before else None)
             refit.detected = s.detected
             sessions[i] = refit
-        s = sessions[i]
-        for k in againsts[i] - set(held):  # a session set aside teaches no m
-            if trusted and k in s.m_blocked and s.matches_with(k) > 0:
-                missed.setdefault(k, []).append((s.m_blocked[k], s.matches_with(k)))
     for s in distrust(sessions, u):
         if s.set_aside == "inverted":
             what = ", ".join(f"{names[k]} ({s.m[k][-1]:.3g} vs {u[k][-1]:.3g})"
