@@ -144,7 +144,8 @@ def render(res: dict[str, Any]) -> str:
     lines = ["## Household registers under a user's blocking", "",
              "Generated household registers (`benchmarks/gen_households.py`, link seed "
              f"{res['seeds']['link']}, dedupe seed {res['seeds']['dedupe']}), blocked by "
-             "recipes fixed before any was scored (`benchmarks/bench_household_keys.py`), "
+             "recipes fixed before the first scan scored them "
+             "(`benchmarks/bench_household_keys.py`), "
              "compared with the quality benchmark's recipe; Splink as in the quality "
              "benchmark, on the same candidate pairs. F1 at each one's default decision; "
              "the best F1 over thresholds (picked with the truth, an upper bound). "
