@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import sys
-import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # the other benchmark modules sit beside this one
     sys.path.insert(0, str(HERE))
 
+import bench_quality as bq  # noqa: E402
 import bench_sweep as bsw  # noqa: E402
 import gen_households  # noqa: E402
 import heldout  # noqa: E402
@@ -42,9 +42,7 @@ import peers  # noqa: E402
 import quality_cases as qc  # noqa: E402
 import runinfo  # noqa: E402
 
-import erblock  # noqa: E402
 from erblock import composite, prefix, soundex  # noqa: E402
-from erblock.matchers.evaluate import pr_curve  # noqa: E402
 
 RESULTS = HERE / "results"
 SEEDS = {"link": 5151, "dedupe": 5152}
@@ -79,23 +77,14 @@ def cases() -> list[qc.Case]:
 
 
 def run_erblock(case: qc.Case, client: Any) -> dict[str, Any]:
-    """The recipe on one case: default-decision metrics, best F1, candidates, seconds."""
-    t0 = time.perf_counter()
+    """The quality benchmark's recipe (``bench_quality.run_erblock``) on one case:
+    default-decision metrics, best F1, candidates, seconds."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if case.dedupe:
-            pairs = erblock.dedupe(case.frames[0], key=case.blocking, compare=case.kinds,
-                                   scoring="em", client=client)
-        else:
-            pairs = erblock.link(case.frames[0], case.frames[1], key=case.blocking,
-                                 compare=case.kinds, scoring="em", client=client)
-    seconds = time.perf_counter() - t0
-    got = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], case.truth,
-                           candidates=pairs, dedupe=case.dedupe)
-    best = pr_curve(pairs, case.truth, dedupe=case.dedupe)["f1"].max()
-    return {"candidates": len(pairs), "pair_completeness": got["pair_completeness"],
-            "default": {k: got[k] for k in ("precision", "recall", "f1")},
-            "best_f1": float(best), "seconds": seconds}
+        out = bq.run_erblock(case, client, None)
+    return {"candidates": out["candidates"], "pair_completeness": out["pair_completeness"],
+            "default": {k: out["default"][k] for k in ("precision", "recall", "f1")},
+            "best_f1": out["best"]["f1"], "seconds": out["seconds"]}
 
 
 def run_splink(case: qc.Case) -> dict[str, Any]:
