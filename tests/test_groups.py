@@ -225,8 +225,9 @@ def _addresses(n: int, rng: np.random.Generator) -> pd.DataFrame:
                          "street": streets[s], "postcode": postcode[s].astype(str)})
 
 
-def _register(n_households: int = 500, seed: int = 0):
-    """Register A: households of one to three people (an address each);
+def _register(n_households: int = 500, seed: int = 0, family: bool = False):
+    """Register A: households of one to three people (an address each; ``family``: a
+    surname each as well);
     B: 70 % of the people, a fifth of B's households at a new address, a quarter of
     the names and dates with one wrong character, and a third as many people of its own."""
     rng = np.random.default_rng(seed)
@@ -239,8 +240,9 @@ def _register(n_households: int = 500, seed: int = 0):
         addr = _addresses(n_h, rng).iloc[h].reset_index(drop=True)
         dob = pd.Timestamp("1940-01-01") + pd.to_timedelta(
             rng.integers(0, 25_000, len(h)), unit="D")
+        surname = rng.choice(surnames, n_h)[h] if family else rng.choice(surnames, len(h))
         return pd.DataFrame({"household": h, "first": rng.choice(first, len(h)),
-                             "surname": rng.choice(surnames, len(h)),
+                             "surname": surname,
                              "dob": dob.strftime("%Y-%m-%d"), **addr})
 
     a = people(n_households)
@@ -341,3 +343,28 @@ def test_a_postcode_pass_after_name_passes_does_not_take_flatmates_for_matches(c
     (late,) = [s for s in model.report()["sessions"] if s["passes"] == [2]]
     assert {"first_name", "surname_name"} <= set(late["m_fixed"]), late
     assert late["lambda"] < 0.01, late  # its matches are the few the other keys missed
+
+
+def test_housemates_in_one_block_are_a_third_class_read_off_the_random_pairs(client):
+    # families (one surname and address a household) blocked on the surname alone: every
+    # household meets in its block beside the true matches, and no other pass shows what
+    # matches look like (nothing is inverted). The random pairs at one address that the
+    # names and the date call non-matches are the housemates: their levels are held as
+    # the related records' r, and m is learnt beside them; two classes (no group, so no
+    # r) take the housemates for matches
+    a, b, truth, _ = _register(family=True)
+    got = {}
+    for groups in ("auto", None):
+        model = erblock.FellegiSunter(u_pairs=U_PAIRS, groups=groups)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pairs = erblock.link(a, b, key=["surname"], compare=COMPARE, scoring=model,
+                                 client=client)
+        got[groups] = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], truth)
+        (s,) = model.report()["sessions"]
+        if groups:
+            assert s["related"] is not None and s["related"]["pi"][1] > 0.05, s
+        else:
+            assert s["related"] is None
+    assert got["auto"]["precision"] >= 0.95 and got["auto"]["recall"] >= 0.7, got
+    assert got[None]["precision"] < 0.8, got  # what the third class mends

@@ -48,7 +48,7 @@ from .base import (
     probability,
 )
 from .explain import boundary_examples, model_report, summary
-from .groups import Group, check_groups, declared_groups, fit_groups
+from .groups import Group, check_groups, declared_groups, fit_groups, related_profile
 from .implied import mask, train_masked
 from .offline import fit_frame, fit_run, summarize_random, u_from_counts
 from .options import canonical_key, check_options, check_same_comparisons, keys_differ_message
@@ -260,7 +260,10 @@ class FellegiSunter(ScoredParts, ScoringModel):
         n_levels = [s.n_levels for s in specs]
         fit = partial(train, n_levels=n_levels, blocked=blocked, total_pairs=total_pairs,
                       names=names, recall=self.recall, detect=self.detect,
-                      max_iter=self.max_iter, tol=self.tol)
+                      max_iter=self.max_iter, tol=self.tol,
+                      related=partial(related_profile, n_levels=n_levels, locates=[
+                          getattr(c.kernel, "locates", None) for c in self.comparisons_],
+                          declared=declared_groups(self)) if self.groups else None)
 
         res, implied, u = train_masked(fit, hists, u, random if self.detect else None,
                                        n_levels, self.u_from_counts, names, counts, found)

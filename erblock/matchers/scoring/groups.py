@@ -32,11 +32,16 @@ pairs (the same street, postcode and number are one address; households share a
 landline; a personal phone does not go with the address, and stays out).
 Comparisons whose kind describes the record itself (``name``, ``date``, ``email``:
 ``locates`` is False) join only where a member implies them or they imply a member
-(:mod:`.implied`: the suburb a postcode names), and take nothing else in: a household shares its surname far beyond chance too (at one address
-as nearly always as a suburb goes with its postcode, once housemates count as
-non-matches), yet a moved person keeps it. A group needs two comparisons and a fitted μ
-of at least :data:`MU_MIN` (otherwise no match behaves so and the plain model stands). ``groups=[[...], ...]``
-declares groups instead (their μ is fitted all the same); ``groups=None`` uses none.
+(:mod:`.implied`: the suburb a postcode names), and take nothing else in: a household
+shares its surname far beyond chance too (at one address as nearly always as a suburb
+goes with its postcode, once housemates count as non-matches), yet a moved person keeps
+it. A group needs two comparisons and a fitted μ of at least :data:`MU_MIN` (otherwise
+no match behaves so and the plain model stands). ``groups=[[...], ...]`` declares groups
+instead (their μ is fitted all the same); ``groups=None`` uses none.
+
+**Related records** (:func:`related_profile`): the random non-matches that agree on a
+whole group are housemates; their levels are the third class's r in training
+(:mod:`.third_class`) when no pass is inverted.
 """
 
 from __future__ import annotations
@@ -48,14 +53,16 @@ from typing import Any
 
 import numpy as np
 
-from ..levels import PatternHistogram, posterior
+from ..levels import PROB_FLOOR, PatternHistogram, posterior
 from .implied import mask_hist
+from .related import R_PSEUDO
 
 GROUP_LIFT = 10.0  #: joint top-level agreement among random non-matches, over independence
 GROUP_MIN_PAIRS = 3.0  #: ... in at least this many (weighted) random non-matching pairs
 #: (households are rare among random pairs: of 3 million pairs of two 10,000-person
 #: registers, a handful share a phone; at ten times the chance rate, three pairs where
 #: 0.3 are expected happen by chance once in 280 tests)
+RELATED_MIN_PAIRS = 20.0  #: fewer random non-matches agreeing on a whole group: no r
 MU_START = 0.1
 MU_MIN = 0.005  #: a detected group with a smaller fitted μ is dropped
 MU_FLOOR = 1e-4  #: a declared group's μ never goes below this (its floor stays finite)
@@ -128,16 +135,7 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
     if not seeds or random.total == 0:
         return ()
     g = random.gamma()
-    # non-matches as the comparisons describing the record judge them (names, dates),
-    # where they can tell a match on their own: the whole model may have taken
-    # housemates, who agree on the address, for matches
-    own = [k for k, loc in enumerate(locates) if loc is False]
-    best = math.log2(max(lam, 1e-300) / (1.0 - lam)) + sum(
-        float(np.max(np.log2(np.clip(m[k], 1e-300, None) / np.clip(u[k], 1e-300, None))))
-        for k in own)
-    post = (posterior(g[:, own], [m[k] for k in own], [u[k] for k in own], lam)
-            if own and best > 0 else posterior(g, m, u, lam))
-    w = random.counts.astype(np.float64) * (1.0 - post)
+    w = _non_matches(g, random.counts, locates, m, u, lam)
     top = np.stack([g[:, k] == n - 1 for k, n in enumerate(n_levels)], axis=1)
     present = g >= 0
 
@@ -170,6 +168,65 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
         if len(group) >= 2:
             out.append(tuple(sorted(group)))
     return tuple(out)
+
+
+def _non_matches(g: np.ndarray, counts: np.ndarray, locates: Sequence[bool | None],
+                 m: Sequence[np.ndarray], u: Sequence[np.ndarray], lam: float) -> np.ndarray:
+    """Random pairs' counts weighted by 1 − P(match), as the comparisons describing the
+    record judge them (names, dates) where they can tell a match on their own, else the
+    whole model: a model that took housemates, who agree on the address, for matches
+    would call the very pairs that show the group matches."""
+    own = [k for k, loc in enumerate(locates) if loc is False]
+    best = math.log2(max(lam, PROB_FLOOR) / (1.0 - lam)) + sum(
+        float(np.max(np.log2(np.clip(m[k], PROB_FLOOR, None) / np.clip(u[k], PROB_FLOOR, None))))
+        for k in own)
+    post = (posterior(g[:, own], [m[k] for k in own], [u[k] for k in own], lam)
+            if own and best > 0 else posterior(g, m, u, lam))
+    return counts.astype(np.float64) * (1.0 - post)
+
+
+def related_profile(random: PatternHistogram, n_levels: Sequence[int],
+                    locates: Sequence[bool | None], m: Sequence[np.ndarray],
+                    u: Sequence[np.ndarray], lam: float,
+                    implied: Sequence[tuple[int, int]] = (),
+                    declared: Sequence[Sequence[int]] = ()) -> list[np.ndarray] | None:
+    """Level shares ``r`` of related records (housemates: at one address, not the same
+    person) read off the random pairs, or None when no group is found or fewer than
+    :data:`RELATED_MIN_PAIRS` random non-matches agree on a whole group, or fewer than
+    the random matches that do (in a register without households they are matches whose
+    names and dates have typos: febrl's, a fifth as many). A related pair
+    is a random non-match (weighted as in group detection) at the top level of every
+    comparison of the largest group present in it; a comparison of the group itself
+    takes its levels where every *other* member agrees (a typo in the street of a
+    household whose postcode, number and phone agree)."""
+    groups = declared or find_groups(random, n_levels, locates, m, u, lam, implied)
+    if not groups:
+        return None
+    group = max(groups, key=len)
+    g = random.gamma()
+    w = _non_matches(g, random.counts, locates, m, u, lam)
+    ok = np.ones(len(g), dtype=bool)
+    for k in group:  # a member absent does not say the address differs
+        ok &= (g[:, k] < 0) | (g[:, k] == n_levels[k] - 1)
+    present = (g[:, list(group)] >= 0).sum(axis=1)
+    related = ok & (present >= 2)
+    kin = float(w[related].sum())
+    same = float((random.counts.astype(np.float64) - w)[related].sum())
+    if kin < max(RELATED_MIN_PAIRS, same):  # else: matches the names misjudge, as likely
+        return None
+    r = []
+    for k, n in enumerate(n_levels):
+        if k in group:
+            others = [j for j in group if j != k]
+            sel = np.ones(len(g), dtype=bool)
+            for j in others:
+                sel &= (g[:, j] < 0) | (g[:, j] == n_levels[j] - 1)
+            sel &= ((g[:, others] >= 0).sum(axis=1) >= 1) & (g[:, k] >= 0)
+        else:
+            sel = related & (g[:, k] >= 0)
+        c = np.bincount(g[sel, k], weights=w[sel], minlength=n)[:n] + R_PSEUDO
+        r.append(c / c.sum())
+    return r
 
 
 def group_term(weights: np.ndarray, group: Sequence[int], mu: float) -> np.ndarray:

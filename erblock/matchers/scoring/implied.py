@@ -167,7 +167,7 @@ def train_masked(train: Callable[..., Trained],
     and the u used."""
     after = (u_before(counts, found, n_levels, u_from_counts)
              if found and counts is not None else None)
-    res = train(hists, u, u_before=after)
+    res = train(hists, u, u_before=after, random=random)
     if random is None or random.total == 0:
         return res, [], u
     implied = find_implied(random, n_levels, res.lam * random.total)
@@ -179,7 +179,8 @@ def train_masked(train: Callable[..., Trained],
     if after is not None and found:
         after = u_before(base, {f: mask_hist(h, implied, n_levels) for f, h in found.items()},
                          n_levels, u_from_counts)
-    res = train(masked, u, u_before=after)
+    res = train(masked, u, u_before=after, random=mask_hist(random, implied, n_levels),
+                implied=tuple(implied))
     for j, k in implied:  # untrained because masked on every candidate: say so
         lead = f"{names[k]}: m could not be trained"
         said = (f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "

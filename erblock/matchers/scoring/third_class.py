@@ -20,6 +20,11 @@ address), so m is learnt again from three-class fits:
 
 One round: (2) learnt m against the r that (1) learnt with the old m held, and the r
 of (4) is not used to learn m again.
+
+Without an inverted session, ``r_random`` (the related records' r read off the random
+pairs: :func:`.groups.related_profile`) takes the place of (1): it is held in (2) and
+(4), and (2) starts m from generic m where it is free (started from the two-class m,
+which counted the housemates as matches, the matches' class keeps them).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..levels import PatternHistogram
+from ..levels import PatternHistogram, default_m
 from .related import fit_related, seen_levels, truncated
 from .sessions import Session
 
@@ -39,25 +44,31 @@ MIN_MATCHES = 20.0  #: fewer expected matches where a comparison is present: m k
 
 def fit_third_class(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
                     againsts: Sequence[frozenset[int]], m: Sequence[np.ndarray],
-                    u: Sequence[np.ndarray], n_levels: Sequence[int]
+                    u: Sequence[np.ndarray], n_levels: Sequence[int],
+                    r_random: Sequence[np.ndarray] | None = None
                     ) -> tuple[list[np.ndarray], list[tuple[int, ...]], set[int]]:
     """Step 6 (module doc), in place on ``sessions`` (``merged``: their histograms,
-    ``againsts``: what earlier keys select against in each). Returns the model's m,
+    ``againsts``: what earlier keys select against in each; ``r_random``: related
+    records' r from the random pairs, used when no session is inverted). Returns the model's m,
     pooled again from the three-class fits when some session has related records, the
     passes whose fit of (2) did not converge (the final fits report their own) and the
     comparisons whose m was pooled again."""
     m = [np.asarray(x, dtype=np.float64) for x in m]
     if not any(s.set_aside == "inverted" for s in sessions):
-        return m, [], set()
+        if r_random is None:
+            return m, [], set()
+        src: tuple[Sequence[np.ndarray], tuple[int, ...]] | None = (r_random, ())
+    else:
+        src = None
     _fit_inverted(sessions, merged, againsts, m, u, n_levels)
-    _related_elsewhere(sessions, merged, againsts, m, u, n_levels, free_m=True)
+    _related_elsewhere(sessions, merged, againsts, m, u, n_levels, True, src)
     m, repooled = _pooled(sessions, m)
     unsettled = [s.passes for s in sessions
                  if s.related and not s.set_aside and not s.related["converged"]]
     for s in sessions:
         s.related = None
     _fit_inverted(sessions, merged, againsts, m, u, n_levels)
-    _related_elsewhere(sessions, merged, againsts, m, u, n_levels, free_m=False)
+    _related_elsewhere(sessions, merged, againsts, m, u, n_levels, False, src)
     return m, unsettled, repooled
 
 
@@ -82,34 +93,39 @@ def _fit_inverted(sessions: Sequence[Session], merged: Sequence[PatternHistogram
 
 def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHistogram],
                        againsts: Sequence[frozenset[int]], m: Sequence[np.ndarray],
-                       u: Sequence[np.ndarray], n_levels: Sequence[int], free_m: bool
+                       u: Sequence[np.ndarray], n_levels: Sequence[int], free_m: bool,
+                       given: tuple[Sequence[np.ndarray], tuple[int, ...]] | None = None
                        ) -> None:
     """(2) (``free_m``) or (4): the other trained sessions with three classes; m as the
     session scores with it where its keys select (its own estimate, else the model's
     restricted to the levels its candidates reach), the model's elsewhere (free with
     ``free_m``)."""
-    found = [s for s in sessions if s.related]
-    if not found:
-        return
-    src = max(found, key=lambda s: s.related["pi"][1] * s.pairs)  # type: ignore[index]
-    r_src = src.related["r"]  # type: ignore[index]
+    if given is None:
+        found = [s for s in sessions if s.related]
+        if not found:
+            return
+        src = max(found, key=lambda s: s.related["pi"][1] * s.pairs)  # type: ignore[index]
+        r_src, src_blocked = src.related["r"], src.blocked  # type: ignore[index]
+    else:
+        r_src, src_blocked = given
     K = len(m)
     for i, s in enumerate(sessions):
         if s.related or not s.trained or s.set_aside or not s.lam > 0:
             continue
         g, c = merged[i].gamma(), merged[i].counts
         seen = {k: seen_levels(g, c, k, n_levels[k]) for k in s.blocked}
-        learn = [k in src.blocked and k not in s.blocked for k in range(K)]
+        learn = [k in src_blocked and k not in s.blocked for k in range(K)]
         fixed_u = againsts[i] - set(s.detected)
         s.related = fit_related(
             merged[i], [s.m_blocked[k] if k in s.m_blocked and k not in s.m_fixed
-                        else truncated(m[k], seen[k]) if k in seen else m[k]
-                        for k in range(K)],
+                        else truncated(m[k], seen[k]) if k in seen
+                        else default_m(n_levels[k]) if given is not None and free_m
+                        else m[k] for k in range(K)],
             [s.u_blocked.get(k, u[k]) for k in range(K)],
             [m[k] if learn[k] else truncated(np.asarray(r_src[k]), seen[k]) if k in seen
              else np.asarray(r_src[k]) for k in range(K)],
             [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam,
-            free_r=learn, related_start=0.1,
+            free_r=learn, related_start=0.1 if given is None else 0.5,
             free_m=[k not in s.blocked for k in range(K)] if free_m else None)
 
 

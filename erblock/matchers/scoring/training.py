@@ -102,7 +102,9 @@ random pairs do. Training follows from that:
    with it), r and u held, the shares, its own key's u and r where the first session
    could not learn it fitted. The two-class fits that gave m counted the related records
    they held as matches, so m is pooled again from three-class fits where it is free
-   (:mod:`.third_class`).
+   (:mod:`.third_class`). Without an inverted session, the related records' r is read
+   off the random pairs that agree on a whole address group (``related``:
+   :func:`.groups.related_profile`), and every session is fitted the same way.
 
 Sessions report passes, deactivated comparisons, pairs, λ_s, iterations and convergence;
 warnings say when EM did not converge, λ_s ran to 0 or 1, a session was set aside
@@ -235,14 +237,18 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
           n_levels: Sequence[int], blocked: Mapping[int, set[int]], total_pairs: float,
           names: Sequence[str], *, recall: float = 1.0, detect: bool = True,
           max_iter: int = 1000, tol: float = 1e-4,
-          u_before: Callable[[int], Sequence[np.ndarray]] | None = None) -> Trained:
+          u_before: Callable[[int], Sequence[np.ndarray]] | None = None,
+          random: PatternHistogram | None = None, implied: Sequence[tuple[int, int]] = (),
+          related: Callable[..., Sequence[np.ndarray] | None] | None = None) -> Trained:
     """Train λ and m from per-pass histograms (see the module doc).
 
     ``hists``: pass -> histogram of the level vectors of the pairs it found first;
     ``u``: random-pair level shares per comparison; ``blocked``: pass -> comparisons it
     is known to select on; ``total_pairs``: all record pairs (n(n−1)/2 or n_R·n_S);
     ``u_before``: pass ``p`` -> u of the random pairs no pass before ``p`` agrees on
-    (what earlier keys select against takes it; ``u`` when not given).
+    (what earlier keys select against takes it; ``u`` when not given); ``related``:
+    ``(random, m=, u=, lam=, implied=)`` -> the related records' r read off the
+    ``random`` pairs (``implied``: the comparisons masked in them), or None.
     """
     warnings: list[str] = []
     if len(n_levels) < MIN_COMPARISONS:
@@ -319,8 +325,13 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
             warnings.append(f"{names[k]}: m could not be trained (no session with enough "
                             "pairs where it is present and the blocking does not select "
                             "on it); using default m")
+    r = None  # related records read off the random pairs (a group found among them)
+    if (related is not None and random is not None and random.total
+            and not any(s.set_aside == "inverted" for s in sessions)):
+        r = related(random, m=m, u=u, implied=implied,
+                    lam=_lambda_random(hists, m, u, total_pairs, sessions)[0])
     m, unsettled, repooled = fit_third_class(sessions, merged, againsts, m, u,
-                                             n_levels)  # step 6
+                                             n_levels, r)  # step 6
     source = [f"{src}, three classes" if k in repooled else src
               for k, src in enumerate(source)]
     warnings += [f"EM with three classes on passes {list(p)}, learning m, did not converge"
