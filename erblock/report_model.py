@@ -68,7 +68,7 @@ def _sessions_table(sessions: Sequence[Mapping[str, Any]]) -> str:
 def _used(s: Mapping[str, Any]) -> str:
     """Whether a session's fit is used; why not when it is inverted (:mod:`.training`)."""
     if s.get("trusted", s.get("trained")):
-        # another pass found related records: this one's pairs are scored with them too
+        # related records (another pass's, or the random pairs'): scored with them too
         return "yes, its pairs scored with three classes" if s.get("related") else "yes"
     if s.get("set_aside") != "inverted":
         return "<b>no</b>"

@@ -362,8 +362,14 @@ def test_housemates_in_one_block_are_a_third_class_read_off_the_random_pairs(cli
                                  client=client)
         got[groups] = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], truth)
         (s,) = model.report()["sessions"]
+        assert s["set_aside"] is None, s  # nothing inverted: the random pairs' r
         if groups:
             assert s["related"] is not None and s["related"]["pi"][1] > 0.05, s
+            r = s["related"]["r"]
+            # housemates share the address (the postcode, which the street implies, is
+            # read where the street differs) and hardly ever the first name or date
+            assert r["number_exact"][-1] > 0.8 and r["street_text"][-1] > 0.8, r
+            assert r["first_name"][-1] < 0.2 and r["dob_date"][-1] < 0.2, r
         else:
             assert s["related"] is None
     assert got["auto"]["precision"] >= 0.95 and got["auto"]["recall"] >= 0.7, got

@@ -191,25 +191,30 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
                     implied: Sequence[tuple[int, int]] = (),
                     declared: Sequence[Sequence[int]] = ()) -> list[np.ndarray] | None:
     """Level shares ``r`` of related records (housemates: at one address, not the same
-    person) read off the random pairs, or None when no group is found or fewer than
-    :data:`RELATED_MIN_PAIRS` random non-matches agree on a whole group, or fewer than
-    the random matches that do (in a register without households they are matches whose
-    names and dates have typos: febrl's, a fifth as many). A related pair
-    is a random non-match (weighted as in group detection) at the top level of every
-    comparison of the largest group present in it; a comparison of the group itself
-    takes its levels where every *other* member agrees (a typo in the street of a
-    household whose postcode, number and phone agree)."""
+    person) read off the random pairs, or None when no group is found (the largest is
+    used), or fewer than :data:`RELATED_MIN_PAIRS` random non-matches agree on it, or
+    fewer than the random matches that do (in a register without households such pairs
+    are matches whose names and dates have typos: febrl's, a fifth as many). A related
+    pair is a random non-match (weighted as in group detection) at the top level of
+    every member of the group present in it (at least two; a member that ``implied``
+    masks where its implier agrees counts as agreeing there). Off the group, r is the
+    levels of those pairs; on it, the matches' ``m``: housemates share one address,
+    recorded as a match's is (read off the random pairs, a house number where the street
+    agrees is mostly a neighbour's)."""
     groups = declared or find_groups(random, n_levels, locates, m, u, lam, implied)
     if not groups:
         return None
     group = max(groups, key=len)
     g = random.gamma()
     w = _non_matches(g, random.counts, locates, m, u, lam)
-    ok = np.ones(len(g), dtype=bool)
+    top = {k: g[:, k] == n_levels[k] - 1 for k in group}
+    for j, k in implied:  # read as missing where j agrees: there it agrees as well
+        if k in top:
+            top[k] = top[k] | ((g[:, k] < 0) & (g[:, j] == n_levels[j] - 1))
+    present = {k: (g[:, k] >= 0) | top[k] for k in group}
+    related = np.sum([present[k] for k in group], axis=0) >= 2
     for k in group:  # a member absent does not say the address differs
-        ok &= (g[:, k] < 0) | (g[:, k] == n_levels[k] - 1)
-    present = (g[:, list(group)] >= 0).sum(axis=1)
-    related = ok & (present >= 2)
+        related &= top[k] | ~present[k]
     kin = float(w[related].sum())
     same = float((random.counts.astype(np.float64) - w)[related].sum())
     if kin < max(RELATED_MIN_PAIRS, same):  # else: matches the names misjudge, as likely
@@ -217,13 +222,9 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
     r = []
     for k, n in enumerate(n_levels):
         if k in group:
-            others = [j for j in group if j != k]
-            sel = np.ones(len(g), dtype=bool)
-            for j in others:
-                sel &= (g[:, j] < 0) | (g[:, j] == n_levels[j] - 1)
-            sel &= ((g[:, others] >= 0).sum(axis=1) >= 1) & (g[:, k] >= 0)
-        else:
-            sel = related & (g[:, k] >= 0)
+            r.append(np.asarray(m[k], dtype=np.float64))
+            continue
+        sel = related & (g[:, k] >= 0)
         c = np.bincount(g[sel, k], weights=w[sel], minlength=n)[:n] + R_PSEUDO
         r.append(c / c.sum())
     return r

@@ -170,7 +170,9 @@ def train_masked(train: Callable[..., Trained],
     res = train(hists, u, u_before=after, random=random)
     if random is None or random.total == 0:
         return res, [], u
-    implied = find_implied(random, n_levels, res.lam * random.total)
+    # judged with two classes' λ, as without the random pairs' related records
+    lam = res.lam if res.lam_two_class is None else res.lam_two_class
+    implied = find_implied(random, n_levels, lam * random.total)
     if not implied:
         return res, [], u
     masked = {p: mask_hist(h, implied, n_levels) for p, h in hists.items()}

@@ -14,6 +14,7 @@ import pandas as pd
 from ..levels import LevelSpec
 from .base import PASS_COLUMN, value_column
 from .groups import Group, groups_term
+from .offline import OFFLINE_KEYS
 from .weights import (
     comparison_weights,
     level_weights,
@@ -82,7 +83,11 @@ class ScoredParts:
 
     def related_of(self, gamma: np.ndarray, passes: np.ndarray | None,
                    tf_bits: np.ndarray | None = None) -> np.ndarray:
-        """Per pair, the related records' term (:mod:`.related`); ``tf_bits``: its tf."""
+        """Per pair, the related records' term (:mod:`.related`); ``tf_bits``: its tf.
+        Pairs without a key pass are scored with the one session of a model fitted on
+        given pairs (:meth:`fit`: they are those pairs' kind), else without it."""
+        if passes is None and list(getattr(self, "pass_keys_", [])) == [OFFLINE_KEYS]:
+            passes = np.zeros(len(gamma), dtype=np.int64)
         if not self.has_related or passes is None:
             return np.zeros(len(gamma))
         return pass_related(gamma, passes, self._pass_sessions(),

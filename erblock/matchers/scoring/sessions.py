@@ -85,6 +85,8 @@ class Trained:
     n_candidates: int
     lam_iterations: int  #: of the random-pair λ's fixed point
     u: list[np.ndarray] = field(default_factory=list)  #: only when u was trained too
+    #: λ before the random pairs' related records were set apart (None: they were not)
+    lam_two_class: float | None = None
 
 
 def fit_warnings(s: Session, where: str) -> list[str]:

@@ -325,11 +325,11 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
             warnings.append(f"{names[k]}: m could not be trained (no session with enough "
                             "pairs where it is present and the blocking does not select "
                             "on it); using default m")
-    r = None  # related records read off the random pairs (a group found among them)
+    r, lam_two = None, None  # related records read off the random pairs (a group)
     if (related is not None and random is not None and random.total
             and not any(s.set_aside == "inverted" for s in sessions)):
-        r = related(random, m=m, u=u, implied=implied,
-                    lam=_lambda_random(hists, m, u, total_pairs, sessions)[0])
+        lam_two = _lambda_random(hists, m, u, total_pairs, sessions)[0]
+        r = related(random, m=m, u=u, implied=implied, lam=lam_two)
     m, unsettled, repooled = fit_third_class(sessions, merged, againsts, m, u,
                                              n_levels, r)  # step 6
     source = [f"{src}, three classes" if k in repooled else src
@@ -361,7 +361,8 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         warnings.append("λ of a random pair ran to 0: the model expects no matches among "
                         "the candidates; check the comparisons and the blocking")
     lam = min(lam / max(recall, 1e-9), 1 - 1e-9)
-    return Trained(lam, m, source, sessions, warnings, n_cand, iters)
+    two = None if r is None or lam_two is None else min(lam_two / max(recall, 1e-9), 1 - 1e-9)
+    return Trained(lam, m, source, sessions, warnings, n_cand, iters, lam_two_class=two)
 
 
 def _lambda_random(hists: Mapping[int, PatternHistogram], m: Sequence[np.ndarray],
