@@ -374,3 +374,27 @@ def test_housemates_in_one_block_are_a_third_class_read_off_the_random_pairs(cli
             assert s["related"] is None
     assert got["auto"]["precision"] >= 0.95 and got["auto"]["recall"] >= 0.7, got
     assert got[None]["precision"] < 0.8, got  # what the third class mends
+
+
+def test_a_model_fitted_on_given_pairs_scores_them_with_its_related_records(client):
+    # the same families, fitted offline: the candidates (the same surname) and random
+    # pairs (here every pair) given to fit(); the pairs carry no key pass, so they are
+    # scored with the one session's related records
+    a, b, truth, _ = _register(n_households=250, seed=3, family=True)
+    a["every"], b["every"] = 0, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        every = erblock.link(a, b, key=["every"], compare=COMPARE, scoring="mean",
+                             client=client)
+    every = every.drop(columns=[c for c in ("match_key", "score") if c in every.columns])
+    cand = every[every["surname_name"] == every["surname_name"].max()]
+    model = erblock.FellegiSunter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(cand, COMPARE, random_pairs=every, total_pairs=len(every),
+                  blocking_columns=["surname"])
+    (s,) = model.report()["sessions"]
+    assert s["related"] is not None, s
+    scored = model.apply(cand)
+    got = erblock.evaluate(scored[scored["match_probability"] >= 0.5], truth)
+    assert got["precision"] >= 0.9 and got["recall"] >= 0.7, got
