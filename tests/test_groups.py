@@ -376,6 +376,24 @@ def test_housemates_in_one_block_are_a_third_class_read_off_the_random_pairs(cli
     assert got[None]["precision"] < 0.8, got  # what the third class mends
 
 
+def test_where_the_key_selects_the_housemates_related_records_are_learnt(client):
+    # the same families blocked on the surname's sound and the first initial: the
+    # housemates the key keeps share an initial, so their first names are alike more often
+    # than the random pairs' (unconditional) r says. That r is learnt in the session where
+    # its key selects (held there, it read 86 % of them as "else": precision 0.96)
+    a, b, truth, _ = _register(family=True)
+    model = erblock.FellegiSunter(u_pairs=U_PAIRS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pairs = erblock.link(a, b, key=[KEY[0]], compare=COMPARE, scoring=model,
+                             client=client)
+    (s,) = model.report()["sessions"]
+    r = s["related"]["r"]["first_name"]
+    assert r[0] < 0.5 and sum(r[1:]) > 0.5, r  # alike, not equal, as the key selects
+    got = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], truth)
+    assert got["precision"] >= 0.975 and got["recall"] >= 0.8, got
+
+
 def test_a_model_fitted_on_given_pairs_scores_them_with_its_related_records(client):
     # the same families, fitted offline: the candidates (the same surname) and random
     # pairs (here every pair) given to fit(); the pairs carry no key pass, so they are

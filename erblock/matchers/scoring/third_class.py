@@ -99,7 +99,9 @@ def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHist
     """(2) (``free_m``) or (4): the other trained sessions with three classes; m as the
     session scores with it where its keys select (its own estimate, else the model's
     restricted to the levels its candidates reach), the model's elsewhere (free with
-    ``free_m``)."""
+    ``free_m``). r is the inverted session's (``given`` None: π_R starts at a tenth of λ, r free
+    where only the source's keys select) or the random pairs' (``given``: π_R starts at
+    half of λ, r free where this session's keys select)."""
     if given is None:
         found = [s for s in sessions if s.related]
         if not found:
@@ -114,7 +116,10 @@ def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHist
             continue
         g, c = merged[i].gamma(), merged[i].counts
         seen = {k: seen_levels(g, c, k, n_levels[k]) for k in s.blocked}
-        learn = [k in src_blocked and k not in s.blocked for k in range(K)]
+        # the random pairs' r is unconditional: where this session's key selects, the
+        # housemates it keeps (juniors, siblings with like names) are learnt here
+        learn = ([k in src_blocked and k not in s.blocked for k in range(K)] if given is None
+                 else [k in s.blocked for k in range(K)])
         fixed_u = againsts[i] - set(s.detected)
         s.related = fit_related(
             merged[i], [s.m_blocked[k] if k in s.m_blocked and k not in s.m_fixed
