@@ -13,13 +13,8 @@ import pytest
 import erblock
 from erblock.engine.tasks.score import row_ranges
 from erblock.matchers.comparisons import as_comparisons
-from erblock.matchers.levels import (
-    PROB_FLOOR,
-    LevelSpec,
-    PatternHistogram,
-    fit_em,
-    resolve_levels,
-)
+from erblock.matchers.em import REL_FLOOR, fit_em
+from erblock.matchers.levels import PROB_FLOOR, LevelSpec, PatternHistogram, resolve_levels
 from erblock.matchers.scoring import FellegiSunter, ModelWarning, load_model
 from erblock.matchers.scoring.supervised import ScoreThreshold, SupervisedModel, labels_from_truth
 from erblock.report import RunReport
@@ -77,7 +72,7 @@ def test_histogram_em_equals_pair_level_em():
     assert hist.total == len(gamma)
     assert len(hist.codes) <= math.prod(radix)
     kw = dict(n_levels=[len(m) for m in M], u=U, fix_u=[True, False, True], max_iter=50,
-              tol=0.0)
+              tol=0.0, accelerate=False)
     by_hist = fit_em(hist.gamma(), hist.counts, **kw)
     by_pair = fit_em(gamma, np.ones(len(gamma)), **kw)
     assert by_hist["lambda"] == pytest.approx(by_pair["lambda"], rel=1e-9)
@@ -124,8 +119,9 @@ def _em_reference(gamma, w, n_levels, u, m, lam, fixed, keep_m, pseudo, max_iter
             uk = np.bincount(gamma[sel, k], weights=wq[sel], minlength=nk)[:nk]
             new_u.append(u[k] if fixed[k] or uk.sum() <= 0
                          else np.clip(uk / uk.sum(), floor, 1.0))
-        delta = max([abs(new_lam - lam)] + [float(np.max(np.abs(a - b))) for a, b in
-                                             zip(new_m + new_u, m + u)])
+        delta = max([abs(new_lam - lam) / max(lam, REL_FLOOR)]
+                    + [float(np.max(np.abs(a - b) / np.maximum(b, REL_FLOOR)))
+                       for a, b in zip(new_m + new_u, m + u)])
         lam, m, u = min(max(new_lam, 1e-9), 1 - 1e-9), new_m, new_u
         if delta < tol:
             break
@@ -145,7 +141,7 @@ def test_em_steps_equal_the_plain_formulas_to_the_last_bit(seed):
     fixed = [True, False, True] if seed < 2 else [False, False, True]
     keep, pseudo = [False, False, seed == 1], 0.1 if seed < 2 else 0.0
     res = fit_em(hist.gamma(), hist.counts, n_levels, U, m=m0, lam=0.3, fix_u=fixed,
-                 fix_m=keep, pseudo=pseudo, max_iter=40, tol=1e-6)
+                 fix_m=keep, pseudo=pseudo, max_iter=40, tol=1e-6, accelerate=False)
     lam, m, u, it = _em_reference(hist.gamma(), hist.counts.astype(np.float64), n_levels, U,
                                   m0, 0.3, fixed, keep, pseudo, 40, 1e-6)
     if seed == 2:
@@ -153,6 +149,49 @@ def test_em_steps_equal_the_plain_formulas_to_the_last_bit(seed):
     assert res["n_iter"] == it and res["lambda"] == lam
     for a, b in zip(res["m"] + res["u"], m + u):
         np.testing.assert_array_equal(a, b)
+
+
+def _rare_matches(n=200_000, seed=0):
+    """λ = 0.004 and u of 0.002 at the top levels: the small parameters that EM moves
+    slowly (product and bibliographic links)."""
+    rng = np.random.default_rng(seed)
+    m = [np.array([0.05, 0.15, 0.8]), np.array([0.2, 0.8]), np.array([0.1, 0.3, 0.6])]
+    u = [np.array([0.97, 0.028, 0.002]), np.array([0.9, 0.1]), np.array([0.95, 0.045, 0.005])]
+    match = rng.random(n) < 0.004
+    gamma = np.stack([np.where(match, rng.choice(len(a), n, p=a), rng.choice(len(b), n, p=b))
+                      for a, b in zip(m, u)], axis=1).astype(np.int8)
+    hist = PatternHistogram.from_gamma(gamma, [len(a) + 1 for a in m])
+    return hist.gamma(), hist.counts.astype(np.float64), [len(a) for a in m]
+
+
+def test_em_stops_where_no_parameter_moves_relative_to_its_size():
+    gamma, counts, n_levels = _rare_matches()
+    start = [np.full(n, 1.0 / n) for n in n_levels]
+    res = fit_em(gamma, counts, n_levels, start, fix_u=False, max_iter=5000,
+                 tol=1e-4, accelerate=False)
+    assert res["converged"]
+    # one more plain step moves λ (0.004) and the smallest u by less than 1e-4 of
+    # themselves (an absolute rule, changes below 1e-4, stopped here with λ still moving
+    # by 1.05e-4 of itself a step)
+    again = fit_em(gamma, counts, n_levels, res["u"], m=res["m"],
+                   lam=res["lambda"], fix_u=False, max_iter=1, tol=0.0, accelerate=False)
+    assert abs(again["lambda"] - res["lambda"]) < 1e-4 * res["lambda"]
+    for a, b in zip(again["u"] + again["m"], res["u"] + res["m"]):
+        assert np.all(np.abs(a - b) <= 1e-4 * np.maximum(b, REL_FLOOR)), (a, b)
+
+
+def test_squarem_reaches_plain_ems_fixed_point_in_fewer_steps():
+    gamma, counts, n_levels = _rare_matches(seed=1)
+    start = [np.full(n, 1.0 / n) for n in n_levels]
+    kw = dict(fix_u=False, max_iter=20_000, tol=1e-9, pseudo=0.1)
+    plain = fit_em(gamma, counts, n_levels, start, accelerate=False, **kw)
+    fast = fit_em(gamma, counts, n_levels, start, **kw)
+    assert plain["converged"] and fast["converged"]
+    assert fast["n_iter"] < plain["n_iter"] / 2, (fast["n_iter"], plain["n_iter"])
+    assert fast["lambda"] == pytest.approx(plain["lambda"], rel=1e-6)
+    for a, b in zip(fast["m"] + fast["u"], plain["m"] + plain["u"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-9)
+    assert fast["loglik"] >= plain["loglik"] - 1e-6 * abs(plain["loglik"])
 
 
 def test_em_refuses_levels_outside_the_layout():

@@ -1,12 +1,13 @@
-"""Comparison levels, level-vector histograms and EM: the numerical core of Fellegi-Sunter.
+"""Comparison levels, level-vector histograms and their weights: Fellegi-Sunter's numbers.
 
 A comparison's similarity is cut into levels by ascending thresholds (level 0 below the
 first, the top level at or above the last; ``-1`` = null, no evidence). A pair's level
 vector γ is encoded as one int64 (mixed radix) so a reduce task can summarise any number
-of pairs by a :class:`PatternHistogram` (distinct γ and their counts), and :func:`fit_em`
-runs EM on such a histogram. Because pairs with the same γ have the same posterior, EM
-over the histogram *is* EM over the pairs (tested). See :mod:`erblock.matchers.scoring`
-for the model built on these pieces. Pure numpy: no Dask, no pandas.
+of pairs by a :class:`PatternHistogram` (distinct γ and their counts), and
+:func:`erblock.matchers.em.fit_em` runs EM on such a histogram. Because pairs with the same
+γ have the same posterior, EM over the histogram *is* EM over the pairs (tested). See
+:mod:`erblock.matchers.scoring` for the model built on these pieces. Pure numpy: no Dask,
+no pandas.
 """
 
 from __future__ import annotations
@@ -27,9 +28,8 @@ __all__ = [
     "LevelSpec",
     "PatternHistogram",
     "default_m",
-    "fit_em",
     "gamma_matrix",
-    "log_likelihood",
+    "log_odds",
     "posterior",
     "resolve_levels",
 ]
@@ -239,7 +239,7 @@ class PatternHistogram:
         return int(self.codes.nbytes + self.counts.nbytes)
 
 
-# ------------------------------------------------------------------------------- EM
+# ---------------------------------------------------------------- weights of level vectors
 
 #: pseudo-count added to every level's expected matches in the M-step: a level never seen
 #: among the matches keeps a small, finite m (no infinite weights)
@@ -266,124 +266,6 @@ def posterior(gamma: np.ndarray, m: Sequence[np.ndarray], u: Sequence[np.ndarray
     """P(match | γ) of every level vector under prior ``lam``."""
     logit = log_odds(gamma, m, u) + math.log(lam) - math.log1p(-lam)
     return 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
-
-
-def log_likelihood(gamma: np.ndarray, counts: np.ndarray, m: Sequence[np.ndarray],
-                   u: Sequence[np.ndarray], lam: float) -> float:
-    """Log likelihood of the weighted level vectors under the two-class mixture."""
-    idx = gamma.astype(np.int64) + 1
-    lm = np.full(len(gamma), math.log(lam))
-    lu = np.full(len(gamma), math.log1p(-lam))
-    for k in range(gamma.shape[1]):
-        lm += _log_table(m[k])[idx[:, k]]
-        lu += _log_table(u[k])[idx[:, k]]
-    return float(np.sum(np.asarray(counts, dtype=np.float64) * np.logaddexp(lm, lu)))
-
-
-def _moved(new: Sequence[np.ndarray], old: Sequence[np.ndarray]) -> float:
-    """The largest change of any probability between two lists of level arrays."""
-    if not len(new):
-        return 0.0
-    return float(np.max(np.abs(np.concatenate(new) - np.concatenate(old))))
-
-
-def fit_em(
-    gamma: np.ndarray,
-    counts: np.ndarray,
-    n_levels: Sequence[int],
-    u: Sequence[np.ndarray],
-    m: Sequence[np.ndarray] | None = None,
-    lam: float = 0.1,
-    fix_u: bool | Sequence[bool] = True,
-    max_iter: int = 200,
-    tol: float = 1e-4,
-    pseudo: float = 0.0,
-    fix_m: Sequence[bool] | None = None,
-) -> dict[str, Any]:
-    """EM for λ and m (and the u not fixed) over weighted level vectors.
-
-    ``gamma``: (rows × comparisons) levels 0 … n − 1, −1 = null (nothing else);
-    ``counts``: weight of each row (the histogram counts, or ones for pair-level EM: the
-    result is the same). ``fix_u``: keep u fixed for all comparisons, none, or per
-    comparison (a bool each); ``fix_m``: per comparison, keep the given ``m`` (e.g.
-    estimated where the blocking did not select on it). ``pseudo`` is added to every
-    level's expected matches in the M-step. Returns a dict with ``lambda``, ``m``, ``u``
-    (lists of arrays per comparison), ``n_iter``, ``converged`` and ``loglik``.
-    """
-    gamma = np.asarray(gamma)
-    w = np.asarray(counts, dtype=np.float64)
-    K = gamma.shape[1]
-    if len(n_levels) != K or len(u) != K:
-        raise ValueError("fit_em: n_levels and u must have one entry per comparison")
-    u = [np.clip(np.asarray(x, dtype=np.float64), PROB_FLOOR, 1.0) for x in u]
-    if m is None:
-        m = [default_m(n) for n in n_levels]
-    m = [np.asarray(x, dtype=np.float64).copy() for x in m]
-    fixed = [bool(fix_u)] * K if isinstance(fix_u, (bool, np.bool_)) else [bool(f) for f in fix_u]
-    if len(fixed) != K:
-        raise ValueError("fit_em: fix_u must be a bool or one bool per comparison")
-    keep_m = [False] * K if fix_m is None else [bool(f) for f in fix_m]
-    if len(keep_m) != K:
-        raise ValueError("fit_em: fix_m must be one bool per comparison")
-    lam = float(min(max(lam, 1e-6), 1 - 1e-6))
-    total = w.sum()
-    converged = False
-    if any(len(m[k]) != n or len(u[k]) != n for k, n in enumerate(n_levels)):
-        raise ValueError("fit_em: m and u must have n_levels[k] values for comparison k")
-    if len(gamma) and K and (gamma.min() < -1
-                             or (gamma.max(axis=0) >= np.asarray(n_levels)).any()):
-        raise ValueError("fit_em: levels must lie in 0 … n_levels − 1, or −1 for null")
-    # One flat table for all comparisons: comparison k's null level at off[k], its
-    # levels after it. Each iteration takes the logs of every m at once and counts every
-    # level with one bincount (a bin sums the same rows in the same order as a count per
-    # comparison would), so the fit is the same to the last bit, with a few numpy calls
-    # an iteration instead of a few per comparison.
-    off = np.cumsum([0, *[n + 1 for n in n_levels[:-1]]], dtype=np.int64)
-    slots = int(sum(n + 1 for n in n_levels))
-    pos = [np.ascontiguousarray(gamma[:, k], dtype=np.int64) + 1 + off[k] for k in range(K)]
-    every = np.concatenate(pos) if K else np.zeros(0, dtype=np.int64)
-    one = np.ones(1)
-
-    def log_flat(ps: Sequence[np.ndarray]) -> np.ndarray:
-        flat = np.concatenate([x for p in ps for x in (one, p)]) if K else np.zeros(0)
-        return np.log(np.clip(flat, PROB_FLOOR, 1.0))  # ln 1 = 0 at the null levels
-
-    lu = log_flat(u)  # kept while every u is fixed
-    free_u = not all(fixed)
-    it = 0
-    for it in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
-        table = log_flat(m) - lu
-        logit = np.zeros(len(w))
-        for k in range(K):
-            logit += table[pos[k]]
-        logit = logit + math.log(lam) - math.log1p(-lam)
-        p = 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
-        wp, wq = w * p, w * (1.0 - p)
-        new_lam = float(wp.sum() / total) if total > 0 else lam
-        cm = np.bincount(every, weights=np.tile(wp, K), minlength=slots)
-        cu = np.bincount(every, weights=np.tile(wq, K), minlength=slots) if free_u else cm
-        new_m, new_u = [], []
-        for k in range(K):
-            a, nk = int(off[k]) + 1, n_levels[k]
-            mk = cm[a:a + nk] + pseudo
-            sm = mk.sum()
-            new_m.append(m[k] if keep_m[k] or sm <= 0 else mk / sm)
-            if fixed[k]:
-                new_u.append(u[k])
-            else:
-                uk = cu[a:a + nk]
-                su = uk.sum()
-                new_u.append(np.clip(uk / su, PROB_FLOOR, 1.0) if su > 0 else u[k])
-        delta = max(abs(new_lam - lam), _moved(new_m, m), _moved(new_u, u))
-        u = new_u
-        if free_u:
-            lu = log_flat(u)
-        lam, m = min(max(new_lam, 1e-9), 1 - 1e-9), new_m
-        if delta < tol:
-            converged = True
-            break
-    return {"lambda": lam, "m": m, "u": u, "n_iter": it, "converged": converged,
-            "loglik": log_likelihood(gamma, w, m, u, lam) if len(w) else 0.0}
 
 
 def default_m(n_levels: int) -> np.ndarray:

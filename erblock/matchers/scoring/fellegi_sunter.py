@@ -84,7 +84,9 @@ class FellegiSunter(ScoredParts, ScoringModel):
     u_pairs, seed
         Random record pairs behind u, and the seed of their record sample.
     max_iter, tol
-        EM stopping rule (largest change of a parameter below ``tol``).
+        EM stopping rule: at most ``max_iter`` steps; converged when no parameter moves
+        by ``tol`` relative to its value (:mod:`erblock.matchers.em`; SQUAREM steps
+        where EM crawls).
 
     Attributes
     ----------

@@ -119,7 +119,8 @@ from typing import Any
 
 import numpy as np
 
-from ..levels import M_PSEUDO, PROB_FLOOR, PatternHistogram, default_m, fit_em, posterior
+from ..em import fit_em
+from ..levels import M_PSEUDO, PROB_FLOOR, PatternHistogram, default_m, posterior
 from .detection import detect_selected
 from .related import seen_levels, truncated
 from .sessions import Session, Trained, distrust, fit_warnings, pooled_m, session_m
