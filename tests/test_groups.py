@@ -394,6 +394,23 @@ def test_where_the_key_selects_the_housemates_related_records_are_learnt(client)
     assert got["precision"] >= 0.975 and got["recall"] >= 0.8, got
 
 
+def test_a_postcode_pass_over_families_keeps_its_housemates_apart(client):
+    # families linked on the person keys and the postcode: the postcode pass holds every
+    # household beside the matches. Its related records are learnt on the postcode (its
+    # key) starting from the random pairs' r there; started from the matches' m, the
+    # related class died out (share 0) and the housemates became matches (precision 0.50)
+    a, b, truth, _ = _register(family=True)
+    model = erblock.FellegiSunter(u_pairs=U_PAIRS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pairs = erblock.link(a, b, key=KEY + ["postcode"], compare=COMPARE, scoring=model,
+                             client=client)
+    (late,) = [s for s in model.report()["sessions"] if s["passes"] == [2]]
+    assert late["related"]["pi"][1] > 0.02, late["related"]["pi"]
+    got = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], truth)
+    assert got["precision"] >= 0.98 and got["recall"] >= 0.9, got
+
+
 def test_a_model_fitted_on_given_pairs_scores_them_with_its_related_records(client):
     # the same families, fitted offline: the candidates (the same surname) and random
     # pairs (here every pair) given to fit(); the pairs carry no key pass, so they are

@@ -194,6 +194,45 @@ def test_squarem_reaches_plain_ems_fixed_point_in_fewer_steps():
     assert fast["loglik"] >= plain["loglik"] - 1e-6 * abs(plain["loglik"])
 
 
+def test_squarem_with_held_m_held_u_and_nulls_ends_where_plain_em_does():
+    # one m held, u of two comparisons held, a null rate per comparison (draw_gamma)
+    gamma, _ = draw_gamma(50_000, seed=5)
+    hist = PatternHistogram.from_gamma(gamma, [len(m) + 1 for m in M])
+    n_levels = [len(m) for m in M]
+    kw = dict(m=[np.full(n, 1.0 / n) for n in n_levels[:2]] + [M[2]], lam=0.3,
+              fix_u=[True, False, True], fix_m=[False, False, True], pseudo=0.1,
+              max_iter=20_000, tol=1e-9)
+    plain = fit_em(hist.gamma(), hist.counts, n_levels, U, accelerate=False, **kw)
+    fast = fit_em(hist.gamma(), hist.counts, n_levels, U, **kw)
+    assert plain["converged"] and fast["converged"] and fast["n_iter"] <= plain["n_iter"]
+    assert fast["lambda"] == pytest.approx(plain["lambda"], rel=1e-6)
+    for a, b in zip(fast["m"] + fast["u"], plain["m"] + plain["u"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-9)
+    np.testing.assert_array_equal(fast["m"][2], M[2])  # held
+    np.testing.assert_array_equal(fast["u"][0], U[0])
+
+
+def test_squarem_keeps_an_extrapolation_only_where_the_objective_does_not_drop():
+    from erblock.matchers import em
+    from erblock.matchers.levels import default_m
+
+    gamma, counts, n_levels = _rare_matches(seed=2)
+    fit = em._Fit(gamma, counts, n_levels, [np.full(n, 1.0 / n) for n in n_levels],
+                  [False] * 3, [False] * 3, 0.1)
+    shares = [np.bincount(gamma[:, k], weights=counts, minlength=n) / counts.sum()
+              for k, n in enumerate(n_levels)]
+    zero, _ = fit.step(0.1, [default_m(n) for n in n_levels], shares)
+    zero, _ = fit.step(*zero)  # past the first steps, where EM moves fast anyway
+    one, _ = fit.step(*zero)
+    two, _ = fit.step(*one)
+    kept = fit.squarem(zero, one, two)
+    assert kept is not two  # far from the fixed point the jump is taken ...
+    assert fit.objective(*kept) >= fit.objective(*two)
+    worse = em._Fit.objective  # ... and refused where it would lower the objective
+    fit.objective = lambda lam, m, u: worse(fit, lam, m, u) - (0.0 if m is two[1] else 1e9)
+    assert fit.squarem(zero, one, two) is two
+
+
 def test_em_refuses_levels_outside_the_layout():
     """A level past a comparison's last would be read as the next comparison's."""
     gamma = np.array([[0, 1], [2, 0]], dtype=np.int8)

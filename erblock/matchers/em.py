@@ -3,11 +3,15 @@
 :func:`fit_em` runs on a :class:`~erblock.matchers.levels.PatternHistogram` (distinct level
 vectors γ and their counts) or on pairs (counts of one): the same fit, since pairs with the
 same γ have the same posterior. It stops when no parameter moves by more than ``tol``
-*relative to its size* (to :data:`REL_FLOOR` at least): an absolute rule calls a fit with
+*relative to its size* (to :data:`REL_FLOOR` at least; λ relative to min(λ, 1 − λ)): an absolute rule calls a fit with
 λ ≈ 0.02 and u ≈ 10⁻³ converged while both still drift by a tenth (Abt-Buy stopped after
 534 steps at F1 0.38; run on to a fixed point, 0.54). Where EM crawls, SQUAREM (Varadhan &
 Roland 2008, scheme S3) extrapolates from two EM steps and keeps the result only if it
-does not lower the objective: the same fixed point in a fraction of the steps.
+does not lower the objective (the likelihood plus the pseudo-counts' term, what an EM
+step never lowers): where the likelihood has one optimum, the same fixed point in a
+fraction of the steps (each cycle also evaluates the objective twice, about an E-step
+each). Where it has several, the path may end in another one, as a different start
+would; the training's several starting λ pick the best by likelihood either way.
 """
 
 from __future__ import annotations
@@ -109,7 +113,9 @@ def fit_em(
     w = np.asarray(counts, dtype=np.float64)
     K = gamma.shape[1]
     u = [np.clip(np.asarray(x, dtype=np.float64), PROB_FLOOR, 1.0) for x in u]
-    m = [np.asarray(x, dtype=np.float64).copy() for x in (m or [default_m(n) for n in n_levels])]
+    if m is None:
+        m = [default_m(n) for n in n_levels]
+    m = [np.asarray(x, dtype=np.float64).copy() for x in m]
     fixed = [bool(fix_u)] * K if isinstance(fix_u, (bool, np.bool_)) else [bool(f) for f in fix_u]
     keep_m = [False] * K if fix_m is None else [bool(f) for f in fix_m]
     _check(gamma, n_levels, u, m, fixed, keep_m)
@@ -197,8 +203,9 @@ class _Fit:
                 uk = cu[a:a + nk]
                 su = uk.sum()
                 new_u.append(np.clip(uk / su, PROB_FLOOR, 1.0) if su > 0 else u[k])
-        delta = max(abs(new_lam - lam) / max(lam, REL_FLOOR), _moved(new_m, m),
-                    _moved(new_u, u))
+        # λ's change relative to the smaller of λ and 1 − λ (a share near 1 still drifts)
+        delta = max(abs(new_lam - lam) / max(min(lam, 1.0 - lam), REL_FLOOR),
+                    _moved(new_m, m), _moved(new_u, u))
         return (min(max(new_lam, 1e-9), 1 - 1e-9), new_m, new_u), delta
 
     def objective(self, lam: float, m: list[np.ndarray], u: list[np.ndarray]) -> float:

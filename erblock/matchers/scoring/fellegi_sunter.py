@@ -86,7 +86,7 @@ class FellegiSunter(ScoredParts, ScoringModel):
     max_iter, tol
         EM stopping rule: at most ``max_iter`` steps; converged when no parameter moves
         by ``tol`` relative to its value (:mod:`erblock.matchers.em`; SQUAREM steps
-        where EM crawls).
+        where EM crawls). The three-class fits have their own (:mod:`.related`).
 
     Attributes
     ----------

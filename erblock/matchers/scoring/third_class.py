@@ -10,10 +10,11 @@ address), so m is learnt again from three-class fits:
 
 1. the inverted session's fit: the model's m held, r free, started from its own
    two-class "matches";
-2. every other trained session: r held from (1) (restricted to the levels its
-   candidates reach where its keys select; free where (1)'s keys selected and its
-   own do not, since (1) could not learn it there), u as in the session, and m free
-   where its keys do not select; the shares free;
+2. every other trained session: r from (1), held except where (1)'s keys or its own
+   select (there free: (1) could not learn it where its keys select, and the related
+   records a key keeps are alike on it, as juniors are on the given name; started from
+   (1)'s r restricted to the levels the candidates reach), u as in the session, and m
+   free where its keys do not select; the shares free;
 3. m of those comparisons pooled again over (2), weighted by each fit's expected
    matches where the comparison is present (kept as it was below ``MIN_MATCHES``);
 4. (1) and (2) once more with the pooled m held: the fits the passes are scored with.
@@ -99,9 +100,10 @@ def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHist
     """(2) (``free_m``) or (4): the other trained sessions with three classes; m as the
     session scores with it where its keys select (its own estimate, else the model's
     restricted to the levels its candidates reach), the model's elsewhere (free with
-    ``free_m``). r is the inverted session's (``given`` None: π_R starts at a tenth of λ, r free
-    where only the source's keys select) or the random pairs' (``given``: π_R starts at
-    half of λ, r free where this session's keys select)."""
+    ``free_m``). r is the inverted session's (``given`` None: π_R starts at a tenth of
+    λ) or the random pairs' (``given``: at half of λ), free where this session's keys
+    select (and the inverted session's), started from the source's r restricted to the
+    levels the candidates reach (from the matches' m it can die out: its share to 0)."""
     if given is None:
         found = [s for s in sessions if s.related]
         if not found:
@@ -116,10 +118,9 @@ def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHist
             continue
         g, c = merged[i].gamma(), merged[i].counts
         seen = {k: seen_levels(g, c, k, n_levels[k]) for k in s.blocked}
-        # the random pairs' r is unconditional: where this session's key selects, the
-        # housemates it keeps (juniors, siblings with like names) are learnt here
-        learn = ([k in src_blocked and k not in s.blocked for k in range(K)] if given is None
-                 else [k in s.blocked for k in range(K)])
+        # the source's r is not this key's: where it selects, the housemates it keeps
+        # (juniors, siblings with like names) are learnt here
+        learn = [k in s.blocked or (given is None and k in src_blocked) for k in range(K)]
         fixed_u = againsts[i] - set(s.detected)
         s.related = fit_related(
             merged[i], [s.m_blocked[k] if k in s.m_blocked and k not in s.m_fixed
@@ -127,8 +128,8 @@ def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHist
                         else default_m(n_levels[k]) if given is not None and free_m
                         else m[k] for k in range(K)],
             [s.u_blocked.get(k, u[k]) for k in range(K)],
-            [m[k] if learn[k] else truncated(np.asarray(r_src[k]), seen[k]) if k in seen
-             else np.asarray(r_src[k]) for k in range(K)],
+            [truncated(np.asarray(r_src[k]), seen[k]) if k in seen
+             else m[k] if learn[k] else np.asarray(r_src[k]) for k in range(K)],
             [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam,
             free_r=learn, related_start=0.1 if given is None else 0.5,
             free_m=[k not in s.blocked for k in range(K)] if free_m else None)
