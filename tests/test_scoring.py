@@ -14,7 +14,13 @@ import erblock
 from erblock.engine.tasks.score import row_ranges
 from erblock.matchers.comparisons import as_comparisons
 from erblock.matchers.em import REL_FLOOR, fit_em
-from erblock.matchers.levels import PROB_FLOOR, LevelSpec, PatternHistogram, resolve_levels
+from erblock.matchers.levels import (
+    PROB_FLOOR,
+    LevelSpec,
+    PatternHistogram,
+    default_m,
+    resolve_levels,
+)
 from erblock.matchers.scoring import FellegiSunter, ModelWarning, load_model
 from erblock.matchers.scoring.supervised import ScoreThreshold, SupervisedModel, labels_from_truth
 from erblock.report import RunReport
@@ -119,7 +125,7 @@ def _em_reference(gamma, w, n_levels, u, m, lam, fixed, keep_m, pseudo, max_iter
             uk = np.bincount(gamma[sel, k], weights=wq[sel], minlength=nk)[:nk]
             new_u.append(u[k] if fixed[k] or uk.sum() <= 0
                          else np.clip(uk / uk.sum(), floor, 1.0))
-        delta = max([abs(new_lam - lam) / max(lam, REL_FLOOR)]
+        delta = max([abs(new_lam - lam) / max(min(lam, 1.0 - lam), REL_FLOOR)]
                     + [float(np.max(np.abs(a - b) / np.maximum(b, REL_FLOOR)))
                        for a, b in zip(new_m + new_u, m + u)])
         lam, m, u = min(max(new_lam, 1e-9), 1 - 1e-9), new_m, new_u
@@ -141,11 +147,12 @@ def test_em_steps_equal_the_plain_formulas_to_the_last_bit(seed):
     fixed = [True, False, True] if seed < 2 else [False, False, True]
     keep, pseudo = [False, False, seed == 1], 0.1 if seed < 2 else 0.0
     res = fit_em(hist.gamma(), hist.counts, n_levels, U, m=m0, lam=0.3, fix_u=fixed,
-                 fix_m=keep, pseudo=pseudo, max_iter=40, tol=1e-6, accelerate=False)
+                 fix_m=keep, pseudo=pseudo, max_iter=200, tol=1e-6, accelerate=False)
     lam, m, u, it = _em_reference(hist.gamma(), hist.counts.astype(np.float64), n_levels, U,
-                                  m0, 0.3, fixed, keep, pseudo, 40, 1e-6)
+                                  m0, 0.3, fixed, keep, pseudo, 200, 1e-6)
     if seed == 2:
         assert res["u"][0][0] == PROB_FLOOR and res["m"][0][0] == 0.0
+    assert res["converged"] and it < 200  # the stopping rule ended both (51-79 steps)
     assert res["n_iter"] == it and res["lambda"] == lam
     for a, b in zip(res["m"] + res["u"], m + u):
         np.testing.assert_array_equal(a, b)
@@ -214,7 +221,6 @@ def test_squarem_with_held_m_held_u_and_nulls_ends_where_plain_em_does():
 
 def test_squarem_keeps_an_extrapolation_only_where_the_objective_does_not_drop():
     from erblock.matchers import em
-    from erblock.matchers.levels import default_m
 
     gamma, counts, n_levels = _rare_matches(seed=2)
     fit = em._Fit(gamma, counts, n_levels, [np.full(n, 1.0 / n) for n in n_levels],
