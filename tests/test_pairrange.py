@@ -161,3 +161,25 @@ def test_exponential_skew_is_balanced(s, link):
     plan = plan_pairrange(bdm, 100)
     assert plan.imbalance <= 1.05
     assert plan.total_comparisons == int(bdm.comparisons()[1].sum())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 7), st.integers(0, 7)), max_size=12))
+def test_small_task_pairs_are_every_cell_in_row_major_order(shapes):
+    """The batched small tasks' pair positions equal a per-task enumeration: triangles
+    i < j of [l0, l0 + nl), rectangles [l0, l0 + nl) × [r0, r0 + nr), task after task."""
+    from erblock.engine.tasks.compare import _pair_index
+
+    tri = np.array([s[0] for s in shapes], dtype=bool)
+    nl = np.array([s[1] for s in shapes], dtype=np.int64)
+    nr = np.array([s[2] for s in shapes], dtype=np.int64)
+    l0 = np.cumsum(np.r_[0, nl[:-1]]) if len(shapes) else np.zeros(0, np.int64)
+    r0 = 100 + (np.cumsum(np.r_[0, nr[:-1]]) if len(shapes) else np.zeros(0, np.int64))
+    want: list[tuple[int, int]] = []
+    for t, a, n_l, b, n_r in zip(tri, l0, nl, r0, nr):
+        if t:
+            want += [(a + i, a + j) for i in range(n_l) for j in range(i + 1, n_l)]
+        else:
+            want += [(a + i, b + j) for i in range(n_l) for j in range(n_r)]
+    li, rj = _pair_index(tri, l0, nl, r0, nr)
+    assert list(zip(li.tolist(), rj.tolist())) == want

@@ -228,42 +228,34 @@ def _run_units(left: Side, right: Side, l0: int, l1: int, r0: int, r1: int, tria
 
 def _pair_index(tri: np.ndarray, l0: np.ndarray, nl: np.ndarray, r0: np.ndarray,
                 nr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column positions of every pair of many small match tasks, vectorised per
-    distinct shape: triangles i < j of [l0, l0 + nl), rectangles [l0, +nl) × [r0, +nr)."""
-    lis: list[np.ndarray] = []
-    rjs: list[np.ndarray] = []
-    shape = np.stack([tri.astype(np.int64), nl, np.where(tri, nl, nr)], axis=1)
-    kinds, inverse = np.unique(shape, axis=0, return_inverse=True)
-    for g, (t, a_n, b_n) in enumerate(kinds.tolist()):
-        sel = np.flatnonzero(inverse.ravel() == g)
-        if t:
-            a, b = np.triu_indices(a_n, k=1)
-            base_r = l0[sel]
-        else:
-            a, b = (x.ravel() for x in np.meshgrid(np.arange(a_n), np.arange(b_n), indexing="ij"))
-            base_r = r0[sel]
-        lis.append((l0[sel][:, None] + a[None, :]).ravel())
-        rjs.append((base_r[:, None] + b[None, :]).ravel())
-    if not lis:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(lis), np.concatenate(rjs)
+    """Row and column positions of every pair of many small match tasks, task after task
+    in row-major order: triangles i < j of [l0, l0 + nl), rectangles [l0, +nl) × [r0, +nr).
+    Vectorised over tasks: one row entry per task row, then one entry per cell."""
+    rows = nl.astype(np.int64)
+    task_of_row = np.repeat(np.arange(len(nl)), rows)
+    i = np.arange(len(task_of_row)) - np.repeat(np.cumsum(rows) - rows, rows)  # row in task
+    t = tri[task_of_row]
+    # a triangle's row i meets the columns after it; a rectangle's every column
+    width = np.where(t, rows[task_of_row] - 1 - i, nr[task_of_row]).astype(np.int64)
+    first = np.where(t, l0[task_of_row] + i + 1, r0[task_of_row])  # its first column
+    n = int(width.sum())
+    j = np.arange(n) - np.repeat(np.cumsum(width) - width, width)  # column within the row
+    return np.repeat(l0[task_of_row] + i, width), np.repeat(first, width) + j
 
 
-def _run_small(left: Side, right: Side, small: list[tuple[int, int, int, int, bool]],
-               comparisons: Sequence[Comparison], weights: np.ndarray,
-               threshold: float | None, out: Collector, cell_budget: int) -> int:
-    """All small TRIANGLE/RECTANGLE tasks of a reduce task, batched by ``cell_budget``."""
-    if not small:
-        return 0
-    arr = np.array(small, dtype=np.int64)
-    l0, l1, r0, r1, tri = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3], arr[:, 4].astype(bool)
+def _run_small(left: Side, right: Side, l0: np.ndarray, l1: np.ndarray, r0: np.ndarray,
+               r1: np.ndarray, tri: np.ndarray, comparisons: Sequence[Comparison],
+               weights: np.ndarray, threshold: float | None, out: Collector,
+               cell_budget: int) -> int:
+    """All small TRIANGLE/RECTANGLE tasks of a reduce task (row and column slices, and
+    whether each is a triangle), batched by ``cell_budget``."""
     nl, nr = l1 - l0, r1 - r0
     cells = np.where(tri, nl * (nl - 1) // 2, nl * nr)
     live = np.flatnonzero(cells > 0)
     batch = (np.cumsum(cells[live]) - 1) // max(cell_budget, 1)
+    cut = np.flatnonzero(np.diff(batch)) + 1
     done = 0
-    for b in np.unique(batch).tolist():
-        sel = live[batch == b]
+    for sel in np.split(live, cut) if len(live) else []:
         li, rj = _pair_index(tri[sel], l0[sel], nl[sel], r0[sel], nr[sel])
         done += run_aligned(left, right, li, rj, comparisons, weights, threshold, out)
     return done
@@ -361,26 +353,28 @@ def compare_task(
         out.on_full = lambda: sink.write(table(out.drain()))
     m = plan.match
     link = right_records is not None
-    small: list[tuple[int, int, int, int, bool]] = []  # tiny tasks, batched below
-    for mt in plan.match_tasks_of(task).tolist():
-        stats.match_tasks += 1
-        l0, l1 = left.slice_of(int(m.left[mt]))
-        if m.kind[mt] == RANGE:
-            stats.comparisons += _run_range(task, plan, mt, left, right, link, comparisons,
-                                            weights, threshold, out, cell_budget)
+    mts = plan.match_tasks_of(task)
+    stats.match_tasks += len(mts)
+    kind = m.kind[mts]
+    triangle = kind == TRIANGLE
+    l0, l1 = left.slices_of(m.left[mts])
+    r0, r1 = right.slices_of(m.right[mts])
+    r0, r1 = np.where(triangle, l0, r0), np.where(triangle, l1, r1)
+    nl = l1 - l0
+    cells = np.where(triangle, nl * (nl - 1) // 2, nl * (r1 - r0))
+    small = (kind != RANGE) & (cells <= small_task)  # batched as aligned pairs below
+    for k in np.flatnonzero(~small).tolist():  # largest first, as planned
+        if kind[k] == RANGE:
+            stats.comparisons += _run_range(task, plan, int(mts[k]), left, right, link,
+                                            comparisons, weights, threshold, out, cell_budget)
             continue
-        triangle = bool(m.kind[mt] == TRIANGLE)
-        r0, r1 = (l0, l1) if triangle else right.slice_of(int(m.right[mt]))
-        n = l1 - l0
-        cells = n * (n - 1) // 2 if triangle else n * (r1 - r0)
-        if cells <= small_task:
-            small.append((l0, l1, r0, r1, triangle))
-            continue
-        stats.comparisons += _run_units(left, right if not triangle else left, l0, l1, r0, r1,
-                                        triangle, comparisons, weights, threshold, out,
-                                        cell_budget)
-    stats.comparisons += _run_small(left, right, small, comparisons, weights, threshold, out,
-                                    cell_budget)
+        tri = bool(triangle[k])
+        stats.comparisons += _run_units(left, right if not tri else left, int(l0[k]),
+                                        int(l1[k]), int(r0[k]), int(r1[k]), tri, comparisons,
+                                        weights, threshold, out, cell_budget)
+    s_ = np.flatnonzero(small)
+    stats.comparisons += _run_small(left, right, l0[s_], l1[s_], r0[s_], r1[s_], triangle[s_],
+                                    comparisons, weights, threshold, out, cell_budget)
     if sink is not None:
         sink.write(table(out))
         pairs = frame(Collector(len(comparisons)))

@@ -119,9 +119,15 @@ class Side:
                                               dictionary.take(pa.array(local, type=pa.int64())))
 
     def slice_of(self, unit: int) -> tuple[int, int]:
+        """Positions [lo, hi) of the records of ``unit``."""
         lo = int(np.searchsorted(self.unit, unit, side="left"))
         hi = int(np.searchsorted(self.unit, unit, side="right"))
         return lo, hi
+
+    def slices_of(self, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`slice_of` for many units at once (int64 arrays)."""
+        return (np.searchsorted(self.unit, units, side="left").astype(np.int64),
+                np.searchsorted(self.unit, units, side="right").astype(np.int64))
 
 
 def structure_mask(left: Side, right: Side, li: np.ndarray, rj: np.ndarray) -> np.ndarray | None:
