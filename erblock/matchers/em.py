@@ -3,15 +3,16 @@
 :func:`fit_em` runs on a :class:`~erblock.matchers.levels.PatternHistogram` (distinct level
 vectors γ and their counts) or on pairs (counts of one): the same fit, since pairs with the
 same γ have the same posterior. It stops when no parameter moves by more than ``tol``
-*relative to its size* (to :data:`REL_FLOOR` at least; λ relative to min(λ, 1 − λ)): an absolute rule calls a fit with
-λ ≈ 0.02 and u ≈ 10⁻³ converged while both still drift by a tenth (Abt-Buy stopped after
-534 steps at F1 0.38; run on to a fixed point, 0.54). Where EM crawls, SQUAREM (Varadhan &
-Roland 2008, scheme S3) extrapolates from two EM steps and keeps the result only if it
-does not lower the objective (the likelihood plus the pseudo-counts' term, what an EM
-step never lowers): where the likelihood has one optimum, the same fixed point in a
-fraction of the steps (each cycle also evaluates the objective twice, about an E-step
-each). Where it has several, the path may end in another one, as a different start
-would; the training's several starting λ pick the best by likelihood either way.
+*relative to its size* (to :data:`REL_FLOOR` at least; λ relative to min(λ, 1 − λ)): an
+absolute rule calls a fit with λ ≈ 0.02 and u ≈ 10⁻³ converged while both still drift by
+a tenth (Abt-Buy stopped after 534 steps at F1 0.38; run on to a fixed point, 0.54).
+Where EM crawls, SQUAREM (Varadhan & Roland 2008, scheme S3) extrapolates from two EM
+steps and keeps the result only if it does not lower the objective (the likelihood plus
+the pseudo-counts' term, what an EM step never lowers): where the likelihood has one
+optimum, the same fixed point in a fraction of the steps (each cycle also evaluates the
+objective twice, about an E-step each). Where it has several, the path may end in
+another one, as a different start would; the training's several starting λ pick the best
+by likelihood either way.
 """
 
 from __future__ import annotations
@@ -22,24 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from .levels import PROB_FLOOR, _log_table, default_m
+from .levels import PROB_FLOOR, default_m
 
-__all__ = ["REL_FLOOR", "fit_em", "log_likelihood"]
+__all__ = ["REL_FLOOR", "fit_em"]
 
 #: changes are measured relative to a parameter's value, or to this where it is smaller
 REL_FLOOR = 1e-3
-
-
-def log_likelihood(gamma: np.ndarray, counts: np.ndarray, m: Sequence[np.ndarray],
-                   u: Sequence[np.ndarray], lam: float) -> float:
-    """Log likelihood of the weighted level vectors under the two-class mixture."""
-    idx = gamma.astype(np.int64) + 1
-    lm = np.full(len(gamma), math.log(lam))
-    lu = np.full(len(gamma), math.log1p(-lam))
-    for k in range(gamma.shape[1]):
-        lm += _log_table(m[k])[idx[:, k]]
-        lu += _log_table(u[k])[idx[:, k]]
-    return float(np.sum(np.asarray(counts, dtype=np.float64) * np.logaddexp(lm, lu)))
 
 
 def _moved(new: Sequence[np.ndarray], old: Sequence[np.ndarray]) -> float:
@@ -136,7 +125,7 @@ def fit_em(
         state = fit.squarem(state, one, two)
     lam, m, u = state
     return {"lambda": lam, "m": m, "u": u, "n_iter": fit.steps, "converged": converged,
-            "loglik": log_likelihood(gamma, w, m, u, lam) if len(w) else 0.0}
+            "loglik": fit.loglik(lam, m, u) if len(w) else 0.0}
 
 
 State = tuple[float, list[np.ndarray], list[np.ndarray]]
@@ -208,11 +197,15 @@ class _Fit:
                     _moved(new_m, m), _moved(new_u, u))
         return (min(max(new_lam, 1e-9), 1 - 1e-9), new_m, new_u), delta
 
-    def objective(self, lam: float, m: list[np.ndarray], u: list[np.ndarray]) -> float:
-        """What a step does not lower: the log likelihood, plus the pseudo-counts' term."""
+    def loglik(self, lam: float, m: list[np.ndarray], u: list[np.ndarray]) -> float:
+        """Log likelihood of the weighted level vectors under the two-class mixture."""
         lm = self._rows(self._log_flat(m)) + math.log(lam)
         lu = self._rows(self._logs_u(u)) + math.log1p(-lam)
-        out = float(np.sum(self.w * np.logaddexp(lm, lu)))
+        return float(np.sum(self.w * np.logaddexp(lm, lu)))
+
+    def objective(self, lam: float, m: list[np.ndarray], u: list[np.ndarray]) -> float:
+        """What a step does not lower: the log likelihood, plus the pseudo-counts' term."""
+        out = self.loglik(lam, m, u)
         if self.pseudo:
             out += self.pseudo * sum(float(np.log(np.clip(m[k], PROB_FLOOR, 1.0)).sum())
                                      for k in range(len(m)) if not self.keep_m[k])
