@@ -157,6 +157,13 @@ def test_phone(a, b, expected):
     ("Logitech V470 Mouse 910-000692", "Logitech V470 Mouse - 910000692", "same tokens"),
     ("sony hdr-sr12", "sony hdr sr12", ">= 0.25"),  # 1 of 4: sony, hdrsr12 | hdr, sr12
     ("wireless-g router", "Wireless G Router", "same tokens"),  # no digit: word runs
+    # both hold codes and share none: a different model, house number or edition
+    ("sony bravia kdl-40s5100 lcd tv", "sony bravia kdl-46s5100 lcd tv", "else"),  # 5/7
+    ("123 main st", "125 main st", "else"),
+    ("sony bravia 40 lcd", "sony bravia 46 lcd", "else"),
+    # a code on one side only is no conflict (nor is a code written with a space inside:
+    # "sony hdr-sr12" vs "sony hdr sr12" above, hdr + sr12 = hdrsr12)
+    ("sony bravia lcd tv", "sony bravia lcd tv kdl40s5100", ">= 0.75"),  # 4/5
 ])
 def test_text(a, b, expected):
     assert level("text", a, b) == expected
@@ -166,6 +173,8 @@ def test_text_codes_option():
     """``codes=False``: runs of letters and digits only, as the words are split."""
     assert level("text", "Denon DP-29F", "Denon DP29F", codes=False) == ">= 0.25"  # 1/4
     assert level("text", "sony hdr-sr12", "sony hdr sr12", codes=False) == "same tokens"
+    # no codes, so no conflicts either: 3 of 5 tokens
+    assert level("text", "sony kdl-40s5100 tv", "sony kdl-46s5100 tv", codes=False) == ">= 0.5"
     with pytest.raises(ValueError, match="codes"):
         erblock.comparison("x", "text", codes="yes")
 
@@ -324,11 +333,13 @@ def test_the_cli_guide_lists_every_registered_key_form():
 
 def test_text_tokens_are_letters_and_digits_of_any_script():
     """Cyrillic, Greek, CJK, "ß": the same text has the same tokens (it was missing)."""
-    from erblock.matchers.methods.text import TextMethod, token_table
+    from erblock.matchers.methods.text import TextMethod, _tokens_only, token_table
 
     vals = pd.Series(["Война и мир", "Ἰλιάς 2", "战争与和平", "Straße 12", "Øresund",
                       "KDL-40S5100 tv"])
-    assert ((token_table(vals) != 0).sum(axis=1) == [3, 2, 1, 2, 1, 2]).all()
+    assert ((_tokens_only(token_table(vals)) != 0).sum(axis=1) == [3, 2, 1, 2, 1, 2]).all()
+    # and a code variant beside each code that has a neighbour (Ἰλιάς2, straße12, kdl40s5100tv)
+    assert ((token_table(vals) != 0).sum(axis=1) == [3, 3, 1, 3, 1, 3]).all()
     m = TextMethod(weighting="none")
     p = m.prepare(vals)
     np.testing.assert_array_equal(m.matrix(p, p).diagonal(), np.ones(len(vals)))
@@ -393,3 +404,20 @@ def test_numeric_reads_a_categorical_as_its_values(client):
         bad = df.assign(x=pd.Categorical(values))
         with pytest.raises(TypeError, match="needs numbers"):
             erblock.dedupe(bad, key="k", compare={"x": "numeric"}, client=client)
+
+
+def test_text_code_conflicts_matrix_equals_aligned():
+    """The code rule gives the same similarity in a block matrix as per aligned pair, and
+    leaves values without codes as they were."""
+    vals = ["sony kdl-40s5100 tv", "sony kdl 40s5100 tv", "sony kdl-46s5100 tv", "sony tv",
+            None, "canon eos 40d", "canon eos-40d body", "123 main st"]
+    comp = erblock.comparison("x", "text")
+    p = comp.prepare(pd.Series(vals, dtype=object))
+    mat = comp.matrix(p, p)
+    li, rj = (x.ravel() for x in np.meshgrid(np.arange(len(vals)), np.arange(len(vals)),
+                                             indexing="ij"))
+    np.testing.assert_array_equal(comp.aligned(p, p, li, rj), mat.ravel())
+    assert mat[0, 2] == 0.0 and mat[0, 1] > 0.0  # another model; a code split by a space
+    assert mat[0, 3] > 0.0  # one side without codes
+    assert mat[5, 6] > 0.0  # 40d vs eos40d: eos + 40d on the left is eos40d
+    assert mat[5, 7] == 0.0 and np.isnan(mat[4]).all()  # 40d vs 123; missing

@@ -2,15 +2,20 @@
 
 Values are tokenised once per record (lower case, accents stripped; every distinct token
 a 64-bit hash; the first 256 distinct tokens of a value) and compared as token *sets*. A
-token is a run of letters and digits, except that a word (between spaces) holding a digit
-is one token with its punctuation dropped (``codes=True``, the default): model and part
-numbers are written with and without hyphens and slashes (``KDL-40S5100`` /
+token is a run of letters and digits, except that a word (between spaces) holding a
+digit is one token with its punctuation dropped (``codes=True``, the default): model and
+part numbers are written with and without hyphens and slashes (``KDL-40S5100`` /
 ``KDL40S5100``, ``MB735LL/A`` / ``MB735LLA``, ``910-000692`` / ``910000692``), and split
 at the punctuation they would share no token (``kdl`` + ``40s5100`` against
-``kdl40s5100``). ``codes=False``: runs of letters and digits only. Compared with
-``metric="jaccard"`` (default) ``|A ∩ B| / |A ∪ B|``, with ``"cosine"``
-``|A ∩ B| / √(|A|·|B|)``, with ``"overlap"`` ``|A ∩ B| / min(|A|, |B|)``. Intersections of a
-whole block are one sparse matrix product (scipy), never a loop over pairs. The default
+``kdl40s5100``). Two values that both hold codes but share none are a different model,
+house number or edition whatever their other words: their similarity is 0 (the lowest
+level). A code also agrees with itself written with a space inside: each code joined to
+the word before and after it (``hdr`` + ``sr12``) is a *variant* that a code of the
+other value may equal; variants only decide this rule, they are no tokens of the
+similarity. ``codes=False``: runs of letters and digits only, and no code rule. Compared
+with ``metric="jaccard"`` (default) ``|A ∩ B| / |A ∪ B|``, with ``"cosine"`` ``|A ∩ B| /
+√(|A|·|B|)``, with ``"overlap"`` ``|A ∩ B| / min(|A|, |B|)``. Intersections of a whole
+block are one sparse matrix product (scipy), never a loop over pairs. The default
 levels: the same token set (1), ≥ 0.75, ≥ 0.5, ≥ 0.25, else.
 
 ``weighting="idf"`` (the default) counts a token by its inverse document frequency in
@@ -82,14 +87,42 @@ def tokens_of(text: pd.Series, codes: bool = True) -> pd.Series:
     return tokens.str.replace(r"[\W_]", "", regex=True)
 
 
+#: low bits of a token hash: 0 (bit 0 clear) a word, 1 a code (a word holding a digit,
+#: ``codes=True``), 3 a code *variant* (a code joined to the word before or after it),
+#: which only :meth:`TextMethod._conflicts` reads
+CODE, VARIANT = np.int64(1), np.int64(3)
+SHARED = np.int64(2)  #: the tag of codes and variants alike, when the two are compared
+
+
+def _code_variants(tokens: pd.Series, is_code: np.ndarray) -> pd.Series:
+    """Every code joined to the token before and the token after it in its value (a code
+    written with a space inside, ``hdr sr12`` for ``hdr-sr12``), indexed by value."""
+    row = tokens.index.to_numpy()
+    text = tokens.to_numpy(dtype=object)
+    same = row[1:] == row[:-1]  # token i and i + 1 belong to one value
+    before = np.flatnonzero(same & is_code[1:]) + 1  # codes with a token before them
+    after = np.flatnonzero(same & is_code[:-1])  # codes with a token after them
+    joined = np.concatenate([text[before - 1] + text[before], text[after] + text[after + 1]])
+    return pd.Series(joined, index=np.concatenate([row[before], row[after]]), dtype=object)
+
+
 def token_table(values: pd.Series, codes: bool = True) -> np.ndarray:
     """(values × MAX_TOKENS) int64: the distinct token hashes of every value, sorted,
-    padded with 0 (a hash is never 0: :func:`_hash` maps 0 to 1)."""
+    padded with 0 (a hash is never 0). With ``codes``, a code's hash has bit 0 set and its
+    variants (:func:`_code_variants`) follow the tokens in the same row, tagged
+    :data:`VARIANT` (they never push a token out of the table)."""
     text = normalise_text(as_key_strings(values)).fillna("")
     tokens = tokens_of(text, codes)
     row = tokens.index.to_numpy(dtype=np.int64)
-    hashes = _hash(tokens.to_numpy(dtype=object))
-    order = np.lexsort((hashes, row))
+    hashes = _hash(tokens.to_numpy(dtype=object)) & ~VARIANT  # the low bits say what it is
+    if codes and len(tokens):
+        is_code = tokens.str.contains(r"\d", regex=True).to_numpy(dtype=bool)
+        hashes |= np.where(is_code, CODE, np.int64(0))
+        variants = _code_variants(tokens, is_code)
+        row = np.concatenate([row, variants.index.to_numpy(dtype=np.int64)])
+        hashes = np.concatenate([hashes, _hash(variants.to_numpy(dtype=object)) | VARIANT])
+    hashes = np.where(hashes == 0, np.int64(4), hashes)  # 0 pads
+    order = np.lexsort((hashes, (hashes & VARIANT) == VARIANT, row))
     row, hashes = row[order], hashes[order]
     keep = np.r_[True, (row[1:] != row[:-1]) | (hashes[1:] != hashes[:-1])] if len(row) \
         else np.zeros(0, dtype=bool)
@@ -104,16 +137,28 @@ def token_table(values: pd.Series, codes: bool = True) -> np.ndarray:
 
 
 def _hash(tokens: np.ndarray) -> np.ndarray:
-    h = pd.util.hash_array(tokens, categorize=True).view(np.int64) if len(tokens) else \
+    return pd.util.hash_array(tokens, categorize=True).view(np.int64) if len(tokens) else \
         np.zeros(0, np.int64)
-    return np.where(h == 0, 1, h)
+
+
+def _packed(table: np.ndarray) -> np.ndarray:
+    """The non-zero entries of every row moved to its left, as narrow as the fullest row."""
+    present = table != 0
+    width = int(present.sum(axis=1).max()) if len(table) else 0
+    order = np.argsort(~present, axis=1, kind="stable")[:, :width]
+    return np.take_along_axis(table, order, axis=1)
+
+
+def _tokens_only(table: np.ndarray) -> np.ndarray:
+    """The table without the code variants (they are no tokens of the similarity)."""
+    return np.where((table & VARIANT) == VARIANT, 0, table)
 
 
 def _csr(table: np.ndarray, vocab: np.ndarray, weights: np.ndarray | None = None
          ) -> sp.csr_matrix:
     """Value × token matrix of a padded token table: 1 per token, or its weight (one per
     token of ``vocab``)."""
-    present = table != 0
+    present = (table != 0) & ((table & VARIANT) != VARIANT)  # variants are no tokens
     indptr = np.zeros(len(table) + 1, dtype=np.int64)
     np.cumsum(present.sum(axis=1), out=indptr[1:])
     cols = np.searchsorted(vocab, table[present])
@@ -156,7 +201,7 @@ class TextMethod(Method):
 
     def corpus_items(self, prepared: Prepared) -> np.ndarray:
         """The distinct tokens of every record (document frequencies count these)."""
-        table = prepared.values
+        table = _tokens_only(prepared.values)
         return table[table != 0]
 
     def with_corpus(self, corpus: Any) -> TextMethod:
@@ -201,14 +246,70 @@ class TextMethod(Method):
 
     @staticmethod
     def _vocab(*tables: np.ndarray) -> np.ndarray:
-        return np.unique(np.concatenate([t[t != 0] for t in tables]))
+        """The distinct tokens of the tables (code variants left out)."""
+        return np.unique(np.concatenate([t[(t != 0) & ((t & VARIANT) != VARIANT)]
+                                         for t in tables]))
+
+    @staticmethod
+    def _code_sets(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per value, its codes and its codes with their variants, packed to the left of
+        narrow tables, both tagged :data:`SHARED` so that a code and an equal variant are
+        equal (padded with 0)."""
+        kind, same = t & VARIANT, (t & ~VARIANT) | SHARED
+        return (_packed(np.where(kind == CODE, same, 0)),
+                _packed(np.where((kind & CODE) == CODE, same, 0)))
+
+    def _conflicts(self, left: np.ndarray, right: np.ndarray,
+                   pairs: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray | None:
+        """Where both values hold codes and share none (a code of one is neither a code
+        nor a code variant of the other): a matrix, or for the aligned ``pairs`` (rows of
+        ``left``, rows of ``right``) a vector; None when one side has no codes."""
+        (ca, va), (cb, vb) = self._code_sets(left), self._code_sets(right)
+        if not (ca.shape[1] and cb.shape[1]):
+            return None
+        has_a, has_b = ca[:, 0] != 0, cb[:, 0] != 0
+        vocab = self._vocab(va, vb)
+        ca_, va_, cb_, vb_ = (_csr(x, vocab) for x in (ca, va, cb, vb))
+        if pairs is not None:  # rows of the distinct values' sets, gathered pair by pair
+            li, rj = pairs
+            shared = (np.asarray(ca_[li].multiply(vb_[rj]).sum(axis=1)).ravel()
+                      + np.asarray(va_[li].multiply(cb_[rj]).sum(axis=1)).ravel())
+            return has_a[li] & has_b[rj] & (shared == 0)
+        shared = (ca_ @ vb_.T).toarray() + (va_ @ cb_.T).toarray()
+        return has_a[:, None] & has_b[None, :] & (shared == 0)
 
     def _matrix(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
         a, b, bi = self._sets(lv, rv)
         inter = (a @ bi.T).toarray()
-        return self._score(inter, self._norms(a)[:, None], self._norms(b)[None, :])
+        sim = self._score(inter, self._norms(a)[:, None], self._norms(b)[None, :])
+        conflict = self._conflicts(lv, rv) if self.codes else None
+        if conflict is not None:
+            sim[conflict] = 0.0
+        return sim
+
+    def aligned(self, left: Prepared, right: Prepared, li: np.ndarray, rj: np.ndarray,
+                score_cutoff: float | None = None) -> np.ndarray:
+        # token sets of the distinct rows the pairs touch, gathered pair by pair (the
+        # tables are wide: gathering them first costs more than the similarity)
+        lu, li_ = np.unique(li, return_inverse=True)
+        ru, rj_ = np.unique(rj, return_inverse=True)
+        sim = self._pairs(left.values[lu], right.values[ru], li_.ravel(), rj_.ravel())
+        missing = left.missing[li] | right.missing[rj]
+        if missing.any():
+            sim[missing] = np.nan
+        return sim
 
     def _aligned(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
+        rows = np.arange(len(lv))
+        return self._pairs(lv, rv, rows, rows)
+
+    def _pairs(self, lv: np.ndarray, rv: np.ndarray, li: np.ndarray, rj: np.ndarray
+               ) -> np.ndarray:
+        """Similarities of the pairs (lv[li[k]], rv[rj[k]]), missing values aside."""
         a, b, bi = self._sets(lv, rv)
-        inter = np.asarray(a.multiply(bi).sum(axis=1)).ravel()
-        return self._score(inter, self._norms(a), self._norms(b))
+        inter = np.asarray(a[li].multiply(bi[rj]).sum(axis=1)).ravel()
+        sim = self._score(inter, self._norms(a)[li], self._norms(b)[rj])
+        conflict = self._conflicts(lv, rv, (li, rj)) if self.codes else None
+        if conflict is not None:
+            sim[conflict] = 0.0
+        return sim
