@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import erblock
 from erblock.matchers.levels import resolve_levels
@@ -421,3 +423,35 @@ def test_text_code_conflicts_matrix_equals_aligned():
     assert mat[0, 3] > 0.0  # one side without codes
     assert mat[5, 6] > 0.0  # 40d vs eos40d: eos + 40d on the left is eos40d
     assert mat[5, 7] == 0.0 and np.isnan(mat[4]).all()  # 40d vs 123; missing
+
+
+def _codes_by_hand(text: str) -> tuple[set[str], set[str], set[str]]:
+    """The tokens, codes and code variants of a text, in plain Python (module doc)."""
+    import re
+    toks = [re.sub(r"[\W_]", "", t) for t in re.findall(r"\S*\d\S*|[^\W_]+", text.lower())]
+    is_code = [any(c.isdigit() for c in t) for t in toks]
+    variants = {toks[k] + toks[k + 1] for k in range(len(toks) - 1)
+                if is_code[k] or is_code[k + 1]}
+    return set(toks), {t for t, c in zip(toks, is_code) if c}, variants
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["sony", "tv", "kdl", "40", "40s", "kdl40",
+                                          "s40", "a-1", "a1", "1a", "x"]),
+                         min_size=1, max_size=5).map(" ".join), min_size=2, max_size=8))
+def test_text_code_rule_matches_plain_python(texts):
+    """Unweighted Jaccard of the token sets, and 0 exactly where both texts hold codes and
+    no code of one is a code or a code variant (a code joined to a neighbour) of the
+    other; in a block matrix and per aligned pair alike."""
+    comp = erblock.comparison("x", "text", weighting="none")
+    p = comp.prepare(pd.Series(texts, dtype=object))
+    mat = comp.matrix(p, p)
+    n = len(texts)
+    li, rj = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
+    np.testing.assert_array_equal(comp.aligned(p, p, li, rj).reshape(n, n), mat)
+    for i, a in enumerate(texts):
+        for j, b in enumerate(texts):
+            (ta, ca, va), (tb, cb, vb) = _codes_by_hand(a), _codes_by_hand(b)
+            conflict = bool(ca and cb and not ca & (cb | vb) and not (ca | va) & cb)
+            want = 0.0 if conflict else len(ta & tb) / len(ta | tb)
+            assert mat[i, j] == pytest.approx(want, abs=1e-6), (a, b)
