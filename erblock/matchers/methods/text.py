@@ -141,12 +141,20 @@ def _hash(tokens: np.ndarray) -> np.ndarray:
         np.zeros(0, np.int64)
 
 
-def _packed(table: np.ndarray) -> np.ndarray:
-    """The non-zero entries of every row moved to its left, as narrow as the fullest row."""
-    present = table != 0
-    width = int(present.sum(axis=1).max()) if len(table) else 0
-    order = np.argsort(~present, axis=1, kind="stable")[:, :width]
-    return np.take_along_axis(table, order, axis=1)
+def _cat(*entries: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    return (np.concatenate([e[0] for e in entries]), np.concatenate([e[1] for e in entries]))
+
+
+def _join(left: tuple[np.ndarray, np.ndarray], right: tuple[np.ndarray, np.ndarray]
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (of the left, of the right) of every pair of entries ``(row, value)`` with
+    equal values: sorted right values, each left value's run of them expanded."""
+    order = np.argsort(right[1], kind="stable")
+    values, rows = right[1][order], right[0][order]
+    lo = np.searchsorted(values, left[1], side="left")
+    count = np.searchsorted(values, left[1], side="right") - lo
+    at = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+    return np.repeat(left[0], count).astype(np.int64), rows[at].astype(np.int64)
 
 
 def _tokens_only(table: np.ndarray) -> np.ndarray:
@@ -251,32 +259,38 @@ class TextMethod(Method):
                                          for t in tables]))
 
     @staticmethod
-    def _code_sets(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per value, its codes and its codes with their variants, packed to the left of
-        narrow tables, both tagged :data:`SHARED` so that a code and an equal variant are
-        equal (padded with 0)."""
-        kind, same = t & VARIANT, (t & ~VARIANT) | SHARED
-        return (_packed(np.where(kind == CODE, same, 0)),
-                _packed(np.where((kind & CODE) == CODE, same, 0)))
+    def _code_entries(t: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """(row, hash) of every code and of every code variant of a table, both tagged
+        :data:`SHARED` so that a code and an equal variant are equal."""
+        kind = t & VARIANT
+        out = []
+        for mask in (kind == CODE, kind == VARIANT):
+            row, col = np.nonzero(mask)
+            out.append((row, (t[row, col] & ~VARIANT) | SHARED))
+        return tuple(out)
 
     def _conflicts(self, left: np.ndarray, right: np.ndarray,
                    pairs: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray | None:
         """Where both values hold codes and share none (a code of one is neither a code
         nor a code variant of the other): a matrix, or for the aligned ``pairs`` (rows of
         ``left``, rows of ``right``) a vector; None when one side has no codes."""
-        (ca, va), (cb, vb) = self._code_sets(left), self._code_sets(right)
-        if not (ca.shape[1] and cb.shape[1]):
+        (ca, va), (cb, vb) = self._code_entries(left), self._code_entries(right)
+        if not (len(ca[0]) and len(cb[0])):
             return None
-        has_a, has_b = ca[:, 0] != 0, cb[:, 0] != 0
-        vocab = self._vocab(va, vb)
-        ca_, va_, cb_, vb_ = (_csr(x, vocab) for x in (ca, va, cb, vb))
-        if pairs is not None:  # rows of the distinct values' sets, gathered pair by pair
-            li, rj = pairs
-            shared = (np.asarray(ca_[li].multiply(vb_[rj]).sum(axis=1)).ravel()
-                      + np.asarray(va_[li].multiply(cb_[rj]).sum(axis=1)).ravel())
-            return has_a[li] & has_b[rj] & (shared == 0)
-        shared = (ca_ @ vb_.T).toarray() + (va_ @ cb_.T).toarray()
-        return has_a[:, None] & has_b[None, :] & (shared == 0)
+        n, m = len(left), len(right)
+        # (left row, right row) of every shared value: a left code against the right's
+        # codes and variants, a left variant against the right's codes (an equality join)
+        li, rj = _join(ca, _cat(cb, vb))
+        li2, rj2 = _join(va, cb)
+        shared = np.concatenate([li, li2]) * m + np.concatenate([rj, rj2])
+        has_a, has_b = np.zeros(n, bool), np.zeros(m, bool)
+        has_a[ca[0]], has_b[cb[0]] = True, True
+        if pairs is not None:
+            pl, pr = pairs
+            return has_a[pl] & has_b[pr] & ~np.isin(pl.astype(np.int64) * m + pr, shared)
+        out = has_a[:, None] & has_b[None, :]
+        out.ravel()[shared] = False
+        return out
 
     def _matrix(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
         a, b, bi = self._sets(lv, rv)
