@@ -126,15 +126,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         pairs = erblock.link(case.frames[0], case.frames[1], key=list(case.blocking),
                              compare=dict(case.kinds), client=client)  # scoring="mean"
     for n in LABELLED:  # one draw is luck: the median of DRAWS draws, every F1 kept
-        draws = sorted((labelled(case, pairs, n, seed) for seed in range(DRAWS)),
-                       key=lambda d: d["default"]["f1"])
-        rows[f"labelled {n}"] = {**draws[len(draws) // 2],
-                                 "draws_f1": [d["default"]["f1"] for d in draws]}
+        draws = sorted(({**labelled(case, pairs, n, seed), "seed": seed}
+                        for seed in range(DRAWS)), key=lambda d: d["default"]["f1"])
+        rows[f"labelled {n}"] = {**draws[len(draws) // 2], "draws": [
+            {"seed": d["seed"], "f1": d["default"]["f1"]} for d in draws]}
     res = {"name": args.name, "date": _dt.datetime.now(_dt.timezone.utc).isoformat(
         timespec="seconds"), "machine": runinfo.machine_info(), "case": CASE,
         "source": case.source,
         "rows": {k: {x: v[x] for x in ("default", "best", "labelled", "labelled_true",
-                                       "draws_f1")
+                                       "seed", "draws")
                      if x in v} for k, v in rows.items()}}
     runinfo.write_results(args.out, args.name, res, render(res))
     for k, v in res["rows"].items():
@@ -159,9 +159,9 @@ def render(res: dict[str, Any]) -> str:
              "| set-up | precision | recall | F1 | best F1 |", "|---|---:|---:|---:|---:|"]
     for k, v in res["rows"].items():
         d = v["default"]
-        extra = (f" ({v['labelled_true']} true; median of {len(v['draws_f1'])} draws, F1 "
-                 f"{min(v['draws_f1']):.3f}–{max(v['draws_f1']):.3f})"
-                 if "draws_f1" in v else "")
+        f1s = [d["f1"] for d in v.get("draws", [])]
+        extra = (f" ({v['labelled_true']} true; median of {len(f1s)} draws, seed "
+                 f"{v['seed']}; F1 {min(f1s):.3f}–{max(f1s):.3f})" if f1s else "")
         best = v.get("best", {}).get("f1")
         lines.append(f"| {k}{extra} | {d['precision']:.3f} | {d['recall']:.3f} | "
                      f"{d['f1']:.3f} | {'—' if best is None else f'{best:.3f}'} |")

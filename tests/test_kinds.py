@@ -455,3 +455,27 @@ def test_text_code_rule_matches_plain_python(texts):
             conflict = bool(ca and cb and not ca & (cb | vb) and not (ca | va) & cb)
             want = 0.0 if conflict else len(ta & tb) / len(ta | tb)
             assert mat[i, j] == pytest.approx(want, abs=1e-6), (a, b)
+
+
+def test_text_code_rule_in_batches_and_for_cut_values(monkeypatch):
+    """The matrix's shared codes found in batches of any size give the same conflicts; a
+    value cut at MAX_TOKENS is not judged by the rule (a code it shares may be cut)."""
+    import erblock.matchers.methods.text as text
+
+    vals = ["a1 b2 c3", "a1 x", "b2 y", "c9 z", "d4", "b2", "a1 b2", None] * 3
+    comp = erblock.comparison("x", "text", weighting="none")
+    p = comp.prepare(pd.Series(vals, dtype=object))
+    whole = comp.matrix(p, p)
+    monkeypatch.setattr(text, "JOIN_BATCH", 2)
+    assert text._join.__defaults__ == (1 << 20,)  # the default is bound at definition
+    monkeypatch.setattr(text._join, "__defaults__", (2,))
+    np.testing.assert_array_equal(comp.matrix(p, p), whole)
+    assert (whole == 0).sum() > 0
+    # a value with more distinct tokens than the table holds is not judged: its codes
+    # c0 … c199 kept in the table would conflict with c999 (words shared either way)
+    words = " ".join(a + b for a in "abcdefghij" for b in "klmnopqrst")  # 100 words
+    long = words + " " + " ".join(f"c{k}" for k in range(200))
+    q = comp.prepare(pd.Series([long, words + " c999"], dtype=object))
+    assert (q.values == text.TRUNCATED).any(axis=1).tolist() == [True, False]
+    assert comp.matrix(q, q)[0, 1] > 0.0
+    assert comp.aligned(q, q, np.array([0]), np.array([1]))[0] > 0.0

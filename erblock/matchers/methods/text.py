@@ -1,22 +1,23 @@
 """``text``: titles, descriptions, product names: token sets, not characters.
 
 Values are tokenised once per record (lower case, accents stripped; every distinct token
-a 64-bit hash; the first 256 distinct tokens of a value) and compared as token *sets*. A
-token is a run of letters and digits, except that a word (between spaces) holding a
-digit is one token with its punctuation dropped (``codes=True``, the default): model and
-part numbers are written with and without hyphens and slashes (``KDL-40S5100`` /
-``KDL40S5100``, ``MB735LL/A`` / ``MB735LLA``, ``910-000692`` / ``910000692``), and split
-at the punctuation they would share no token (``kdl`` + ``40s5100`` against
-``kdl40s5100``). Two values that both hold codes but share none are a different model,
-house number or edition whatever their other words: their similarity is 0 (the lowest
-level). A code also agrees with itself written with a space inside: each code joined to
-the word before and after it (``hdr`` + ``sr12``) is a *variant* that a code of the
-other value may equal; variants only decide this rule, they are no tokens of the
-similarity. ``codes=False``: runs of letters and digits only, and no code rule. Compared
-with ``metric="jaccard"`` (default) ``|A ∩ B| / |A ∪ B|``, with ``"cosine"`` ``|A ∩ B| /
-√(|A|·|B|)``, with ``"overlap"`` ``|A ∩ B| / min(|A|, |B|)``. Intersections of a whole
-block are one sparse matrix product (scipy), never a loop over pairs. The default
-levels: the same token set (1), ≥ 0.75, ≥ 0.5, ≥ 0.25, else.
+a 64-bit hash; at most 256 distinct tokens of a value, those with the smallest hashes,
+an arbitrary but fixed choice) and compared as token *sets*. A token is a run of letters
+and digits, except that a word (between spaces) holding a digit is one token with its
+punctuation dropped (``codes=True``, the default): model and part numbers are written
+with and without hyphens and slashes (``KDL-40S5100`` / ``KDL40S5100``, ``MB735LL/A`` /
+``MB735LLA``, ``910-000692`` / ``910000692``), and split at the punctuation they would
+share no token (``kdl`` + ``40s5100`` against ``kdl40s5100``). Two values that both hold
+codes but share none are a different model, house number or edition whatever their other
+words: their similarity is 0 (the lowest level). A code also agrees with itself written
+with a space inside: each code joined to the word before and after it (``hdr`` +
+``sr12``) is a *variant* that a code of the other value may equal; variants only decide
+this rule, they are no tokens of the similarity. A value cut at 256 tokens is not judged
+by the rule. ``codes=False``: runs of letters and digits only, and no code rule.
+Compared with ``metric="jaccard"`` (default) ``|A ∩ B| / |A ∪ B|``, with ``"cosine"``
+``|A ∩ B| / √(|A|·|B|)``, with ``"overlap"`` ``|A ∩ B| / min(|A|, |B|)``. Intersections
+of a whole block are one sparse matrix product (scipy), never a loop over pairs. The
+default levels: the same token set (1), ≥ 0.75, ≥ 0.5, ≥ 0.25, else.
 
 ``weighting="idf"`` (the default) counts a token by its inverse document frequency in
 the whole input (both sources of a link): ``w_t = ln((1 + N) / (1 + df_t)) + 1`` for
@@ -31,6 +32,7 @@ frequencies on the cluster before comparing (:mod:`erblock.engine.corpus`); with
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -70,7 +72,9 @@ class TokenWeights:
         return np.where(self.tokens[i] == tokens, self.weights[i], top)
 
 
-MAX_TOKENS = 256  #: distinct tokens kept per value (the first ones, in text order)
+#: distinct tokens kept per value (those with the smallest hashes; a value cut there is
+#: not judged by the code rule)
+MAX_TOKENS = 256
 
 
 def tokens_of(text: pd.Series, codes: bool = True) -> pd.Series:
@@ -92,6 +96,11 @@ def tokens_of(text: pd.Series, codes: bool = True) -> pd.Series:
 #: which only :meth:`TextMethod._conflicts` reads
 CODE, VARIANT = np.int64(1), np.int64(3)
 SHARED = np.int64(2)  #: the tag of codes and variants alike, when the two are compared
+#: the last entry of a value cut at MAX_TOKENS (tagged as a variant: no token): the code
+#: rule then leaves it out, since a code it shares may be among the entries cut
+TRUNCATED = np.int64(-1)
+#: a matrix's shared codes are found in batches of at most this many (row, row) matches
+JOIN_BATCH = 1 << 20
 
 
 def _code_variants(tokens: pd.Series, is_code: np.ndarray) -> pd.Series:
@@ -110,7 +119,8 @@ def token_table(values: pd.Series, codes: bool = True) -> np.ndarray:
     """(values × MAX_TOKENS) int64: the distinct token hashes of every value, sorted,
     padded with 0 (a hash is never 0). With ``codes``, a code's hash has bit 0 set and its
     variants (:func:`_code_variants`) follow the tokens in the same row, tagged
-    :data:`VARIANT` (they never push a token out of the table)."""
+    :data:`VARIANT` (they never push a token out of the table), and a value cut at
+    :data:`MAX_TOKENS` ends in :data:`TRUNCATED`."""
     text = normalise_text(as_key_strings(values)).fillna("")
     tokens = tokens_of(text, codes)
     row = tokens.index.to_numpy(dtype=np.int64)
@@ -132,6 +142,8 @@ def token_table(values: pd.Series, codes: bool = True) -> np.ndarray:
     fit = rank < MAX_TOKENS
     table = np.zeros((len(text), MAX_TOKENS), dtype=np.int64)
     table[row[fit], rank[fit]] = hashes[fit]
+    if codes and not fit.all():
+        table[np.unique(row[~fit]), MAX_TOKENS - 1] = TRUNCATED
     width = int(rank.max()) + 1 if len(rank) else 1
     return table[:, : min(width, MAX_TOKENS)]
 
@@ -145,16 +157,21 @@ def _cat(*entries: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarra
     return (np.concatenate([e[0] for e in entries]), np.concatenate([e[1] for e in entries]))
 
 
-def _join(left: tuple[np.ndarray, np.ndarray], right: tuple[np.ndarray, np.ndarray]
-          ) -> tuple[np.ndarray, np.ndarray]:
+def _join(left: tuple[np.ndarray, np.ndarray], right: tuple[np.ndarray, np.ndarray],
+          batch: int = JOIN_BATCH) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Rows (of the left, of the right) of every pair of entries ``(row, value)`` with
-    equal values: sorted right values, each left value's run of them expanded."""
+    equal values, in batches of at most ``batch`` pairs (or one left entry's matches):
+    sorted right values, each left value's run of them expanded."""
     order = np.argsort(right[1], kind="stable")
     values, rows = right[1][order], right[0][order]
     lo = np.searchsorted(values, left[1], side="left")
     count = np.searchsorted(values, left[1], side="right") - lo
-    at = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
-    return np.repeat(left[0], count).astype(np.int64), rows[at].astype(np.int64)
+    group = (np.cumsum(count) - count) // max(batch, 1)  # the batch of each left entry
+    cut = np.flatnonzero(np.diff(group)) + 1
+    for sel in np.split(np.arange(len(count)), cut) if len(count) else []:
+        c = count[sel]
+        at = np.repeat(lo[sel] - np.cumsum(c) + c, c) + np.arange(int(c.sum()))
+        yield np.repeat(left[0][sel], c).astype(np.int64), rows[at].astype(np.int64)
 
 
 def _tokens_only(table: np.ndarray) -> np.ndarray:
@@ -261,10 +278,12 @@ class TextMethod(Method):
     @staticmethod
     def _code_entries(t: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
         """(row, hash) of every code and of every code variant of a table, both tagged
-        :data:`SHARED` so that a code and an equal variant are equal."""
+        :data:`SHARED` so that a code and an equal variant are equal; rows cut at
+        :data:`MAX_TOKENS` have none (the rule does not judge them)."""
         kind = t & VARIANT
+        whole = ~(t == TRUNCATED).any(axis=1)[:, None]
         out = []
-        for mask in (kind == CODE, kind == VARIANT):
+        for mask in ((kind == CODE) & whole, (kind == VARIANT) & whole & (t != TRUNCATED)):
             row, col = np.nonzero(mask)
             out.append((row, (t[row, col] & ~VARIANT) | SHARED))
         return tuple(out)
@@ -278,18 +297,30 @@ class TextMethod(Method):
         if not (len(ca[0]) and len(cb[0])):
             return None
         n, m = len(left), len(right)
-        # (left row, right row) of every shared value: a left code against the right's
-        # codes and variants, a left variant against the right's codes (an equality join)
-        li, rj = _join(ca, _cat(cb, vb))
-        li2, rj2 = _join(va, cb)
-        shared = np.concatenate([li, li2]) * m + np.concatenate([rj, rj2])
         has_a, has_b = np.zeros(n, bool), np.zeros(m, bool)
         has_a[ca[0]], has_b[cb[0]] = True, True
-        if pairs is not None:
-            pl, pr = pairs
-            return has_a[pl] & has_b[pr] & ~np.isin(pl.astype(np.int64) * m + pr, shared)
+        if pairs is not None:  # per pair: its rows' code sets, gathered (pairs × codes)
+            li, rj = pairs
+            vocab = np.unique(np.concatenate([ca[1], va[1], cb[1], vb[1]]))
+
+            def csr(rows: int, *entries: tuple[np.ndarray, np.ndarray]) -> sp.csr_matrix:
+                row, val = _cat(*entries)
+                return sp.csr_matrix((np.ones(len(row), np.float32),
+                                      (row, np.searchsorted(vocab, val))),
+                                     shape=(rows, len(vocab)))
+
+            codes_a, codes_b = csr(n, ca), csr(m, cb)
+            any_a, any_b = csr(n, ca, va), csr(m, cb, vb)  # codes and variants
+            shared = (np.asarray(codes_a[li].multiply(any_b[rj]).sum(axis=1)).ravel()
+                      + np.asarray(any_a[li].multiply(codes_b[rj]).sum(axis=1)).ravel())
+            return has_a[li] & has_b[rj] & (shared == 0)
         out = has_a[:, None] & has_b[None, :]
-        out.ravel()[shared] = False
+        flat = out.ravel()  # a view: ``out`` is a new C-ordered array
+        # every (left row, right row) sharing a value: a left code against the right's
+        # codes and variants, a left variant against the right's codes (equality joins)
+        for lr, rr in ((ca, _cat(cb, vb)), (va, cb)):
+            for li, rj in _join(lr, rr):
+                flat[li * m + rj] = False
         return out
 
     def _matrix(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
