@@ -216,8 +216,8 @@ def test_overwrite_never_deletes_what_erblock_did_not_write(people, tmp_path, ca
     assert len(dd.read_parquet(ours)) == len(people)
     # an earlier output, with pairs and entities, is replaced; so are the entities of it
     out = tmp_path / "out"
-    for _ in range(2):
-        _json([run[0], str(data / "people.csv"), *run[1:], "--scoring", "em", "--cluster",
+    for scoring in ("mean", "em"):  # the second (with a model) replaces the first
+        _json([run[0], str(data / "people.csv"), *run[1:], "--scoring", scoring, "--cluster",
                "0.9", "-o", str(out), "--overwrite"], capsys)
     assert sorted(p.name for p in out.iterdir()) == ["entities", "pairs"]
     ents = tmp_path / "ents"

@@ -54,7 +54,8 @@ def reference(cluster) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@pytest.mark.parametrize(("m", "r"), [(1, 3), (4, 7), (7, 16)])
+# one partition and few tasks, many of both (a middle case added nothing: the suite's time)
+@pytest.mark.parametrize(("m", "r"), [(1, 3), (7, 16)])
 def test_same_bytes_for_every_strategy_and_partitioning(client, reference, strategy, m, r):
     got = erblock.dedupe(_frame(), key=["k", prefix("name", 2)], compare=COMPARE,
                          strategy=strategy, n_tasks=r, npartitions=m, client=client, sort=True)
