@@ -466,8 +466,7 @@ def test_text_code_rule_in_batches_and_for_cut_values(monkeypatch):
     comp = erblock.comparison("x", "text", weighting="none")
     p = comp.prepare(pd.Series(vals, dtype=object))
     whole = comp.matrix(p, p)
-    monkeypatch.setattr(text, "JOIN_BATCH", 2)
-    assert text._join.__defaults__ == (1 << 20,)  # the default is bound at definition
+    assert text._join.__defaults__ == (text.JOIN_BATCH,)  # bound at definition: patch it
     monkeypatch.setattr(text._join, "__defaults__", (2,))
     np.testing.assert_array_equal(comp.matrix(p, p), whole)
     assert (whole == 0).sum() > 0
