@@ -28,7 +28,7 @@ from .engine.cluster import check_workers, get_client, scheduler_guard, total_th
 from .engine.inputs import prepare_sources
 from .engine.job import SHUFFLE_METHODS, Job, RunOptions
 from .engine.memory import parse_budget
-from .engine.planning import plan_from, profile_for
+from .engine.planning import first_task_count, plan_from, profile_for, task_count
 from .engine.pruning import prune_sources
 from .engine.run import RunResult, run
 from .matchers.assignment import check_cardinality
@@ -398,12 +398,12 @@ def plan(
     job = Job(mode="link" if df_s is not None else "dedupe", keys=keys, comparisons=comparisons,
               strategy=strategy, n_tasks=n_tasks, id_columns=(ids[0], ids[1]),
               threshold=None if threshold is None else float(threshold), options=options)
-    r = n_tasks or max(1, 4 * threads)
     persist = job.options.sample is None
     sources, _ = prune_sources(c, job, prepare_sources(c, [df for _, df in frames], job,
                                                         threads, persist), persist)
-    profile = profile_for(c, job, sources, check, r)
+    profile = profile_for(c, job, sources, check, first_task_count(job, threads))
     need = (strategy == AUTO and profile.kind == "bdm"
             and worth_calibrating(profile.total_comparisons, threads))
     model, _ = resolve_cost_model(c, job, sources, threads, need=need)
-    return plan_from(profile, job, r, model, threads, explain=True)
+    return plan_from(profile, job, task_count(job, profile, model, threads), model, threads,
+                     explain=True)

@@ -23,6 +23,7 @@ from erblock.balancing.cost import (
     annotate,
     candidate_plans,
     choose,
+    default_task_count,
     lpt_makespan,
     nnls_subsets,
     plan_task_features,
@@ -206,6 +207,21 @@ def _skewed_bdm(s: float = 1.0, n: int = 20_000, m: int = 8, seed: int = 0) -> B
     return BDM.from_arrays(u // m, u % m, np.zeros(len(u)), c, (m, 0), False)
 
 
+def test_default_task_count_gives_a_small_job_fewer_tasks():
+    m = CostModel()  # 10 ms a task, 5e-8 s a comparison, 5e-6 s a record
+    # a big job: 4 per thread; a tiny one: one per thread (never fewer)
+    assert default_task_count(1e9, 1e6, m, threads=2) == 8
+    assert default_task_count(0, 0, m, threads=2) == 2
+    assert default_task_count(200_000, 2_000, m, threads=2) == 2
+    # in between, as many as hold 5 overheads (0.05 s) of work: 0.15 s -> 3, 0.16 s -> 4
+    assert default_task_count(3_000_000, 0, m, threads=2) == 3
+    assert default_task_count(3_000_000, 2_000, m, threads=2) == 4
+    assert default_task_count(3_000_000, 0, m, threads=4) == 4
+    # a model without per-task overhead has no reason for fewer tasks
+    free = dataclasses.replace(m, overhead_per_task=0.0)
+    assert default_task_count(10, 10, free, threads=3) == 12
+
+
 def test_plan_task_features_add_up_to_the_plan():
     plan = plan_blocksplit(_skewed_bdm(), 16)
     cmp, rec, mts = plan_task_features(plan)
@@ -354,6 +370,11 @@ def test_calibrate_needs_comparisons(client):
         erblock.plan(df, key="k", cost_model="calibrate", client=client)
     plan = erblock.plan(df, key="k", cost_model="default", client=client)
     assert plan.prediction.cost_model["source"] == "default"
+    # one comparison: as many reduce tasks as threads (2), unless the user says otherwise
+    assert plan.n_tasks == 2
+    assert erblock.plan(df, key="k", client=client, n_tasks=5).n_tasks == 5
+    run = erblock.candidates(df, key="k", client=client)
+    assert RunReport.of(run).n_tasks == 2 and len(run) == 1
 
 
 def test_bench_cluster_quick_smoke(tmp_path):

@@ -266,6 +266,30 @@ def _solve_c(f: Callable[[float], float], hi: float = 10.0) -> float:
 # -- prediction ------------------------------------------------------------------------
 
 
+#: reduce tasks per worker thread a job gets by default (slack for the list schedule)
+TASKS_PER_THREAD = 4
+#: a default task carries at least this many times the per-task overhead in work
+WORK_PER_OVERHEAD = 5.0
+
+
+def default_task_count(comparisons: float, records: float, model: CostModel,
+                       threads: int) -> int:
+    """Reduce tasks for a job that left ``n_tasks`` unset.
+
+    :data:`TASKS_PER_THREAD` per worker thread, fewer when that would give tasks less
+    than :data:`WORK_PER_OVERHEAD` times the model's per-task overhead of work (for a
+    small job the fixed cost of its tasks, not its comparisons, is the run time), never
+    fewer than one per thread. A job needing more (memory) gets more from the memory
+    fit."""
+    threads = _check_threads(threads)
+    most = TASKS_PER_THREAD * threads
+    if model.overhead_per_task <= 0:
+        return most
+    work = model.per_comparison * float(comparisons) + model.per_record * float(records)
+    need = math.ceil(work / (WORK_PER_OVERHEAD * model.overhead_per_task))
+    return int(min(most, max(threads, need)))
+
+
 def plan_task_features(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per reduce task: predicted comparisons, records received, match tasks."""
     r = plan.n_tasks

@@ -171,7 +171,7 @@ def _add_common(p: argparse.ArgumentParser, compare: bool = True, link: bool = T
                        help="write the fitted model here (with --scoring em)")
     p.add_argument("--strategy", default="auto", metavar="STRATEGY", help=STRATEGY_HELP)
     p.add_argument("--n-tasks", type=_positive_int, default=None,
-                   help="reduce tasks (default 4 × threads)")
+                   help="reduce tasks (default 4 × threads, fewer for a small job)")
     if compare:
         p.add_argument("--memory-budget", default=None, metavar="BYTES",
                        help="memory one reduce task may use, e.g. 512MB, or 'auto' (from the "

@@ -22,7 +22,14 @@ from typing import Any
 
 from distributed import Client
 
-from ..balancing.cost import CostModel, annotate, candidate_plans, choose
+from ..balancing.cost import (
+    TASKS_PER_THREAD,
+    CostModel,
+    annotate,
+    candidate_plans,
+    choose,
+    default_task_count,
+)
 from ..balancing.plan import Plan
 from ..balancing.sampled import plan_sampled
 from ..balancing.strategies import AUTO, get_strategy
@@ -56,6 +63,23 @@ def profile_for(client: Client, job: Job, sources: Sequence[Source],
         sketch = getattr(strategy_options(job), "sketch", None)
         return profile_sketch(client, job, sources, check_ids, r, sketch)
     return profile_bdm(client, job, sources, check_ids)
+
+
+def first_task_count(job: Job, threads: int) -> int:
+    """The reduce tasks a profile is made for: the job's ``n_tasks``, else
+    :data:`~erblock.balancing.cost.TASKS_PER_THREAD` per thread (a sketch's width and a
+    sample's draw depend on it)."""
+    return job.n_tasks or max(1, TASKS_PER_THREAD * max(1, int(threads)))
+
+
+def task_count(job: Job, profile: Profile, model: CostModel, threads: int) -> int:
+    """The reduce tasks of the plan: the job's ``n_tasks``, else fewer than
+    :func:`first_task_count` for a small job whose exact profile (the BDM) says so
+    (:func:`~erblock.balancing.cost.default_task_count`)."""
+    if job.n_tasks is not None or profile.kind != "bdm":
+        return first_task_count(job, threads)
+    return default_task_count(profile.total_comparisons, profile.records_with_key, model,
+                              threads)
 
 
 def plan_from(profile: Profile, job: Job, r: int, model: CostModel, threads: int, *,

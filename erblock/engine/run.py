@@ -47,7 +47,7 @@ from .inputs import prepare_sources
 from .job import Job
 from .memory import fit_plan
 from .output import finish_output, start_output
-from .planning import plan_from, prediction, profile_for
+from .planning import first_task_count, plan_from, prediction, profile_for, task_count
 from .pruning import prune_sources
 from .tasks.write import PART_NAME, sort_pairs
 
@@ -131,14 +131,14 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     sources = prepare_sources(client, frames, job, threads, persist)
     sources, pruning = prune_sources(client, job, sources, persist)
     id_dtypes = (sources[0].id_dtype, sources[-1].id_dtype)
-    r = job.n_tasks or max(1, 4 * threads)
-    profile = profile_for(client, job, sources, check_ids, r)
+    profile = profile_for(client, job, sources, check_ids, first_task_count(job, threads))
     t1 = time.perf_counter()
     phases["profile"] = t1 - t0
     # auto plans on the BDM; calibrating pays off only for a big enough job
     need = (job.strategy == AUTO and profile.kind == "bdm"
             and worth_calibrating(profile.total_comparisons, threads))
     model, calibration = resolve_cost_model(client, job, sources, threads, need=need)
+    r = task_count(job, profile, model, threads)
     plan = plan_from(profile, job, r, model, threads)
     # mean scoring written unsorted streams its kept pairs (bounded whatever the keep rate)
     streamed = scoring is None and job.output is not None and not job.options.sort
