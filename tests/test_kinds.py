@@ -466,8 +466,9 @@ def test_text_code_rule_in_batches_and_for_cut_values(monkeypatch):
     comp = erblock.comparison("x", "text", weighting="none")
     p = comp.prepare(pd.Series(vals, dtype=object))
     whole = comp.matrix(p, p)
-    assert text._join.__defaults__ == (text.JOIN_BATCH,)  # bound at definition: patch it
-    monkeypatch.setattr(text._join, "__defaults__", (2,))
+    monkeypatch.setattr(text, "JOIN_BATCH", 2)  # read at call time
+    entries = (np.arange(4), np.array([7, 7, 8, 9]))
+    assert [len(a) for a, _ in text._join(entries, entries)] == [2, 2, 2]  # 7·7 twice, 8, 9
     np.testing.assert_array_equal(comp.matrix(p, p), whole)
     assert (whole == 0).sum() > 0
     # a value with more distinct tokens than the table holds is not judged: its codes

@@ -120,9 +120,8 @@ class Side:
 
     def slice_of(self, unit: int) -> tuple[int, int]:
         """Positions [lo, hi) of the records of ``unit``."""
-        lo = int(np.searchsorted(self.unit, unit, side="left"))
-        hi = int(np.searchsorted(self.unit, unit, side="right"))
-        return lo, hi
+        lo, hi = self.slices_of(np.array([unit], dtype=np.int64))
+        return int(lo[0]), int(hi[0])
 
     def slices_of(self, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`slice_of` for many units at once (int64 arrays)."""

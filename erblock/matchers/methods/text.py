@@ -158,10 +158,11 @@ def _cat(*entries: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarra
 
 
 def _join(left: tuple[np.ndarray, np.ndarray], right: tuple[np.ndarray, np.ndarray],
-          batch: int = JOIN_BATCH) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+          batch: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Rows (of the left, of the right) of every pair of entries ``(row, value)`` with
-    equal values, in batches of at most ``batch`` pairs (or one left entry's matches):
-    sorted right values, each left value's run of them expanded."""
+    equal values, in batches of at most ``batch`` pairs (None: :data:`JOIN_BATCH`; or one
+    left entry's matches): sorted right values, each left value's run of them expanded."""
+    batch = JOIN_BATCH if batch is None else batch
     order = np.argsort(right[1], kind="stable")
     values, rows = right[1][order], right[0][order]
     lo = np.searchsorted(values, left[1], side="left")
@@ -174,16 +175,22 @@ def _join(left: tuple[np.ndarray, np.ndarray], right: tuple[np.ndarray, np.ndarr
         yield np.repeat(left[0][sel], c).astype(np.int64), rows[at].astype(np.int64)
 
 
+def _is_token(table: np.ndarray) -> np.ndarray:
+    """Where a padded table holds a token: not padding, not a code variant (variants only
+    decide the code rule, they are no tokens of the similarity)."""
+    return (table != 0) & ((table & VARIANT) != VARIANT)
+
+
 def _tokens_only(table: np.ndarray) -> np.ndarray:
-    """The table without the code variants (they are no tokens of the similarity)."""
-    return np.where((table & VARIANT) == VARIANT, 0, table)
+    """The table without the code variants."""
+    return np.where(_is_token(table), table, 0)
 
 
 def _csr(table: np.ndarray, vocab: np.ndarray, weights: np.ndarray | None = None
          ) -> sp.csr_matrix:
     """Value × token matrix of a padded token table: 1 per token, or its weight (one per
     token of ``vocab``)."""
-    present = (table != 0) & ((table & VARIANT) != VARIANT)  # variants are no tokens
+    present = _is_token(table)
     indptr = np.zeros(len(table) + 1, dtype=np.int64)
     np.cumsum(present.sum(axis=1), out=indptr[1:])
     cols = np.searchsorted(vocab, table[present])
@@ -272,8 +279,7 @@ class TextMethod(Method):
     @staticmethod
     def _vocab(*tables: np.ndarray) -> np.ndarray:
         """The distinct tokens of the tables (code variants left out)."""
-        return np.unique(np.concatenate([t[(t != 0) & ((t & VARIANT) != VARIANT)]
-                                         for t in tables]))
+        return np.unique(np.concatenate([t[_is_token(t)] for t in tables]))
 
     @staticmethod
     def _code_entries(t: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
