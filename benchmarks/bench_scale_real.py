@@ -85,7 +85,39 @@ def run_erblock(df: pd.DataFrame, threshold: float, client: Any, cost_model: Any
     return {"seconds": seconds, "kept_pairs": len(res), "comparisons": int(rep.comparisons),
             "cells": int(sum(t.cells for t in rep.tasks)), "strategy": rep.strategy,
             "n_tasks": rep.n_tasks, "imbalance_seconds": float(rep.imbalance_seconds),
-            "phases": {k: float(v) for k, v in rep.phases.items()}}
+            "phases": {k: float(v) for k, v in rep.phases.items()},
+            "auto": auto_choice(rep.prediction)}
+
+
+COEFFICIENTS = ("overhead_per_task", "per_comparison", "per_record", "per_match_task",
+                "overhead_per_job")
+
+
+def auto_choice(pred: dict[str, Any]) -> dict[str, Any]:
+    """What ``auto`` chose from: its cost model and every candidate's predicted makespan
+    and imbalance (so that a run's choice can be judged afterwards)."""
+    model = pred.get("cost_model") or {}
+    return {"chosen": pred.get("auto_choice") or pred.get("strategy"),
+            "cost_model": {k: model.get(k) for k in (*COEFFICIENTS, "source")},
+            "candidates": [{"label": c.get("label"),
+                            "predicted_makespan": c.get("predicted_makespan"),
+                            "imbalance": c.get("imbalance")}
+                           for c in pred.get("candidates") or []]}
+
+
+def auto_line(runs: Sequence[dict[str, Any]]) -> str:
+    """One sentence: what ``auto`` chose on the timed runs and from what predictions."""
+    autos = [r["auto"] for r in runs if r.get("auto")]
+    if not autos:
+        return ""
+    a = autos[0]
+    cands = ", ".join(f"{c['label']} {c['predicted_makespan']:.1f} s"
+                      for c in sorted(a["candidates"], key=lambda c: c["predicted_makespan"]))
+    m = a["cost_model"]
+    coef = ", ".join(f"{k} {m[k]:.2g}" for k in COEFFICIENTS if m.get(k) is not None)
+    chosen = sorted({str(x["chosen"]) for x in autos})
+    return (f"`auto` chose {' and '.join(chosen)} on the timed runs; predicted makespans: "
+            f"{cands} (cost model {m.get('source')}: {coef}).")
 
 
 def bench(p: dict[str, Any], df: pd.DataFrame, client: Any, workers: Sequence[int],
@@ -144,7 +176,8 @@ def render(res: dict[str, Any]) -> str:
                                TARGETS["erblock_over_splink"], res["splink_note"]),
              "Kept pairs differ by design: the kernel scores a missing value as an empty "
              "string (and two missing exact values as unequal), erblock averages over the "
-             "present values, Splink decides on a match probability."]
+             "present values, Splink decides on a match probability.",
+             "", auto_line(j["runs"].get("erblock", []))]
     return "\n".join(lines) + "\n"
 
 
