@@ -238,7 +238,6 @@ def test_model_section_shows_levels_sessions_and_boundary_waterfalls(em_report):
     # without a model the section is absent
     d2 = dict(d, model=None)
     assert "id='model'" not in render_html(d2)
-    # a session set aside for an inverted fit says on what (tests/test_related.py)
     # the variants below change the model section only: rendered alone, without the
     # boundary waterfalls (each chart is a matplotlib figure: the suite's time)
     plain = dict(model, examples=[])
@@ -246,6 +245,7 @@ def test_model_section_shows_levels_sessions_and_boundary_waterfalls(em_report):
     def section(**change: Any) -> str:
         return model_section(dict(plain, **change))
 
+    # a session set aside for an inverted fit says on what (tests/test_related.py)
     inverted = dict(model["sessions"][0], trusted=False, inverted=["sex_exact"],
                     set_aside="inverted")
     page3 = section(sessions=[inverted])
