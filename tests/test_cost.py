@@ -256,6 +256,38 @@ def test_auto_splits_when_comparisons_dominate_and_not_when_overhead_does():
     assert best2.strategy == "basic"
 
 
+def test_an_unbalanced_plan_must_win_by_a_clear_margin():
+    """One giant block: basic leaves all but one thread idle. A model whose per-record
+    cost makes replication look dear enough for basic to be predicted a little faster
+    still gets a balanced plan; basic wins only when predicted much faster."""
+    from erblock.balancing.cost import UNBALANCED, UNBALANCED_MARGIN
+    from erblock.balancing.explain import describe
+
+    bdm = _skewed_bdm(s=3.0, n=6000, m=2)
+    plans = candidate_plans(bdm, 8)
+    assert plans["basic"].imbalance > UNBALANCED
+
+    def with_per_record(a: float) -> tuple[float, str, str]:
+        model = CostModel(overhead_per_task=0.0, per_comparison=1e-7, per_record=a,
+                          per_match_task=0.0)
+        _, best = choose(plans, model, threads=2)
+        rows = {c.label: c.predicted_makespan for c in best.prediction.candidates}
+        balanced = min(v for k, v in rows.items() if plans[k].imbalance <= UNBALANCED)
+        return rows["basic"] / balanced, best.prediction.auto_choice, describe(best)
+
+    # sweep the per-record cost: basic is chosen exactly when predicted faster by the margin
+    seen = set()
+    for a in np.geomspace(1e-4, 1e2, 25):
+        ratio, choice, text = with_per_record(float(a))
+        assert (choice == "basic") == (ratio * UNBALANCED_MARGIN <= 1.0), (a, ratio, choice)
+        seen.add((choice == "basic", ratio < 1.0))
+        guarded = choice != "basic" and ratio < 1.0
+        assert ("best balanced plan" in text) == guarded, text
+    # the sweep covers: balanced by prediction, basic faster within the margin (guarded),
+    # basic faster beyond it
+    assert {(False, False), (False, True), (True, True)} <= seen
+
+
 def test_finer_split_is_chosen_when_it_lowers_the_makespan():
     # one dominant block: P/r pieces pack unevenly onto 3 threads; finer pieces pack better
     bdm = _skewed_bdm(s=3.0, n=6000, m=2)

@@ -24,8 +24,13 @@ used when nothing was measured.
 
 ``auto`` (:func:`choose`) builds candidate plans (every registered strategy that plans
 from a BDM, each with the variants it offers, e.g. BlockSplit at several split degrees)
-and keeps the one with the lowest predicted makespan; the prediction and the table of
-candidates are the plan's :class:`~erblock.balancing.plan.Prediction`, which
+and keeps the one with the lowest predicted makespan, except that a plan more than
+:data:`UNBALANCED` (its busiest task's comparisons over the mean) must be predicted
+:data:`UNBALANCED_MARGIN` times faster than the best balanced one: the per-record cost is
+fitted on small jobs and can overstate replication, idle threads are certain (measured:
+on one block of 1.28 B pairs with ``encode``, a calibration that predicted ``basic`` faster
+took 18.6 s against blocksplit's 10 s). The prediction and the table of candidates are
+the plan's :class:`~erblock.balancing.plan.Prediction`, which
 :mod:`erblock.balancing.explain` shows.
 """
 
@@ -339,20 +344,37 @@ def _row(label: str, plan: Plan, pred: Prediction, extra: float, chosen: bool) -
         split_factor=getattr(plan.details, "split_factor", None), chosen=chosen)
 
 
+#: a candidate whose busiest task has more than this many times the mean comparisons ...
+UNBALANCED = 2.0
+#: ... is chosen over the best balanced candidate only when predicted this many times
+#: faster: the model's per-record term, fitted on small calibration jobs, can overstate
+#: what replicating records costs, while an unbalanced plan's idle threads are certain
+UNBALANCED_MARGIN = 1.5
+
+
 def choose(plans: Mapping[str, Plan], model: CostModel, threads: int,
            extra_seconds: Mapping[str, float] | None = None, *,
            chosen: str | None = None) -> tuple[str, Plan]:
     """The label and plan with the lowest predicted makespan (plus its extra seconds, the
     profiling a candidate needs beyond the others), with its prediction and the table of
-    all candidates attached. Ties go to the plan that routes fewer records. ``chosen``
-    picks a given label instead (an explicit strategy, explained against the others)."""
+    all candidates attached. Ties go to the plan that routes fewer records. A plan more
+    than :data:`UNBALANCED` must beat the best balanced one by :data:`UNBALANCED_MARGIN`.
+    ``chosen`` picks a given label instead (an explicit strategy, explained against the
+    others)."""
     if not plans:
         raise ValueError("choose: no candidate plans")
     extra_seconds = extra_seconds or {}
     preds = {label: predict(p, model, threads) for label, p in plans.items()}
-    ranked = sorted(plans, key=lambda k: (preds[k].makespan + extra_seconds.get(k, 0.0),
-                                          plans[k].records_routed, k))
+
+    def total(k: str) -> float:
+        return preds[k].makespan + extra_seconds.get(k, 0.0)
+
+    ranked = sorted(plans, key=lambda k: (total(k), plans[k].records_routed, k))
     label = ranked[0] if chosen is None else chosen
+    if chosen is None and plans[label].imbalance > UNBALANCED:
+        balanced = [k for k in ranked if plans[k].imbalance <= UNBALANCED]
+        if balanced and total(label) * UNBALANCED_MARGIN > total(balanced[0]):
+            label = balanced[0]
     rows = tuple(_row(k, plans[k], preds[k], float(extra_seconds.get(k, 0.0)), k == label)
                  for k in ranked)
     basic = plans.get("basic")

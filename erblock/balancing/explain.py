@@ -65,7 +65,11 @@ def describe(plan: Plan, top: int = 5) -> str:
     unit_name = plan.details.unit_name if plan.details is not None else "block"
     chosen = ""
     if pred is not None and pred.auto_choice is not None:
-        chosen = f" (auto: lowest predicted makespan, as {pred.auto_choice})"
+        first = pred.candidates[0].label if pred.candidates else pred.auto_choice
+        chosen = (f" (auto: lowest predicted makespan, as {pred.auto_choice})"
+                  if first == pred.auto_choice else
+                  f" (auto: the best balanced plan, as {pred.auto_choice}; {first} was "
+                  "predicted faster, by less than the margin an unbalanced plan needs)")
     lines = [
         f"strategy           {s['strategy']}{chosen}",
         f"reduce tasks       {s['n_tasks']}"
