@@ -23,12 +23,12 @@ from .balancing.progressive import SampleGoal
 from .balancing.strategies import AUTO, STRATEGIES, get_strategy, strategy_names
 from .blocking.keys import KeySpec
 from .blocking.make import as_key_spec
-from .engine.calibrate import as_cost_model, resolve_cost_model, worth_calibrating
+from .engine.calibrate import as_cost_model
 from .engine.cluster import check_workers, get_client, scheduler_guard, total_threads
 from .engine.inputs import prepare_sources
 from .engine.job import SHUFFLE_METHODS, Job, RunOptions
 from .engine.memory import parse_budget
-from .engine.planning import first_task_count, plan_from, profile_for, task_count
+from .engine.planning import first_task_count, plan_job, profile_for
 from .engine.pruning import prune_sources
 from .engine.run import RunResult, run
 from .matchers.assignment import check_cardinality
@@ -402,8 +402,4 @@ def plan(
     sources, _ = prune_sources(c, job, prepare_sources(c, [df for _, df in frames], job,
                                                         threads, persist), persist)
     profile = profile_for(c, job, sources, check, first_task_count(job, threads))
-    need = (strategy == AUTO and profile.kind == "bdm"
-            and worth_calibrating(profile.total_comparisons, threads))
-    model, _ = resolve_cost_model(c, job, sources, threads, need=need)
-    return plan_from(profile, job, task_count(job, profile, model, threads), model, threads,
-                     explain=True)
+    return plan_job(c, job, sources, profile, threads, explain=True)[0]

@@ -25,6 +25,7 @@ from erblock.balancing.cost import (
     choose,
     default_task_count,
     lpt_makespan,
+    most_tasks,
     nnls_subsets,
     plan_task_features,
     predict,
@@ -220,6 +221,9 @@ def test_default_task_count_gives_a_small_job_fewer_tasks():
     # a model without per-task overhead has no reason for fewer tasks
     free = dataclasses.replace(m, overhead_per_task=0.0)
     assert default_task_count(10, 10, free, threads=3) == 12
+    assert most_tasks(3) == 12 and most_tasks(1) == 4
+    with pytest.raises(ValueError, match="threads"):
+        most_tasks(0)
 
 
 def test_plan_task_features_add_up_to_the_plan():

@@ -277,6 +277,13 @@ TASKS_PER_THREAD = 4
 WORK_PER_OVERHEAD = 5.0
 
 
+def most_tasks(threads: int) -> int:
+    """The reduce tasks of a job that left ``n_tasks`` unset, at most:
+    :data:`TASKS_PER_THREAD` per worker thread (room to even out what the plan's
+    prediction misses)."""
+    return TASKS_PER_THREAD * _check_threads(threads)
+
+
 def default_task_count(comparisons: float, records: float, model: CostModel,
                        threads: int) -> int:
     """Reduce tasks for a job that left ``n_tasks`` unset.
@@ -287,7 +294,7 @@ def default_task_count(comparisons: float, records: float, model: CostModel,
     fewer than one per thread. A job needing more (memory) gets more from the memory
     fit."""
     threads = _check_threads(threads)
-    most = TASKS_PER_THREAD * threads
+    most = most_tasks(threads)
     if model.overhead_per_task <= 0:
         return most
     work = model.per_comparison * float(comparisons) + model.per_record * float(records)

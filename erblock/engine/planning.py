@@ -2,6 +2,9 @@
 
 * :func:`profile_for` profiles what the job's strategy plans on: a progressive sample
   (``sample=``), a sketch (the cell strategies) or the BDM;
+* :func:`plan_job` picks the cost model (calibrating when ``auto`` needs it and the job
+  is worth it) and the number of reduce tasks, and plans: the sequence a run and
+  :func:`erblock.plan` share;
 * :func:`plan_from` turns a profile into a plan on ``r`` reduce tasks: the job's strategy,
   or for ``auto`` every strategy that plans on the BDM (with the variants each offers)
   under the cost model, keeping the lowest predicted makespan. It is pure given the
@@ -23,17 +26,18 @@ from typing import Any
 from distributed import Client
 
 from ..balancing.cost import (
-    TASKS_PER_THREAD,
     CostModel,
     annotate,
     candidate_plans,
     choose,
     default_task_count,
+    most_tasks,
 )
 from ..balancing.plan import Plan
 from ..balancing.sampled import plan_sampled
 from ..balancing.strategies import AUTO, get_strategy
 from ..report import RunReport
+from .calibrate import resolve_cost_model, worth_calibrating
 from .inputs import Source
 from .job import Job
 from .profile import Profile, profile_bdm, profile_sample, profile_sketch
@@ -67,9 +71,9 @@ def profile_for(client: Client, job: Job, sources: Sequence[Source],
 
 def first_task_count(job: Job, threads: int) -> int:
     """The reduce tasks a profile is made for: the job's ``n_tasks``, else
-    :data:`~erblock.balancing.cost.TASKS_PER_THREAD` per thread (a sketch's width and a
-    sample's draw depend on it)."""
-    return job.n_tasks or max(1, TASKS_PER_THREAD * max(1, int(threads)))
+    :func:`~erblock.balancing.cost.most_tasks` (a sketch's width and a sample's draw
+    depend on it)."""
+    return job.n_tasks or most_tasks(max(1, int(threads)))
 
 
 def task_count(job: Job, profile: Profile, model: CostModel, threads: int) -> int:
@@ -80,6 +84,23 @@ def task_count(job: Job, profile: Profile, model: CostModel, threads: int) -> in
         return first_task_count(job, threads)
     return default_task_count(profile.total_comparisons, profile.records_with_key, model,
                               threads)
+
+
+def plan_job(client: Client, job: Job, sources: Sequence[Source], profile: Profile,
+             threads: int, *, explain: bool = False) -> tuple[Plan, CostModel, float]:
+    """The plan of ``job`` from ``profile``, the cost model it was made with, and the
+    seconds spent calibrating that model (0 when cached, given or not needed).
+
+    Only ``auto`` on the BDM decides by the model, so only then, and for a job worth it
+    (:func:`~erblock.engine.calibrate.worth_calibrating`), does an uncalibrated session
+    calibrate; the reduce tasks are :func:`task_count`.
+    """
+    need = (job.strategy == AUTO and profile.kind == "bdm"
+            and worth_calibrating(profile.total_comparisons, threads))
+    model, calibration = resolve_cost_model(client, job, sources, threads, need=need)
+    plan = plan_from(profile, job, task_count(job, profile, model, threads), model, threads,
+                     explain=explain)
+    return plan, model, calibration
 
 
 def plan_from(profile: Profile, job: Job, r: int, model: CostModel, threads: int, *,

@@ -26,12 +26,10 @@ import numpy as np
 import pandas as pd
 from distributed import Client
 
-from ..balancing.strategies import AUTO
 from ..matchers.assignment import assign
 from ..matchers.scoring.base import PASS_COLUMN, ScoringModel
 from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
 from .assignment import assign_output
-from .calibrate import resolve_cost_model, worth_calibrating
 from .cluster import total_threads
 from .corpus import with_corpus
 from .derivation import derived_keys
@@ -47,7 +45,7 @@ from .inputs import prepare_sources
 from .job import Job
 from .memory import fit_plan
 from .output import finish_output, start_output
-from .planning import first_task_count, plan_from, prediction, profile_for, task_count
+from .planning import first_task_count, plan_job, prediction, profile_for
 from .pruning import prune_sources
 from .tasks.write import PART_NAME, sort_pairs
 
@@ -134,12 +132,8 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     profile = profile_for(client, job, sources, check_ids, first_task_count(job, threads))
     t1 = time.perf_counter()
     phases["profile"] = t1 - t0
-    # auto plans on the BDM; calibrating pays off only for a big enough job
-    need = (job.strategy == AUTO and profile.kind == "bdm"
-            and worth_calibrating(profile.total_comparisons, threads))
-    model, calibration = resolve_cost_model(client, job, sources, threads, need=need)
-    r = task_count(job, profile, model, threads)
-    plan = plan_from(profile, job, r, model, threads)
+    plan, model, calibration = plan_job(client, job, sources, profile, threads)
+    r = plan.n_tasks
     # mean scoring written unsorted streams its kept pairs (bounded whatever the keep rate)
     streamed = scoring is None and job.output is not None and not job.options.sort
     plan, job, memory = fit_plan(client, job, sources, profile, threads, r, plan, model,
