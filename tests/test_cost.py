@@ -18,18 +18,15 @@ from plan_check import exact_pairs_and_loads
 from strategies import bdms
 
 from erblock.balancing import BDM, plan_basic, plan_blocksplit
+from erblock.balancing.auto import annotate, candidate_plans, choose, predict
 from erblock.balancing.cost import (
     CostModel,
-    annotate,
-    candidate_plans,
-    choose,
     default_task_count,
-    lpt_makespan,
     most_tasks,
     nnls_subsets,
     plan_task_features,
-    predict,
 )
+from erblock.balancing.packing import lpt_makespan
 from erblock.report import RunReport
 
 
@@ -264,7 +261,7 @@ def test_an_unbalanced_plan_must_win_by_a_clear_margin():
     """One giant block: basic leaves all but one thread idle. A model whose per-record
     cost makes replication look dear enough for basic to be predicted a little faster
     still gets a balanced plan; basic wins only when predicted much faster."""
-    from erblock.balancing.cost import UNBALANCED, UNBALANCED_MARGIN
+    from erblock.balancing.auto import UNBALANCED, UNBALANCED_MARGIN
     from erblock.balancing.explain import describe
 
     bdm = _skewed_bdm(s=3.0, n=6000, m=2)

@@ -10,7 +10,8 @@ from strategies import bdms
 
 import erblock
 from erblock.balancing import BDM, plan_basic, plan_blocksplit
-from erblock.balancing.cost import CostModel, candidate_plans, choose
+from erblock.balancing.auto import candidate_plans, choose
+from erblock.balancing.cost import CostModel
 from erblock.balancing.explain import basic_loads, describe, largest_blocks
 from erblock.balancing.progressive import SampleGoal, estimate
 from erblock.balancing.sampled import plan_sampled

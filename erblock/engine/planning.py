@@ -25,14 +25,8 @@ from typing import Any
 
 from distributed import Client
 
-from ..balancing.cost import (
-    CostModel,
-    annotate,
-    candidate_plans,
-    choose,
-    default_task_count,
-    most_tasks,
-)
+from ..balancing.auto import annotate, candidate_plans, choose
+from ..balancing.cost import CostModel, default_task_count, most_tasks
 from ..balancing.plan import Plan
 from ..balancing.sampled import plan_sampled
 from ..balancing.strategies import AUTO, get_strategy
