@@ -333,9 +333,12 @@ def markdown(res: dict[str, Any]) -> str:
                          f"{c['predicted_makespan']:.2f} | {c['imbalance']:.3f} | "
                          f"{c['replication']:.2f} | {c['match_tasks']:,} |")
         cm = last["cost_model"]
+        small = cm.get("per_small_comparison")
         lines += ["", f"Cost model: {cm['overhead_per_task'] * 1e3:.1f} ms per reduce task, "
-                      f"{1 / cm['per_comparison'] / 1e6:.1f} M comparisons/s per thread, "
-                      f"{cm['per_record'] * 1e6:.1f} µs per routed record, "
+                      f"{1 / cm['per_comparison'] / 1e6:.1f} M comparisons/s per thread"
+                      + (f" ({1 / small / 1e6:.1f} M/s in small match tasks), " if small
+                         else ", ")
+                      + f"{cm['per_record'] * 1e6:.1f} µs per routed record, "
                       f"{cm['per_match_task'] * 1e6:.0f} µs per match task, "
                       f"{cm.get('overhead_per_job', 0.0):.2f} s per job."]
     lines.append("")

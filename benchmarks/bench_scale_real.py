@@ -89,8 +89,8 @@ def run_erblock(df: pd.DataFrame, threshold: float, client: Any, cost_model: Any
             "auto": auto_choice(rep.prediction)}
 
 
-COEFFICIENTS = ("overhead_per_task", "per_comparison", "per_record", "per_match_task",
-                "overhead_per_job")
+COEFFICIENTS = ("overhead_per_task", "per_comparison", "per_small_comparison", "per_record",
+                "per_match_task", "overhead_per_job")
 
 
 def auto_choice(pred: dict[str, Any]) -> dict[str, Any]:

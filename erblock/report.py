@@ -31,9 +31,10 @@ def max_over_mean(values: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class TaskStats:
-    """What one reduce task did: comparisons performed, pairs kept, records received,
-    match tasks, seconds computing (and writing), the worker it ran on, and the similarity
-    cells it computed to get its comparisons."""
+    """What one reduce task did: comparisons performed (and of those, the ones in small
+    match tasks), pairs kept, records received, match tasks, seconds computing (and
+    writing), the worker it ran on, and the similarity cells it computed to get its
+    comparisons."""
 
     task: int
     comparisons: int = 0
@@ -46,6 +47,9 @@ class TaskStats:
     #: similarity cells computed per comparison (mean over them): pair cells, including
     #: those masks discard, or distinct-value cells where values were encoded
     cells: int = 0
+    #: comparisons in small match tasks (compared as aligned pairs; the cost model's
+    #: :attr:`~erblock.balancing.cost.CostModel.per_small_comparison`)
+    small_comparisons: int = 0
     examples: tuple[dict[str, Any], ...] = ()  #: pairs a scoring model explains
 
     def to_dict(self) -> dict[str, Any]:

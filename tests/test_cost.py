@@ -36,10 +36,16 @@ def test_task_seconds_is_linear_in_what_a_task_does():
     got = m.task_seconds(np.array([0, 4]), np.array([0, 8]), np.array([0, 1]))
     assert got.tolist() == [1.0, 1.0 + 2.0 + 2.0 + 2.0]
     assert m.comparisons_per_second == 2.0
+    # comparisons in small match tasks: their own rate, or per_comparison when not given
+    assert m.task_seconds(4, 0, 0, small=4).tolist() == 3.0
+    priced = dataclasses.replace(m, per_small_comparison=2.0)
+    assert priced.task_seconds(np.array([4, 4]), 0, 0, small=np.array([0, 3])).tolist() == [
+        3.0, 1.0 + 0.5 + 6.0]
 
 
 @pytest.mark.parametrize("field", ["overhead_per_task", "per_comparison", "per_record",
-                                   "per_match_task", "overhead_per_job"])
+                                   "per_match_task", "overhead_per_job",
+                                   "per_small_comparison"])
 @pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), "1", True])
 def test_cost_model_rejects_bad_values(field, bad):
     with pytest.raises(ValueError, match=f"CostModel.{field} must be a finite number"):
@@ -49,6 +55,11 @@ def test_cost_model_rejects_bad_values(field, bad):
 def test_cost_model_dict_round_trip():
     m = CostModel(0.01, 2e-8, 1e-6, 5e-5, 0.25, source="test")
     assert CostModel.from_dict(m.to_dict()) == m
+    priced = dataclasses.replace(m, per_small_comparison=3e-7)
+    assert CostModel.from_dict(priced.to_dict()) == priced
+    # a model saved before small match tasks were priced apart reads as one rate
+    old = {k: v for k, v in m.to_dict().items() if k != "per_small_comparison"}
+    assert CostModel.from_dict(old) == m and m.small_rate == m.per_comparison
     with pytest.raises(ValueError, match="unknown field"):
         CostModel.from_dict({"per_pair": 1.0})
 
@@ -129,21 +140,26 @@ def _items(seed: int, n: int = 96, scale: float = 1.0):
 
 
 def _simulated_run(model: CostModel, items, r: int, threads: int, *, c_in: float = 0.001,
-                   outside_per_record: float = 0.0):
+                   outside_per_record: float = 0.0, small=None):
     """What a cluster following ``model`` would report for ``items`` on ``r`` tasks: in-task
     seconds miss the per-task overhead spent outside (scheduling) and the routing of
-    records; the wall time has them, and the per-job constant."""
+    records; the wall time has them, and the per-job constant. ``small``: which match
+    tasks are small (their comparisons reported and priced apart)."""
     cmp, rec, mts = items
     task = np.arange(len(cmp)) % r
     cmp_t, rec_t, mts_t = (np.bincount(task, x, minlength=r) for x in (cmp, rec, mts))
-    seconds = (c_in + model.per_comparison * cmp_t
-               + (model.per_record - outside_per_record) * rec_t
-               + model.per_match_task * mts_t)
+    small_t = (np.zeros(r) if small is None
+               else np.bincount(task, np.where(small, cmp, 0), minlength=r))
+    seconds = (c_in + model.task_seconds(cmp_t, 0, mts_t, small_t) - model.overhead_per_task
+               + (model.per_record - outside_per_record) * rec_t)
     c_out = model.overhead_per_task - c_in
     wall = (lpt_makespan(seconds + c_out, threads) + model.overhead_per_job
             + outside_per_record * rec.sum() / threads)
-    return {"comparisons": cmp_t, "records": rec_t, "match_tasks": mts_t, "seconds": seconds,
-            "wall": wall}
+    run = {"comparisons": cmp_t, "records": rec_t, "match_tasks": mts_t, "seconds": seconds,
+           "wall": wall}
+    if small is not None:
+        run["small_comparisons"] = small_t
+    return run
 
 
 def test_fit_recovers_the_model_that_made_the_measurements():
@@ -165,6 +181,48 @@ def test_fit_recovers_the_model_that_made_the_measurements():
         predicted = fit.overhead_per_job + lpt_makespan(fit.task_seconds(cmp_t, rec_t, mts_t),
                                                         2)
         assert predicted == pytest.approx(run["wall"], rel=0.02)
+
+
+def test_fit_prices_the_comparisons_of_small_match_tasks_apart():
+    # small match tasks cost 20x a comparison: a job of many small blocks (few comparisons
+    # a record) must not charge that to its records
+    truth = CostModel(overhead_per_task=0.004, per_comparison=1e-8, per_record=3e-6,
+                      per_match_task=5e-5, overhead_per_job=0.3, per_small_comparison=2e-7)
+    rng = np.random.default_rng(3)
+    n = 400
+    sizes = rng.choice([2, 3, 40, 3000], n, p=[0.4, 0.3, 0.25, 0.05])
+    items = (sizes * (sizes - 1) / 2, sizes.astype(float), np.ones(n))
+    small = items[0] <= 2048
+    pairs = (np.ones(300), np.full(300, 2.0), np.ones(300))  # the records-only run
+    runs = [_simulated_run(truth, items, 2, 2, small=small),
+            _simulated_run(truth, items, 16, 2, small=small),
+            _simulated_run(truth, pairs, 2, 2, small=np.ones(300, bool))]
+    fit = CostModel.fit(runs, threads=2)
+    assert fit.per_comparison == pytest.approx(1e-8, rel=1e-3)
+    assert fit.per_small_comparison == pytest.approx(2e-7, rel=1e-3)
+    assert fit.per_record == pytest.approx(3e-6, rel=0.05)
+    # with one rate for both, the fit cannot be right about records and comparisons
+    merged = [{k: v for k, v in r.items() if k != "small_comparisons"} for r in runs]
+    one = CostModel.fit(merged, threads=2)
+    assert one.per_small_comparison is None or one.per_small_comparison == one.per_comparison
+    assert abs(one.per_record - 3e-6) > 0.5e-6 or abs(one.per_comparison - 1e-8) > 1e-9
+    # runs without small match tasks say nothing of their rate: it is the other one
+    big = CostModel.fit([_simulated_run(truth, items, 2, 2),
+                         _simulated_run(truth, items, 16, 2)], threads=2)
+    assert big.small_rate == big.per_comparison
+
+
+def test_plan_prices_only_small_match_tasks_as_small():
+    from erblock.balancing.units import SMALL_CELLS
+
+    # dedupe blocks of 3 (3 cells) and 100 (4,950 cells) records, one partition
+    sizes = np.array([3, 3, 100, 64])
+    bdm = BDM.from_arrays(np.arange(4), np.zeros(4), np.zeros(4), sizes, (1, 0), False)
+    plan = plan_basic(bdm, 1)
+    cells = sizes * (sizes - 1) // 2
+    assert plan.small_loads.tolist() == [int(cells[cells <= SMALL_CELLS].sum())] == [2022]
+    cmp, _, _, small = plan_task_features(plan)
+    assert small.tolist() == [2022.0] and cmp.tolist() == [float(cells.sum())]
 
 
 def test_fit_without_runs_of_other_sizes_charges_the_rest_per_job():
@@ -225,8 +283,9 @@ def test_default_task_count_gives_a_small_job_fewer_tasks():
 
 def test_plan_task_features_add_up_to_the_plan():
     plan = plan_blocksplit(_skewed_bdm(), 16)
-    cmp, rec, mts = plan_task_features(plan)
+    cmp, rec, mts, small = plan_task_features(plan)
     assert cmp.sum() == plan.total_comparisons
+    assert 0 < small.sum() < cmp.sum() and (small <= cmp).all()
     assert rec.sum() == plan.records_routed
     assert mts.sum() == len(plan.match)
 
@@ -360,9 +419,17 @@ def test_calibration_runs_once_per_session_only_for_jobs_worth_it(client):
     # the skewed job was grown until comparing filled it, or to the largest scale
     from erblock.engine.calibrate import MAX_SCALE, TARGET_TASK_SECONDS
 
-    skewed, many, heavy = model.measurements
+    skewed, many, heavy, pairs = model.measurements
     assert len(skewed["seconds"]) == 2 and len(many["seconds"]) == 16
     assert skewed["scale"] == many["scale"] and heavy["scale"] is None
+    # the record-heavy runs: blocks of 40 (all small match tasks, 19.5 comparisons a
+    # record) and pairs (half a comparison a record), routing the same records
+    assert sum(heavy["small_comparisons"]) == sum(heavy["comparisons"])
+    assert sum(heavy["comparisons"]) == pytest.approx(19.5 * sum(heavy["records"]))
+    assert sum(pairs["comparisons"]) == sum(pairs["small_comparisons"])
+    assert sum(pairs["comparisons"]) == sum(pairs["records"]) // 2
+    assert sum(skewed["small_comparisons"]) < sum(skewed["comparisons"])
+    assert model.per_small_comparison is not None
     assert sum(skewed["comparisons"]) == sum(many["comparisons"])
     assert (sum(skewed["seconds"]) >= TARGET_TASK_SECONDS / 2
             or skewed["scale"] == MAX_SCALE)
@@ -408,6 +475,24 @@ def test_calibrate_needs_comparisons(client):
     assert erblock.plan(df, key="k", client=client, n_tasks=5).n_tasks == 5
     run = erblock.candidates(df, key="k", client=client)
     assert RunReport.of(run).n_tasks == 2 and len(run) == 1
+
+
+def test_a_run_reports_the_comparisons_of_small_match_tasks_as_planned(client):
+    import pandas as pd
+
+    import erblock
+
+    # blocks of 3 (small) and of 80 (3,160 cells: not small), dedupe and link
+    keys = np.r_[np.repeat(np.arange(20), 3), np.full(80, 99)]
+    df = pd.DataFrame({"k": keys, "name": [f"n{i % 7}" for i in range(len(keys))]})
+    for frames in ([df], [df, df.iloc[::2]]):
+        plan = erblock.plan(*frames, key="k", client=client, n_tasks=3, strategy="basic")
+        fn = erblock.dedupe if len(frames) == 1 else erblock.link
+        rep = RunReport.of(fn(*frames, key="k", compare={"name": "exact"}, client=client,
+                              n_tasks=3, strategy="basic"))
+        got = [t.small_comparisons for t in sorted(rep.tasks, key=lambda t: t.task)]
+        assert got == plan.small_loads.tolist()
+        assert 0 < sum(got) < rep.comparisons
 
 
 def test_bench_cluster_quick_smoke(tmp_path):

@@ -4,10 +4,11 @@
 from a BDM, each with the variants it offers, e.g. BlockSplit at several split degrees)
 and keeps the one with the lowest predicted makespan, except that a plan more than
 :data:`UNBALANCED` (its busiest task's comparisons over the mean) must be predicted
-:data:`UNBALANCED_MARGIN` times faster than the best balanced one: the per-record cost is
-fitted on small jobs and can overstate replication, idle threads are certain (measured:
-on one block of 1.28 B pairs with ``encode``, a calibration that predicted ``basic`` faster
-took 18.6 s against blocksplit's 10 s). The prediction and the table of candidates are
+:data:`UNBALANCED_MARGIN` times faster than the best balanced one: a model fitted on a
+small calibration job can misprice replication, while idle threads are certain (measured:
+on one block of 1.28 B pairs with ``encode``, a calibration whose per-record cost had
+absorbed the small match tasks' comparisons, before those were priced apart, predicted
+``basic`` faster; it took 18.6 s against blocksplit's 10 s). The prediction and the table of candidates are
 the plan's :class:`~erblock.balancing.plan.Prediction`, which
 :mod:`erblock.balancing.explain` shows.
 """
@@ -35,8 +36,8 @@ def predict(plan: Plan, model: CostModel, threads: int) -> Prediction:
     loss to imbalance and indivisible tasks.
     """
     threads = check_threads(threads)
-    cmp, rec, mts = plan_task_features(plan)
-    seconds = model.task_seconds(cmp, rec, mts) if plan.n_tasks else np.zeros(0)
+    cmp, rec, mts, small = plan_task_features(plan)
+    seconds = model.task_seconds(cmp, rec, mts, small) if plan.n_tasks else np.zeros(0)
     makespan = model.overhead_per_job + lpt_makespan(seconds, threads)
     ideal = model.overhead_per_job + (float(seconds.sum() / threads) if len(seconds) else 0.0)
     mean = float(seconds.mean()) if len(seconds) else 0.0
@@ -68,8 +69,8 @@ def _row(label: str, plan: Plan, pred: Prediction, extra: float, chosen: bool) -
 #: a candidate whose busiest task has more than this many times the mean comparisons ...
 UNBALANCED = 2.0
 #: ... is chosen over the best balanced candidate only when predicted this many times
-#: faster: the model's per-record term, fitted on small calibration jobs, can overstate
-#: what replicating records costs, while an unbalanced plan's idle threads are certain
+#: faster: a model fitted on small calibration jobs can overstate what replicating
+#: records costs, while an unbalanced plan's idle threads are certain
 UNBALANCED_MARGIN = 1.5
 
 

@@ -11,9 +11,17 @@ ER, replicates records), so the best split degree minimises the predicted makesp
 
 erblock's model of reduce task ``t``::
 
-    seconds_t = overhead_per_task + per_comparison · comparisons_t
+    seconds_t = overhead_per_task + per_comparison · (comparisons_t − small_t)
+                + per_small_comparison · small_t
                 + per_record · records_t + per_match_task · match_tasks_t
 
+where ``small_t`` are the comparisons of its small match tasks (at most
+:data:`~erblock.balancing.plan.SMALL_CELLS` cells): the compare batches those as aligned
+pairs, one value fetched per pair, which costs per pair many times what a block's
+similarity matrix does (measured with four comparisons on historical_50k's names: about
+1 µs a pair, against 0.01-0.2 µs in a block's matrix). With one rate for both, a calibration charged the difference to
+the records (its record-heavy run is made of small blocks), and ``auto`` then overcharged
+replicating the records of a split block;
 and the makespan on ``T`` worker threads is ``overhead_per_job`` (what the route+compare
 phase costs whatever its size: building and submitting the graph, the shuffle's
 latency) plus the list schedule of these costs, largest first (the engine gives Dask the
@@ -57,6 +65,9 @@ class CostModel:
     per_record: float = 5e-6
     per_match_task: float = 3e-5
     overhead_per_job: float = 0.2
+    #: seconds of a comparison in a small match task; None: ``per_comparison`` (a model
+    #: given by hand, the default one, or one saved before this was measured)
+    per_small_comparison: float | None = None
     source: str = "default"
     #: the runs a fitted model was fitted to (:meth:`fit`'s ``runs``, per-task arrays as
     #: lists), kept so that a report shows what calibration measured and a model can be
@@ -65,9 +76,11 @@ class CostModel:
                                                                  repr=False)
 
     def __post_init__(self) -> None:
-        for name in ("overhead_per_task", "per_comparison", "per_record", "per_match_task",
-                     "overhead_per_job"):
+        for name in ("overhead_per_task", "per_comparison", "per_small_comparison",
+                     "per_record", "per_match_task", "overhead_per_job"):
             value = getattr(self, name)
+            if value is None and name == "per_small_comparison":
+                continue
             if (not isinstance(value, (int, float)) or isinstance(value, bool)
                     or not math.isfinite(value) or value < 0):
                 raise ValueError(
@@ -75,12 +88,22 @@ class CostModel:
                 )
 
     def task_seconds(self, comparisons: np.ndarray, records: np.ndarray | float = 0,
-                     match_tasks: np.ndarray | float = 0) -> np.ndarray:
-        """Predicted seconds of reduce tasks with these comparisons, records, match tasks."""
+                     match_tasks: np.ndarray | float = 0, small: np.ndarray | float = 0
+                     ) -> np.ndarray:
+        """Predicted seconds of reduce tasks with these comparisons (of which ``small`` in
+        small match tasks), records and match tasks."""
         comparisons = np.asarray(comparisons, dtype=np.float64)
-        return (self.overhead_per_task + self.per_comparison * comparisons
+        small = np.asarray(small, dtype=np.float64)
+        return (self.overhead_per_task + self.per_comparison * (comparisons - small)
+                + self.small_rate * small
                 + self.per_record * np.asarray(records, dtype=np.float64)
                 + self.per_match_task * np.asarray(match_tasks, dtype=np.float64))
+
+    @property
+    def small_rate(self) -> float:
+        """Seconds of a comparison in a small match task."""
+        return self.per_comparison if self.per_small_comparison is None else \
+            self.per_small_comparison
 
     @property
     def comparisons_per_second(self) -> float:
@@ -114,8 +137,10 @@ class CostModel:
         """Fit a model to measured runs.
 
         Each run is a mapping with per-reduce-task arrays ``comparisons``, ``records``,
-        ``match_tasks``, ``seconds`` (measured inside the task) and the measured ``wall``
-        seconds of the route+compare phase. The per-item costs come from a non-negative
+        ``match_tasks``, ``seconds`` (measured inside the task), optionally
+        ``small_comparisons`` (those in small match tasks; none when absent), and the
+        measured ``wall`` seconds of the route+compare phase. A comparison rate the runs
+        do not tell (no such comparisons, or fitted to 0) is taken to be the other one. The per-item costs come from a non-negative
         least-squares fit of the task seconds (their intercept is the in-task overhead).
         What the wall time holds beyond the list schedule of the measured task seconds is
         work outside the tasks (building and submitting the graph, routing and shuffling
@@ -135,14 +160,20 @@ class CostModel:
         rec = np.concatenate([np.asarray(r["records"], np.float64) for r in checked])
         mts = np.concatenate([np.asarray(r["match_tasks"], np.float64) for r in checked])
         sec = np.concatenate([np.asarray(r["seconds"], np.float64) for r in checked])
-        coef = nnls_subsets(np.column_stack([np.ones_like(cmp), cmp, rec, mts]), sec)
-        c_in, b, a, d = (float(x) for x in coef)
-        if b <= 0:  # too few tasks to tell costs apart: charge all to comparisons
-            b, c_in, a, d = float(sec.sum() / max(cmp.sum(), 1.0)), 0.0, 0.0, 0.0
+        small = np.concatenate([np.asarray(r.get("small_comparisons", np.zeros(len(r["seconds"]))),
+                                           np.float64) for r in checked])
+        large = cmp - small
+        coef = nnls_subsets(np.column_stack([np.ones_like(cmp), large, small, rec, mts]), sec)
+        c_in, b, b_small, a, d = (float(x) for x in coef)
+        # a rate the runs cannot tell (no such comparisons, or fitted 0) is the other one
+        b, b_small = (b if b > 0 else b_small), (b_small if b_small > 0 else b)
+        if b <= 0:  # too few tasks to tell costs apart: charge all to comparisons, one rate
+            b = b_small = float(sec.sum() / max(cmp.sum(), 1.0))
+            c_in, a, d = 0.0, 0.0, 0.0
         c_out, a_out, job = _outside_overhead(checked, threads)
-        return cls(overhead_per_task=c_in + c_out, per_comparison=b, per_record=a + a_out,
-                   per_match_task=d, overhead_per_job=job, source=source,
-                   measurements=tuple(checked))
+        return cls(overhead_per_task=c_in + c_out, per_comparison=b,
+                   per_small_comparison=b_small, per_record=a + a_out, per_match_task=d,
+                   overhead_per_job=job, source=source, measurements=tuple(checked))
 
     @classmethod
     def from_report(cls, report: Any, threads: int | None = None) -> CostModel:
@@ -158,14 +189,17 @@ class CostModel:
             "comparisons": [t.comparisons for t in tasks],
             "records": [t.records for t in tasks],
             "match_tasks": [t.match_tasks for t in tasks],
+            "small_comparisons": [t.small_comparisons for t in tasks],
             "seconds": [t.seconds + t.write_seconds for t in tasks],
             "wall": float(report.phases.get("route_compare", 0.0)),
         }
         return cls.fit([run], threads, source="report")
 
 
-#: what a measured run holds per reduce task (:meth:`CostModel.fit`)
+#: what a measured run holds per reduce task (:meth:`CostModel.fit`) ...
 RUN_ARRAYS = ("comparisons", "records", "match_tasks", "seconds")
+#: ... and may hold (reports and models saved before it was measured lack it)
+OPTIONAL_ARRAYS = ("small_comparisons",)
 
 
 def _measurement(run: Mapping[str, Any]) -> dict[str, Any]:
@@ -174,14 +208,15 @@ def _measurement(run: Mapping[str, Any]) -> dict[str, Any]:
     if missing:
         raise ValueError(f"CostModel: a measured run needs {', '.join(RUN_ARRAYS)}; "
                          f"missing {', '.join(missing)}")
-    arrays = {k: np.asarray(run[k], np.float64) for k in RUN_ARRAYS}
+    arrays = {k: np.asarray(run[k], np.float64) for k in RUN_ARRAYS + OPTIONAL_ARRAYS
+              if k in run}
     if any(a.ndim != 1 for a in arrays.values()):
         raise ValueError(f"CostModel: a measured run's {', '.join(RUN_ARRAYS)} must be one "
                          "number per reduce task")
     if len({len(a) for a in arrays.values()}) != 1:
         raise ValueError("CostModel: a measured run's per-task arrays differ in length")
     out = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in run.items()
-           if k not in RUN_ARRAYS}
+           if k not in arrays}
     out.update({k: a.tolist() for k, a in arrays.items()})
     return out
 
@@ -292,9 +327,11 @@ def default_task_count(comparisons: float, records: float, model: CostModel,
     return int(min(most, max(threads, need)))
 
 
-def plan_task_features(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per reduce task: predicted comparisons, records received, match tasks."""
+def plan_task_features(plan: Plan
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per reduce task: predicted comparisons, records received, match tasks, and the
+    comparisons of its small match tasks (:attr:`~erblock.balancing.plan.Plan.small_loads`)."""
     r = plan.n_tasks
     match_tasks = np.bincount(plan.match.reduce_task, minlength=r)[:r]
     return (plan.loads.astype(np.float64), plan.records_per_task().astype(np.float64),
-            match_tasks.astype(np.float64))
+            match_tasks.astype(np.float64), plan.small_loads.astype(np.float64))

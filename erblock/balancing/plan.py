@@ -40,6 +40,7 @@ from .units import (
     KIND_NAMES,
     RANGE,
     RECTANGLE,
+    SMALL_CELLS,
     TRIANGLE,
     WHOLE,
     Candidate,
@@ -87,6 +88,17 @@ class Plan:
     def loads(self) -> np.ndarray:
         """Comparisons per reduce task (int64)."""
         return np.bincount(self.match.reduce_task, weights=self.match.comparisons,
+                           minlength=self.n_tasks)[: self.n_tasks].astype(np.int64)
+
+    @cached_property
+    def small_loads(self) -> np.ndarray:
+        """Comparisons per reduce task in small match tasks (at most :data:`SMALL_CELLS`
+        cells; int64), which the compare batches as aligned pairs."""
+        m, size = self.match, self.units.size
+        nl = size[m.left].astype(np.int64)
+        cells = np.where(m.kind == TRIANGLE, nl * (nl - 1) // 2, nl * size[m.right])
+        small = (m.kind != RANGE) & (cells <= SMALL_CELLS)
+        return np.bincount(self.match.reduce_task[small], weights=m.comparisons[small],
                            minlength=self.n_tasks)[: self.n_tasks].astype(np.int64)
 
     @property

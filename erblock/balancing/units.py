@@ -19,6 +19,11 @@ RANGE = 2  #: pairs [lo, hi) of one block in row-major order (PairRange)
 KIND_NAMES = {TRIANGLE: "triangle", RECTANGLE: "rectangle", RANGE: "range"}
 
 WHOLE = -1  #: part/piece value of a unit that holds a whole block (or cell) of a source
+#: a TRIANGLE or RECTANGLE match task of at most this many cells is *small*: the compare
+#: batches all of a reduce task's small ones as aligned pairs (one kernel call, one value
+#: fetched per pair) instead of a similarity matrix each (~0.5 ms fixed per kernel call),
+#: and the cost model prices their comparisons apart
+SMALL_CELLS = 2048
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,12 @@ not overheads, fill the tasks) or reaches :data:`MAX_SCALE` (the first step assu
 seconds grow with the comparisons, the square of the scale, later ones that they grow
 only with the scale: encoded comparisons of repeating values cost less per pair in a
 bigger block) and run with as many reduce tasks as worker threads and
-with eight times as many; a last run routes twice the records in small blocks (many
+with eight times as many; two last runs route twice the records in small blocks (many
 records, few comparisons), which separates the per-record cost from the per-comparison
-one. :meth:`CostModel.fit` turns what the runs measured (per task
+one: blocks of :data:`RECORD_BLOCK` (their comparisons are the small match tasks' ones,
+compared as aligned pairs and priced apart) and pairs (records nearly alone: with only
+the former, the per-record cost absorbed the aligned pairs' and came out several times
+what routing a record costs). :meth:`CostModel.fit` turns what the runs measured (per task
 seconds, comparisons, records, match tasks, and the wall time of route+compare) into
 per-comparison, per-record, per-match-task and per-reduce-task costs.
 
@@ -59,6 +62,7 @@ SMALL_BLOCKS = 160  #: blocks of 3 records
 TARGET_TASK_SECONDS = 0.6
 MAX_SCALE = 8.0  #: at most 64 times the comparisons of scale 1 (about 50 M)
 RECORD_BLOCK = 40  #: block size of the record-heavy run (many records, few comparisons)
+PAIR_BLOCK = 2  #: block size of the records-only run
 
 _lock = threading.Lock()
 _cache: dict[tuple[str, int, str], CostModel] = {}
@@ -232,6 +236,7 @@ def _measure(client: Client, job: Job, frame: pd.DataFrame, r: int, threads: int
         "comparisons": [t.comparisons for t in tasks],
         "records": [t.records for t in tasks],
         "match_tasks": [t.match_tasks for t in tasks],
+        "small_comparisons": [t.small_comparisons for t in tasks],
         "seconds": [t.seconds + t.write_seconds for t in tasks],
         "wall": wall,
         "scale": scale,
@@ -263,7 +268,7 @@ def calibrate(client: Client, job: Job, sources: Sequence[Source], threads: int
     # many records, few comparisons: tells the per-record cost from the per-comparison
     # one (in the skewed job, records and comparisons grow together)
     records = 2 * len(frame)
-    heavy = calibration_frame(values, sizes=np.full(max(1, records // RECORD_BLOCK),
-                                                    RECORD_BLOCK))
-    runs.append(_measure(client, job, heavy, threads, threads))
+    for size in (RECORD_BLOCK, PAIR_BLOCK):
+        heavy = calibration_frame(values, sizes=np.full(max(1, records // size), size))
+        runs.append(_measure(client, job, heavy, threads, threads))
     return CostModel.fit(runs, threads, source=f"calibrated on {_address(client)}")

@@ -40,6 +40,7 @@ import pandas as pd
 
 from ...balancing.plan import RANGE, TRIANGLE, Plan
 from ...balancing.ranges import range_bands
+from ...balancing.units import SMALL_CELLS
 from ...matchers.comparisons import Comparison
 from ..job import DEFAULT_CELL_BUDGET
 from .encoded import ENCODED_CHUNK_CELLS, BlockCodes, block_encoding, pushdown, slab_rows
@@ -57,8 +58,9 @@ from .write import PartWriter
 
 SMALL_BATCH = 1 << 10  # a batch of block runs may waste this many cells whatever its size
 #: match tasks with at most this many cells go through one aligned-pairs batch per reduce
-#: task (cpdist, ~0.2 µs a pair) instead of a cdist call each (~0.5 ms fixed per call)
-SMALL_TASK = 2048
+#: task (cpdist, ~0.2 µs a pair) instead of a cdist call each (~0.5 ms fixed per call);
+#: the planner's cost model knows the same bound
+SMALL_TASK = SMALL_CELLS
 #: rows of a triangle chunk at most: a chunk of rows [a, b) is computed against every
 #: column after a, so (b − a)²/2 of its cells lie left of the diagonal and are wasted; a
 #: block in one chunk computed twice its pairs. 128 rows keep that waste to 64 cells a
@@ -373,8 +375,10 @@ def compare_task(
                                         int(l1[k]), int(r0[k]), int(r1[k]), tri, comparisons,
                                         weights, threshold, out, cell_budget)
     s_ = np.flatnonzero(small)
-    stats.comparisons += _run_small(left, right, l0[s_], l1[s_], r0[s_], r1[s_], triangle[s_],
-                                    comparisons, weights, threshold, out, cell_budget)
+    done_small = _run_small(left, right, l0[s_], l1[s_], r0[s_], r1[s_], triangle[s_],
+                            comparisons, weights, threshold, out, cell_budget)
+    stats.comparisons += done_small
+    stats.small_comparisons += done_small
     if sink is not None:
         sink.write(table(out))
         pairs = frame(Collector(len(comparisons)))

@@ -64,7 +64,8 @@ def _stats(c: TaskCounter, write_seconds: float = 0.0, pairs: int | None = None,
     return TaskStats(task=c.task, comparisons=c.comparisons,
                      pairs=c.pairs if pairs is None else pairs, records=c.records,
                      match_tasks=c.match_tasks, seconds=c.seconds + extra_seconds,
-                     write_seconds=write_seconds, worker=_worker(), cells=c.cells)
+                     write_seconds=write_seconds, worker=_worker(), cells=c.cells,
+                     small_comparisons=c.small_comparisons)
 
 
 def _compare(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,

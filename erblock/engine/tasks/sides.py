@@ -39,6 +39,7 @@ class TaskCounter:
     seconds: float = 0.0
     cells: int = 0  #: similarity cells computed (comparisons plus what masks discard)
     kernel_calls: int = 0
+    small_comparisons: int = 0  #: of the comparisons, those in small match tasks
 
 
 class Side:
