@@ -8,8 +8,8 @@ and keeps the one with the lowest predicted makespan, except that a plan more th
 small calibration job can misprice replication, while idle threads are certain (measured:
 on one block of 1.28 B pairs with ``encode``, a calibration whose per-record cost had
 absorbed the small match tasks' comparisons, before those were priced apart, predicted
-``basic`` faster; it took 18.6 s against blocksplit's 10 s). The prediction and the table of candidates are
-the plan's :class:`~erblock.balancing.plan.Prediction`, which
+``basic`` faster; it took 18.6 s against blocksplit's 10 s). The prediction and the
+table of candidates are the plan's :class:`~erblock.balancing.plan.Prediction`, which
 :mod:`erblock.balancing.explain` shows.
 """
 

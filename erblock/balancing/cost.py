@@ -16,19 +16,20 @@ erblock's model of reduce task ``t``::
                 + per_record · records_t + per_match_task · match_tasks_t
 
 where ``small_t`` are the comparisons of its small match tasks (at most
-:data:`~erblock.balancing.plan.SMALL_CELLS` cells): the compare batches those as aligned
+:data:`~erblock.balancing.units.SMALL_CELLS` cells): the compare batches those as aligned
 pairs, one value fetched per pair, which costs per pair many times what a block's
 similarity matrix does (measured with four comparisons on historical_50k's names: about
-1 µs a pair, against 0.01-0.2 µs in a block's matrix). With one rate for both, a calibration charged the difference to
-the records (its record-heavy run is made of small blocks), and ``auto`` then overcharged
-replicating the records of a split block;
-and the makespan on ``T`` worker threads is ``overhead_per_job`` (what the route+compare
+1 µs a pair, against 0.01-0.2 µs in a block's matrix). With one rate for both, a
+calibration charged the difference to the records (its record-heavy run is made of small
+blocks), and ``auto`` then overcharged replicating the records of a split block.
+
+The makespan on ``T`` worker threads is ``overhead_per_job`` (what the route+compare
 phase costs whatever its size: building and submitting the graph, the shuffle's
 latency) plus the list schedule of these costs, largest first (the engine gives Dask the
-predicted load as task priority, so this is what the scheduler does): :func:`lpt_makespan`. The model is calibrated from what the cluster
-measured (:meth:`CostModel.fit` on a calibration job, :meth:`CostModel.from_report` on a
-previous run), never from assumed hardware figures, except for the documented defaults
-used when nothing was measured.
+predicted load as task priority, so this is what the scheduler does): :func:`lpt_makespan`.
+The model is calibrated from what the cluster measured (:meth:`CostModel.fit` on a
+calibration job, :meth:`CostModel.from_report` on a previous run), never from assumed
+hardware figures, except for the documented defaults used when nothing was measured.
 
 ``auto`` weighs candidate plans under this model: :mod:`erblock.balancing.auto`.
 """
@@ -140,8 +141,9 @@ class CostModel:
         ``match_tasks``, ``seconds`` (measured inside the task), optionally
         ``small_comparisons`` (those in small match tasks; none when absent), and the
         measured ``wall`` seconds of the route+compare phase. A comparison rate the runs
-        do not tell (no such comparisons, or fitted to 0) is taken to be the other one. The per-item costs come from a non-negative
-        least-squares fit of the task seconds (their intercept is the in-task overhead).
+        do not tell (no such comparisons, or fitted to 0) is taken to be the other one.
+        The per-item costs come from a non-negative least-squares fit of the task seconds
+        (their intercept is the in-task overhead).
         What the wall time holds beyond the list schedule of the measured task seconds is
         work outside the tasks (building and submitting the graph, routing and shuffling
         records, gathering the pairs kept). Two runs routing the same records with

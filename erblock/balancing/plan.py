@@ -98,7 +98,7 @@ class Plan:
         nl = size[m.left].astype(np.int64)
         cells = np.where(m.kind == TRIANGLE, nl * (nl - 1) // 2, nl * size[m.right])
         small = (m.kind != RANGE) & (cells <= SMALL_CELLS)
-        return np.bincount(self.match.reduce_task[small], weights=m.comparisons[small],
+        return np.bincount(m.reduce_task[small], weights=m.comparisons[small],
                            minlength=self.n_tasks)[: self.n_tasks].astype(np.int64)
 
     @property

@@ -14,17 +14,18 @@ records, few comparisons), which separates the per-record cost from the per-comp
 one: blocks of :data:`RECORD_BLOCK` (their comparisons are the small match tasks' ones,
 compared as aligned pairs and priced apart) and pairs (records nearly alone: with only
 the former, the per-record cost absorbed the aligned pairs' and came out several times
-what routing a record costs). :meth:`CostModel.fit` turns what the runs measured (per task
-seconds, comparisons, records, match tasks, and the wall time of route+compare) into
-per-comparison, per-record, per-match-task and per-reduce-task costs.
+what routing a record costs). :meth:`CostModel.fit` turns what the runs measured (per
+task seconds, comparisons and those in small match tasks, records, match tasks, and the
+wall time of route+compare) into per-comparison (in a matrix, and in small match
+tasks), per-record, per-match-task and per-reduce-task costs.
 
 The model keeps what the runs measured (:attr:`CostModel.measurements`, in the run
 report). It is cached for the session per (scheduler address, worker threads,
 comparisons, threshold), so a session pays for calibration once, and only for a job big
 enough to be worth it (:func:`worth_calibrating`: calibrating takes 1-3 s, a small job is
-planned with a model measured earlier in the session or the default one). A user can pass their own model instead
-(``cost_model=CostModel(...)``, a dict, or a previous :class:`~erblock.report.RunReport`),
-or ``cost_model="default"`` to skip calibration.
+planned with a model measured earlier in the session or the default one). A user can
+pass their own model instead (``cost_model=CostModel(...)``, a dict, or a previous
+:class:`~erblock.report.RunReport`), or ``cost_model="default"`` to skip calibration.
 """
 
 from __future__ import annotations
