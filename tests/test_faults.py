@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any
 
+import dask
 import numpy as np
 import pandas as pd
 import pytest
@@ -31,6 +32,12 @@ from erblock.engine.tasks.write import sort_pairs
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 N_TASKS = 24
+#: a worker fetching a dependency from the killed worker retries the refused connection
+#: until Dask's connect timeout (30 s by default) before it gives up and the scheduler
+#: reschedules; seen once as a 39 s run of a 9 s test. 10 s bounds that stall here, for
+#: the workers and for this process's client (which gathers the in-memory result)
+KILL_ENV = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "10s"}
+KILL_CONFIG = {"distributed.comm.timeouts.connect": "10s"}
 THRESHOLD = 0.8
 
 
@@ -86,7 +93,8 @@ def _kwargs(df: pd.DataFrame, client: Any, **extra: Any) -> dict[str, Any]:
 
 def test_worker_killed_mid_compare_output_parts_exact(job_frame, expected, tmp_path):
     out = tmp_path / "pairs"
-    with ProcCluster(n_workers=2) as pc, Client(pc.address, set_as_default=False) as c:
+    with dask.config.set(KILL_CONFIG), ProcCluster(n_workers=2, worker_env=KILL_ENV) as pc, \
+            Client(pc.address, set_as_default=False) as c:
         th, box = _run_in_thread(**_kwargs(job_frame, c, output=str(out)))
         pattern = str(out) + ".erblock-tmp-*/part-*.parquet"
         _wait_until(lambda: len(glob.glob(pattern)) >= 2 or not th.is_alive(),
@@ -114,7 +122,8 @@ def test_worker_killed_mid_compare_output_parts_exact(job_frame, expected, tmp_p
 
 def test_worker_killed_mid_compare_in_memory_equals_undisturbed_run(job_frame, expected,
                                                                     client):
-    with ProcCluster(n_workers=2) as pc, Client(pc.address, set_as_default=False) as c:
+    with dask.config.set(KILL_CONFIG), ProcCluster(n_workers=2, worker_env=KILL_ENV) as pc, \
+            Client(pc.address, set_as_default=False) as c:
         th, box = _run_in_thread(**_kwargs(job_frame, c, sort=True))
 
         def compare_tasks_done() -> int:
