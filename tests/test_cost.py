@@ -204,7 +204,7 @@ def test_fit_prices_the_comparisons_of_small_match_tasks_apart():
     # with one rate for both, the fit cannot be right about records and comparisons
     merged = [{k: v for k, v in r.items() if k != "small_comparisons"} for r in runs]
     one = CostModel.fit(merged, threads=2)
-    assert one.per_small_comparison is None or one.per_small_comparison == one.per_comparison
+    assert one.per_small_comparison == one.per_comparison
     assert abs(one.per_record - 3e-6) > 0.5e-6 or abs(one.per_comparison - 1e-8) > 1e-9
     # runs without small match tasks say nothing of their rate: it is the other one
     big = CostModel.fit([_simulated_run(truth, items, 2, 2),
