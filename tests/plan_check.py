@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from erblock.balancing.bdm import BDM
+from erblock.balancing.units import SMALL_CELLS
 from erblock.engine.schema import RID_SHIFT
-from erblock.engine.tasks.compare import SMALL_TASK, compare_task
+from erblock.engine.tasks.compare import compare_task
 from erblock.engine.tasks.route import record_units, route_partition
 from erblock.matchers.comparisons import Comparison
 
@@ -56,7 +57,7 @@ def route_all(records: pd.DataFrame, plan) -> pd.DataFrame:
 
 
 def compare_all(plan, routed: pd.DataFrame, cell_budget: int = 1 << 21,
-                stats: list | None = None, small_task: int = SMALL_TASK,
+                stats: list | None = None, small_task: int = SMALL_CELLS,
                 frames: list | None = None) -> tuple[Counter, np.ndarray]:
     """Run every reduce task's match tasks; (pair multiset, comparisons per reduce task).
     ``stats`` collects what every reduce task counted, ``frames`` its pairs."""

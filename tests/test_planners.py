@@ -13,7 +13,7 @@ from strategies import bdms
 
 from erblock.balancing import BDM, lpt, plan_basic, plan_blocksplit, round_robin
 from erblock.balancing.strategies.blocksplit import piece_sizes
-from erblock.engine.tasks.compare import SMALL_TASK
+from erblock.balancing.units import SMALL_CELLS
 from erblock.engine.tasks.route import route_partition
 
 
@@ -137,10 +137,10 @@ def test_batched_small_tasks_equal_the_matrix_path(bdm, r):
     routed = route_all(records, plan_blocksplit(bdm, r))
     plan = plan_blocksplit(bdm, r)
     out = {}
-    for small in (SMALL_TASK, -1):
+    for small in (SMALL_CELLS, -1):
         frames = []
         got, done = compare_all(plan, routed, small_task=small, frames=frames)
         pairs = pd.concat(frames, ignore_index=True).sort_values(["left_id", "right_id"])
         out[small] = (got, done.tolist(), pairs.reset_index(drop=True))
-    assert out[SMALL_TASK][:2] == out[-1][:2]
-    pd.testing.assert_frame_equal(out[SMALL_TASK][2], out[-1][2])
+    assert out[SMALL_CELLS][:2] == out[-1][:2]
+    pd.testing.assert_frame_equal(out[SMALL_CELLS][2], out[-1][2])

@@ -111,8 +111,10 @@ def derivation_of(key_pieces: list[pd.Series], text: pd.Series, seed: int = 0
         return Derivation(0.0, 0.0, 0)
     shuffled = t.iloc[np.random.default_rng(seed).permutation(n)].reset_index(drop=True)
     out = []
-    for part in key_pieces:  # the key, then each piece of a glued key on its own
+    for i, part in enumerate(key_pieces):  # the key, then each piece of a glued key
         k = part.reset_index(drop=True)[both].reset_index(drop=True)
+        if i and not k.to_numpy(dtype=object).astype(bool).any():
+            continue  # no key of several pieces: this piece is "" throughout, never derived
         out.append(Derivation(float(_starts(k, t).mean()), float(_starts(k, shuffled).mean()),
                               n))
         if out[-1].derived:

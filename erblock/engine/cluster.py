@@ -206,13 +206,26 @@ def close_remote(address: str | None = None) -> None:
                 c.close()
 
 
-def total_threads(client: Client) -> int:
-    """Worker threads of the cluster (at least 1)."""
+def _workers(client: Client) -> dict[str, Any]:
     try:
         info = client.scheduler_info(n_workers=-1)
     except TypeError:  # older distributed
         info = client.scheduler_info()
-    return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+    return dict(info.get("workers", {}))
+
+
+def total_threads(client: Client) -> int:
+    """Worker threads of the cluster (at least 1)."""
+    return max(1, sum(w.get("nthreads", 1) for w in _workers(client).values()))
+
+
+def worker_slots(client: Client) -> list[str]:
+    """One worker address per worker thread, interleaved (``a, b, a, b`` for two workers
+    of two threads): where to place tasks in turn (empty while no worker is connected)."""
+    threads = {a: max(1, int(w.get("nthreads", 1))) for a, w in _workers(client).items()}
+    slots = [a for i in range(max(threads.values(), default=0))
+             for a, n in sorted(threads.items()) if i < n]
+    return slots
 
 
 def dashboard_link(client: Client) -> str | None:

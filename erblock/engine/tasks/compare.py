@@ -57,10 +57,9 @@ from .sides import Collector, Side, TaskCounter, assemble, pair_table, structure
 from .write import PartWriter
 
 SMALL_BATCH = 1 << 10  # a batch of block runs may waste this many cells whatever its size
-#: match tasks with at most this many cells go through one aligned-pairs batch per reduce
-#: task (cpdist, ~0.2 µs a pair) instead of a cdist call each (~0.5 ms fixed per call);
-#: the planner's cost model knows the same bound
-SMALL_TASK = SMALL_CELLS
+# match tasks with at most SMALL_CELLS cells (the planner's cost model knows the same
+# bound) go through one aligned-pairs batch per reduce task (cpdist, ~0.2 µs a pair)
+# instead of a cdist call each (~0.5 ms fixed per call)
 #: rows of a triangle chunk at most: a chunk of rows [a, b) is computed against every
 #: column after a, so (b − a)²/2 of its cells lie left of the diagonal and are wasted; a
 #: block in one chunk computed twice its pairs. 128 rows keep that waste to 64 cells a
@@ -311,7 +310,7 @@ def compare_task(
     cell_budget: int = DEFAULT_CELL_BUDGET,
     pair_values: Sequence[Comparison] = (),
     pass_of_pair: bool = False,
-    small_task: int = SMALL_TASK,
+    small_task: int = SMALL_CELLS,
     encode: str = "auto",
     sink: PartWriter | None = None,
     windows: Sequence[int] = (),

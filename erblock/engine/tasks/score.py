@@ -2,8 +2,9 @@
 
 Phase 1: a reduce task's pairs are kept in worker memory (:class:`KeptTask`, a Dask
 future) and only :func:`summarize_kept` — the model's small summary — goes to the
-client; :func:`random_summaries` compares all pairs of a record sample (random pairs) in
-row ranges (:func:`row_ranges`) and summarises them with the model. Phase 2
+client; :func:`random_summaries` compares all pairs of a record sample (random pairs,
+prepared once per run by :func:`prepare_sample`) in row ranges (:func:`row_ranges`) and
+summarises them with the model. Phase 2
 (:func:`score_pairs`): the fitted model scores kept pairs where they are and the run's
 threshold applies to the model's decision column.
 """
@@ -18,7 +19,9 @@ import numpy as np
 import pandas as pd
 
 from ...matchers.comparisons import Comparison
+from ...matchers.methods import Prepared
 from ...matchers.scoring.base import ScoringModel, model_columns
+from .encoded import Encoded, block_encoding, encode
 from .keysets import first_shared
 
 
@@ -57,28 +60,55 @@ def score_pairs(pairs: pd.DataFrame, model: ScoringModel, threshold: float | Non
     return out
 
 
-def random_summaries(left: pd.DataFrame, right: pd.DataFrame | None,
-                     comparisons: Sequence[Comparison], value_columns: Sequence[str],
-                     model: ScoringModel, cell_budget: int,
-                     rows: tuple[int, int] | None = None, n_passes: int = 1,
-                     windows: Sequence[int] = ()) -> list[Any]:
+@dataclass
+class PreparedSample:
+    """A record sample with every compared column prepared once (and dictionary-encoded,
+    :func:`.encoded.encode`), shared by all random-pair tasks of a run: preparing (dates
+    parsed, texts tokenised) cost each task as much as half its comparisons."""
+
+    frame: pd.DataFrame  # the sampled records (:func:`.keysets.first_shared` reads keys)
+    columns: list[Prepared]
+    encoded: list[Encoded | None]
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+
+def prepare_sample(sample: pd.DataFrame, comparisons: Sequence[Comparison],
+                   value_columns: Sequence[str]) -> PreparedSample:
+    """Prepare and encode the compared columns of a record sample (one task per source)."""
+    sample = sample.reset_index(drop=True)
+    cols = [c.prepare(sample[v]) for c, v in zip(comparisons, value_columns)]
+    return PreparedSample(sample, cols, [encode(p) for p in cols])
+
+
+def random_summaries(left: PreparedSample, right: PreparedSample | None,
+                     comparisons: Sequence[Comparison], model: ScoringModel,
+                     cell_budget: int, rows: tuple[int, int] | None = None,
+                     n_passes: int = 1, windows: Sequence[int] = ()) -> list[Any]:
     """The model's summaries of all pairs of sampled records, chunk by chunk.
 
     Dedupe (``right`` None): pairs i < j of ``left``; link: ``left`` × ``right``. Only
     left rows ``rows = (start, stop)`` when given (so several tasks share the work). Each
-    chunk holds at most ``cell_budget`` pairs. With several key passes the model also
-    learns the first pass each pair agrees on (:func:`.keysets.first_shared`;
-    ``windows``: each sorted-neighbourhood pass's window, 0 for other passes).
+    chunk holds at most ``cell_budget`` pairs. A comparison whose distinct values are few
+    against the task's pairs (names, cities, codes) is computed once per distinct value
+    pair and gathered by code (:func:`.encoded.block_encoding`: the same values, bit for
+    bit). With several key passes the model also learns the first pass each pair agrees
+    on (:func:`.keysets.first_shared`; ``windows``: each sorted-neighbourhood pass's
+    window, 0 for other passes).
     """
     dedupe = right is None
-    right = left if right is None else right
-    lv = [c.prepare(left[v].reset_index(drop=True)) for c, v in zip(comparisons, value_columns)]
-    rv = [c.prepare(right[v].reset_index(drop=True)) for c, v in zip(comparisons, value_columns)]
-    nl, nr = len(left), len(right)
+    other = left if right is None else right
+    nl, nr = len(left), len(other)
     out: list[Any] = []
     if nl == 0 or nr == 0:
         return out
     start, stop = (0, nl) if rows is None else (max(0, rows[0]), min(nl, rows[1]))
+    lo = start + 1 if dedupe else 0  # the first column any row of the task meets
+    if start >= stop or lo >= nr:
+        return out
+    codes = block_encoding(left.encoded, other.encoded, start, stop, lo, nr, dedupe,
+                           comparisons, None, cell_budget=cell_budget)
     chunk = max(1, cell_budget // nr)
     for a in range(start, stop, chunk):
         b = min(a + chunk, stop)
@@ -90,11 +120,14 @@ def random_summaries(left: pd.DataFrame, right: pd.DataFrame | None,
         # one float64 row per comparison, filled once: the frame below is a view of it
         # (a frame built from separate arrays copies them all into one block)
         block = np.empty((len(comparisons), n))
-        for k, (c, lk, rk) in enumerate(zip(comparisons, lv, rv)):
-            mat = c.matrix(lk.take(slice(a, b)), rk.take(slice(c0, nr)))
+        for k, c in enumerate(comparisons):
+            coded = codes[k]
+            mat = (coded.gather(a - start, b - start, c0 - lo, nr - lo) if coded is not None
+                   else c.matrix(left.columns[k].take(slice(a, b)),
+                                 other.columns[k].take(slice(c0, nr))))
             block[k] = (mat if mask is None else mat[mask]).ravel()
         sims = pd.DataFrame(block.T, columns=[c.name for c in comparisons], copy=False)
-        first = first_shared(left, None if dedupe else right, n_passes, windows,
+        first = first_shared(left.frame, None if dedupe else other.frame, n_passes, windows,
                              slice(a, b), slice(c0, nr))
         if first is None:
             out.append(model.summarize_random(sims))
