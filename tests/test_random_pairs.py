@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster, get_task_stream
+from distributed import Client, LocalCluster, SchedulerPlugin, get_task_stream
 
 import erblock
 from erblock.datasets import generate
@@ -52,6 +52,15 @@ def sample():
     return df, comps, model
 
 
+def _encoded(left, other, comps, rows, budget, link, always=False):
+    """Names of the comparisons random_summaries encodes for a task of ``rows``."""
+    a, b = rows or (0, len(left))
+    codes = block_encoding(left.encoded, other.encoded, a, b, 0 if link else a + 1,
+                           len(other), not link, comps, None, always=always,
+                           cell_budget=budget)
+    return [c.name for c, x in zip(comps, codes) if x is not None]
+
+
 @pytest.mark.parametrize("link", [False, True])
 def test_encoded_random_pairs_equal_the_direct_kernel(sample, link):
     df, comps, model = sample
@@ -59,21 +68,35 @@ def test_encoded_random_pairs_equal_the_direct_kernel(sample, link):
     left = prepare_sample(df.iloc[:400], comps, cols)
     right = prepare_sample(df.iloc[400:], comps, cols) if link else None
     other = right if link else left
-    # the repeated names and cities are encoded for this task (the sample is big enough)
-    codes = block_encoding(left.encoded, other.encoded, 50, 300, 0 if link else 51,
-                           len(other), not link, comps, None, cell_budget=1 << 22)
-    encoded = [c.name for c, x in zip(comps, codes) if x is not None]
-    assert "first_name_name" in encoded and "city_name" in encoded, encoded
-    assert "dob_date" not in encoded  # nearly all distinct: the kernel stays
-    for rows, budget in (((50, 300), 10_000), (None, 1 << 20)):  # many chunks, one
+    # several chunks of a task that starts mid-sample (every gather offset non-zero),
+    # then the whole sample in one chunk
+    for rows, budget in (((50, 300), 30_000), (None, 1 << 20)):
+        encoded = _encoded(left, other, comps, rows, budget, link)
+        # the repeated cities are encoded; dates, nearly all distinct, stay on the kernel
+        assert "city_name" in encoded and "dob_date" not in encoded, encoded
         got = random_summaries(left, right, comps, model, budget, rows)
         want = random_summaries(_direct(left), None if right is None else _direct(right),
                                 comps, model, budget, rows)
-        assert len(got) == len(want) > 0
+        assert len(got) == len(want) > (2 if rows else 0)
         assert all(_same(a, b) for a, b in zip(got, want))
         n = sum(s[1] for s in got)
         a, b = rows or (0, 400)
         assert n == (sum(400 - 1 - i for i in range(a, b)) if not link else (b - a) * 300)
+
+
+def test_encode_option_reaches_the_random_pairs(sample):
+    df, comps, model = sample
+    cols = [c.column for c in comps]
+    never = prepare_sample(df.iloc[:400], comps, cols, "never")
+    assert never.encoded == [None] * len(comps)
+    left = prepare_sample(df.iloc[:400], comps, cols)
+    auto = _encoded(left, left, comps, None, 1 << 20, False)
+    always = _encoded(left, left, comps, None, 1 << 20, False, always=True)
+    assert set(auto) < set(always) and "dob_date" in always
+    want = random_summaries(never, None, comps, model, 1 << 20)
+    for mode in ("auto", "always"):
+        got = random_summaries(left, None, comps, model, 1 << 20, mode=mode)
+        assert all(_same(a, b) for a, b in zip(got, want))
 
 
 def test_worker_slots_interleave_the_workers_threads():
@@ -85,15 +108,39 @@ def test_worker_slots_interleave_the_workers_threads():
     assert slots == [addresses[0], addresses[1], addresses[0], addresses[1]]
 
 
-def test_random_pair_tasks_run_on_every_worker(client):
+class _Placements(SchedulerPlugin):
+    """Records the worker restrictions of the random-pair tasks the scheduler receives."""
+
+    name = "erblock-test-placements"
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[tuple[str, ...], bool]] = []
+        self.scheduler: Any = None
+
+    async def start(self, scheduler: Any) -> None:
+        self.scheduler = scheduler
+
+    def transition(self, key: Any, start: str, finish: str, *args: Any, **kw: Any) -> None:
+        if start == "released" and "random_summaries" in str(key):
+            ts = self.scheduler.tasks[key]
+            self.seen.append((tuple(sorted(ts.worker_restrictions or ())),
+                              bool(ts.loose_restrictions)))
+
+
+def test_random_pair_tasks_prefer_each_worker_thread_in_turn(cluster, client):
     df, _ = generate(1500, kind="person", task="dedupe", seed=5)
-    with get_task_stream(client) as ts:
-        pairs = erblock.dedupe(df, key="block_key", compare=COMPARE, client=client,
-                               scoring=FellegiSunter(u_pairs=400_000))
-    ran = {}
-    for d in ts.data:
-        if "random_summaries" in str(d["key"]):
-            ran[d["worker"]] = ran.get(d["worker"], 0) + 1
-    assert len(ran) == len(client.scheduler_info()["workers"]) == 2, ran
-    assert sum(ran.values()) == 4  # two row ranges per worker thread
+    plugin = _Placements()
+    cluster.scheduler.add_plugin(plugin)
+    plugin.scheduler = cluster.scheduler
+    try:
+        with get_task_stream(client) as ts:
+            pairs = erblock.dedupe(df, key="block_key", compare=COMPARE, client=client,
+                                   scoring=FellegiSunter(u_pairs=400_000))
+    finally:
+        cluster.scheduler.remove_plugin(name=plugin.name)
+    workers = sorted(client.scheduler_info()["workers"])
+    # two row ranges per worker thread, each restricted (loosely) to one worker in turn
+    assert sorted(plugin.seen) == sorted([((w,), True) for w in workers] * 2), plugin.seen
+    ran = {d["worker"] for d in ts.data if "random_summaries" in str(d["key"])}
+    assert ran == set(workers)
     assert len(pairs) > 0

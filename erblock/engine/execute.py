@@ -231,7 +231,8 @@ def _random_pair_futures(client: Client, job: Job, sources: Sequence[Source],
     for s, f in zip(sources, _sample_fractions(job, records, pairs)):
         parts = [dask.delayed(sample_records)(p, f, seed) for p in s.parts]
         sample = dask.delayed(pd.concat)(parts, ignore_index=True)
-        samples.append(dask.delayed(prepare_sample)(sample, job.comparisons, vcols))
+        samples.append(dask.delayed(prepare_sample)(sample, job.comparisons, vcols,
+                                                    job.options.encode))
     samples = client.persist(samples)  # released with the last reference
     sizes = client.compute([dask.delayed(len)(s) for s in samples], sync=True)
     right = samples[1] if job.link else None
@@ -240,9 +241,9 @@ def _random_pair_futures(client: Client, job: Job, sources: Sequence[Source],
     windows = tuple(window_of(k) for k in job.keys)
     tasks = [dask.delayed(random_summaries)(samples[0], right, job.comparisons, model_d,
                                             job.options.cell_budget, rows, len(job.keys),
-                                            windows) for rows in ranges]
+                                            windows, job.options.encode) for rows in ranges]
     # each task prefers a worker thread in turn (any worker may still take it): left to
-    # locality, all of them queued where the sample was made (seen: 3 of 4 on one worker)
+    # locality, most of them queued where the sample was made (seen: 3 of 4 on one worker)
     if not slots:
         return list(client.compute(tasks))
     return [client.compute(t, workers=[slots[i % len(slots)]], allow_other_workers=True)

@@ -75,17 +75,20 @@ class PreparedSample:
 
 
 def prepare_sample(sample: pd.DataFrame, comparisons: Sequence[Comparison],
-                   value_columns: Sequence[str]) -> PreparedSample:
-    """Prepare and encode the compared columns of a record sample (one task per source)."""
+                   value_columns: Sequence[str], mode: str = "auto") -> PreparedSample:
+    """Prepare and encode the compared columns of a record sample (one task per source;
+    ``mode`` as the run's ``encode=`` option: "never" encodes none)."""
     sample = sample.reset_index(drop=True)
     cols = [c.prepare(sample[v]) for c, v in zip(comparisons, value_columns)]
-    return PreparedSample(sample, cols, [encode(p) for p in cols])
+    return PreparedSample(sample, cols,
+                          [None if mode == "never" else encode(p) for p in cols])
 
 
 def random_summaries(left: PreparedSample, right: PreparedSample | None,
                      comparisons: Sequence[Comparison], model: ScoringModel,
                      cell_budget: int, rows: tuple[int, int] | None = None,
-                     n_passes: int = 1, windows: Sequence[int] = ()) -> list[Any]:
+                     n_passes: int = 1, windows: Sequence[int] = (),
+                     mode: str = "auto") -> list[Any]:
     """The model's summaries of all pairs of sampled records, chunk by chunk.
 
     Dedupe (``right`` None): pairs i < j of ``left``; link: ``left`` × ``right``. Only
@@ -93,9 +96,11 @@ def random_summaries(left: PreparedSample, right: PreparedSample | None,
     chunk holds at most ``cell_budget`` pairs. A comparison whose distinct values are few
     against the task's pairs (names, cities, codes) is computed once per distinct value
     pair and gathered by code (:func:`.encoded.block_encoding`: the same values, bit for
-    bit). With several key passes the model also learns the first pass each pair agrees
-    on (:func:`.keysets.first_shared`; ``windows``: each sorted-neighbourhood pass's
-    window, 0 for other passes).
+    bit; ``mode`` as the run's ``encode=`` option). Those distinct-pair matrices are made
+    once per task, each of at most a quarter of the task's pairs ("always": any size) and
+    of ``min(cell_budget, ENCODE_MAX_CELLS)`` cells. With several key passes the model
+    also learns the first pass each pair agrees on (:func:`.keysets.first_shared`;
+    ``windows``: each sorted-neighbourhood pass's window, 0 for other passes).
     """
     dedupe = right is None
     other = left if right is None else right
@@ -108,7 +113,8 @@ def random_summaries(left: PreparedSample, right: PreparedSample | None,
     if start >= stop or lo >= nr:
         return out
     codes = block_encoding(left.encoded, other.encoded, start, stop, lo, nr, dedupe,
-                           comparisons, None, cell_budget=cell_budget)
+                           comparisons, None, always=mode == "always",
+                           cell_budget=cell_budget)
     chunk = max(1, cell_budget // nr)
     for a in range(start, stop, chunk):
         b = min(a + chunk, stop)
