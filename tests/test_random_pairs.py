@@ -1,5 +1,5 @@
 """Random record pairs (u of the Fellegi-Sunter model): the sample prepared once, the
-comparisons encoded where values repeat, the tasks spread over the workers."""
+comparisons encoded where values repeat, each task preferring the next worker thread."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster, SchedulerPlugin, get_task_stream
+from distributed import Client, LocalCluster, SchedulerPlugin
 
 import erblock
 from erblock.datasets import generate
@@ -113,11 +113,8 @@ class _Placements(SchedulerPlugin):
 
     name = "erblock-test-placements"
 
-    def __init__(self) -> None:
+    def __init__(self, scheduler: Any) -> None:
         self.seen: list[tuple[tuple[str, ...], bool]] = []
-        self.scheduler: Any = None
-
-    async def start(self, scheduler: Any) -> None:
         self.scheduler = scheduler
 
     def transition(self, key: Any, start: str, finish: str, *args: Any, **kw: Any) -> None:
@@ -129,18 +126,15 @@ class _Placements(SchedulerPlugin):
 
 def test_random_pair_tasks_prefer_each_worker_thread_in_turn(cluster, client):
     df, _ = generate(1500, kind="person", task="dedupe", seed=5)
-    plugin = _Placements()
+    plugin = _Placements(cluster.scheduler)  # the in-process cluster's scheduler
     cluster.scheduler.add_plugin(plugin)
-    plugin.scheduler = cluster.scheduler
     try:
-        with get_task_stream(client) as ts:
-            pairs = erblock.dedupe(df, key="block_key", compare=COMPARE, client=client,
-                                   scoring=FellegiSunter(u_pairs=400_000))
+        pairs = erblock.dedupe(df, key="block_key", compare=COMPARE, client=client,
+                               scoring=FellegiSunter(u_pairs=400_000))
     finally:
         cluster.scheduler.remove_plugin(name=plugin.name)
     workers = sorted(client.scheduler_info()["workers"])
-    # two row ranges per worker thread, each restricted (loosely) to one worker in turn
+    # two row ranges per worker thread, each restricted (loosely: work stealing and a
+    # worker's death may still move it) to one worker in turn
     assert sorted(plugin.seen) == sorted([((w,), True) for w in workers] * 2), plugin.seen
-    ran = {d["worker"] for d in ts.data if "random_summaries" in str(d["key"])}
-    assert ran == set(workers)
     assert len(pairs) > 0
