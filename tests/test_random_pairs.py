@@ -138,3 +138,38 @@ def test_random_pair_tasks_prefer_each_worker_thread_in_turn(cluster, client):
     # worker's death may still move it) to one worker in turn
     assert sorted(plugin.seen) == sorted([((w,), True) for w in workers] * 2), plugin.seen
     assert len(pairs) > 0
+
+
+def test_sample_shares_a_column_prepared_alike(sample):
+    """Two comparisons of one column whose methods prepare it alike hold one prepared
+    column and one encoding (as a reduce task's Side does); another method of the same
+    column prepares its own."""
+    df, _, _ = sample
+    comps = as_comparisons([("surname", "jaro_winkler"), ("surname", "jaro"),
+                            ("surname", "exact"), ("city", "jaro_winkler")])
+    same = comps[0].kernel.prepare_key() == comps[1].kernel.prepare_key()
+    prepared = prepare_sample(df.iloc[:300], comps, [c.column for c in comps])
+    assert (prepared.columns[0] is prepared.columns[1]) == same
+    assert (prepared.encoded[0] is prepared.encoded[1]) == same
+    assert prepared.columns[3] is not prepared.columns[0]
+    alone = prepare_sample(df.iloc[:300], comps[1:2], ["surname"])
+    np.testing.assert_array_equal(alone.columns[0].values, prepared.columns[1].values)
+
+
+def test_held_memory_is_what_dask_counts(sample):
+    """Dask sizes a future's value with sys.getsizeof unless the object says better: the
+    kept pairs and the prepared sample report the arrays they hold, shared ones once."""
+    from dask.sizeof import sizeof
+
+    from erblock.engine.tasks.score import KeptTask
+
+    df, comps, _ = sample
+    pairs = df.assign(text_id=df["surname"].astype(object))
+    deep = int(pairs.memory_usage(deep=True).sum())
+    assert 0.8 * deep < sizeof(KeptTask(pairs, {"task": 1})) < 1.25 * deep
+    cols = [c.column for c in comps]
+    prepared = prepare_sample(df, comps, cols)
+    frame = int(df.memory_usage(deep=True).sum())
+    assert sizeof(prepared) > frame + sum(p.values.nbytes for p in prepared.columns)
+    twice = prepare_sample(df, [*comps, comps[0]], [*cols, cols[0]])
+    assert sizeof(twice) == sizeof(prepared)  # the repeated comparison shares its column

@@ -77,11 +77,12 @@ class CostModel:
                                                                  repr=False)
 
     def __post_init__(self) -> None:
-        for name in ("overhead_per_task", "per_comparison", "per_small_comparison",
-                     "per_record", "per_match_task", "overhead_per_job"):
+        rates = ["overhead_per_task", "per_comparison", "per_record", "per_match_task",
+                 "overhead_per_job"]
+        if self.per_small_comparison is not None:  # None: per_comparison's rate
+            rates.append("per_small_comparison")
+        for name in rates:
             value = getattr(self, name)
-            if value is None and name == "per_small_comparison":
-                continue
             if (not isinstance(value, (int, float)) or isinstance(value, bool)
                     or not math.isfinite(value) or value < 0):
                 raise ValueError(

@@ -40,7 +40,6 @@ from .units import (
     KIND_NAMES,
     RANGE,
     RECTANGLE,
-    SMALL_CELLS,
     TRIANGLE,
     WHOLE,
     Candidate,
@@ -50,6 +49,7 @@ from .units import (
     UnitBuilder,
     Units,
     check_n_tasks,
+    small_match_tasks,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -92,12 +92,11 @@ class Plan:
 
     @cached_property
     def small_loads(self) -> np.ndarray:
-        """Comparisons per reduce task in small match tasks (at most :data:`SMALL_CELLS`
-        cells; int64), which the compare batches as aligned pairs."""
+        """Comparisons per reduce task in small match tasks
+        (:func:`~erblock.balancing.units.small_match_tasks`; int64), which the compare
+        batches as aligned pairs."""
         m, size = self.match, self.units.size
-        nl = size[m.left].astype(np.int64)
-        cells = np.where(m.kind == TRIANGLE, nl * (nl - 1) // 2, nl * size[m.right])
-        small = (m.kind != RANGE) & (cells <= SMALL_CELLS)
+        small = small_match_tasks(m.kind, size[m.left], size[m.right])
         return np.bincount(m.reduce_task[small], weights=m.comparisons[small],
                            minlength=self.n_tasks)[: self.n_tasks].astype(np.int64)
 

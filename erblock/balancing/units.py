@@ -26,6 +26,17 @@ WHOLE = -1  #: part/piece value of a unit that holds a whole block (or cell) of 
 SMALL_CELLS = 2048
 
 
+def small_match_tasks(kind: np.ndarray, n_left: np.ndarray, n_right: np.ndarray,
+                      limit: int = SMALL_CELLS) -> np.ndarray:
+    """Which match tasks are small (see :data:`SMALL_CELLS`): a TRIANGLE or RECTANGLE
+    whose ``n_left`` × ``n_right`` records (a triangle's own ``n_left`` records; its
+    ``n_right`` is not read) make at most ``limit`` cells. The planner (pricing) and the
+    compare (batching) both ask this, so they agree on every task."""
+    nl = np.asarray(n_left, dtype=np.int64)
+    cells = np.where(kind == TRIANGLE, nl * (nl - 1) // 2, nl * np.asarray(n_right, np.int64))
+    return (kind != RANGE) & (cells <= limit)
+
+
 @dataclass(frozen=True)
 class Units:
     """Unit table: unit ``u`` is (block[u], src[u], part[u], piece[u]) with size[u] records.

@@ -40,7 +40,7 @@ import pandas as pd
 
 from ...balancing.plan import RANGE, TRIANGLE, Plan
 from ...balancing.ranges import range_bands
-from ...balancing.units import SMALL_CELLS
+from ...balancing.units import SMALL_CELLS, small_match_tasks
 from ...matchers.comparisons import Comparison
 from ..job import DEFAULT_CELL_BUDGET
 from .encoded import ENCODED_CHUNK_CELLS, BlockCodes, block_encoding, pushdown, slab_rows
@@ -361,9 +361,8 @@ def compare_task(
     l0, l1 = left.slices_of(m.left[mts])
     r0, r1 = right.slices_of(m.right[mts])
     r0, r1 = np.where(triangle, l0, r0), np.where(triangle, l1, r1)
-    nl = l1 - l0
-    cells = np.where(triangle, nl * (nl - 1) // 2, nl * (r1 - r0))
-    small = (kind != RANGE) & (cells <= small_task)  # batched as aligned pairs below
+    # batched as aligned pairs below
+    small = small_match_tasks(kind, l1 - l0, r1 - r0, small_task)
     for k in np.flatnonzero(~small).tolist():  # largest first, as planned
         if kind[k] == RANGE:
             stats.comparisons += _run_range(task, plan, int(mts[k]), left, right, link,

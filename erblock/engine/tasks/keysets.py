@@ -7,13 +7,13 @@ from the two records' own keys, which every prepared row carries
 (:func:`erblock.engine.tasks.prepare.key_lists`), so no task needs another's data.
 
 :class:`PassKeys` holds the keys of one reduce task's two sides for every pass: a
-single-valued pass as one int64 id per row, a multi-valued pass as sparse row × key
-incidence matrices over one vocabulary shared by both sides (scipy CSR, columns in id
-order). For a multi-valued pass ``q`` the left matrix keeps, per row, what rules the pair
-out: all its keys of pass ``q`` when the row belongs to a later pass, its keys smaller
-than its own block when it belongs to pass ``q``, nothing when to an earlier pass. A
-pair is redundant when that row shares a key with the right record's pass-``q`` keys,
-i.e. when the product of the two matrices is non-zero there.
+single-valued pass as one int64 id per row, a multi-valued pass as row × key
+incidences over one vocabulary shared by both sides (:class:`Incidence`: compressed
+rows, key codes in id order). For a multi-valued pass ``q`` the left incidence keeps,
+per row, what rules the pair out: all its keys of pass ``q`` when the row belongs to a
+later pass, its keys smaller than its own block when it belongs to pass ``q``, nothing
+when to an earlier pass. A pair is redundant when that row shares a key with the right
+record's pass-``q`` keys (:func:`shared_cells`, :func:`shared_aligned`).
 
 A sorted-neighbourhood pass ``q`` (its window ``w`` given by the engine) keeps each
 record's position in the order; in its own blocks a pair stays when the two records are
@@ -23,7 +23,8 @@ less than ``w`` apart and the earlier one lies in the block's first chunk (the r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -58,6 +59,82 @@ def _packed(dtype: object) -> bool:
     return isinstance(dtype, pd.ArrowDtype) and pa.types.is_binary(dtype.pyarrow_dtype)
 
 
+#: (row, column) cells a batch of :func:`shared_cells` holds at most (with repeats: a cell
+#: counts once per key its two rows share)
+SHARED_BATCH = 1 << 20
+
+
+class Incidence(NamedTuple):
+    """Row × key incidence in compressed-row form: row ``i``'s keys are
+    ``keys[start[i]:start[i + 1]]`` (key codes, any order)."""
+
+    start: np.ndarray
+    keys: np.ndarray
+
+    @classmethod
+    def of(cls, rows: np.ndarray, keys: np.ndarray, n_rows: int) -> Incidence:
+        """From (row, key) entries whose rows are non-decreasing."""
+        return cls(np.searchsorted(rows, np.arange(n_rows + 1)), keys)
+
+    def matrix(self, n_keys: int) -> sparse.csr_matrix:
+        """As a scipy CSR matrix of ``n_keys`` columns (codes non-negative, < n_keys)."""
+        return sparse.csr_matrix((np.ones(len(self.keys), np.int32), self.keys, self.start),
+                                 shape=(len(self.start) - 1, n_keys))
+
+    def entries(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """(row − a, key) of every entry of rows [a, b)."""
+        lo, hi = int(self.start[a]), int(self.start[b])
+        rows = np.repeat(np.arange(b - a, dtype=np.int64), np.diff(self.start[a:b + 1]))
+        return rows, self.keys[lo:hi]
+
+
+def shared_cells(left: Incidence, right: Incidence, a: int, b: int, c: int, d: int,
+                 batch: int = SHARED_BATCH) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The cells (row − a, column − c) of rows [a, b) of ``left`` × rows [c, d) of
+    ``right`` whose two rows share a key, in batches of about ``batch`` cells (a cell
+    comes once per key the two rows share).
+
+    The non-zeros of the product of the two incidence matrices, as a join of the two
+    slices' key arrays with numpy: a triangle's small row chunks ask this hundreds of
+    times per task, and scipy's per-call cost (slicing, building and converting sparse
+    matrices) was most of a token-blocking task's time."""
+    lrows, lkeys = left.entries(a, b)
+    rcols, rkeys = right.entries(c, d)
+    if not len(lkeys) or not len(rkeys):
+        return
+    order = np.argsort(rkeys, kind="stable")
+    sorted_keys, rcols = rkeys[order], rcols[order]
+    lo = np.searchsorted(sorted_keys, lkeys, side="left")
+    count = np.searchsorted(sorted_keys, lkeys, side="right") - lo
+    ends = np.cumsum(count)
+    total = int(ends[-1])
+    # left entries [e0, e1) make at most ``batch`` cells (at least one entry a batch)
+    e0, done = 0, 0
+    while done < total:
+        e1 = max(e0 + 1, int(np.searchsorted(ends, done + batch, side="right")))
+        n = count[e0:e1]
+        m = int(ends[e1 - 1]) - done
+        if m:
+            # each entry's run of right positions lo .. lo + n - 1, laid end to end
+            start = np.repeat(lo[e0:e1] - (np.cumsum(n) - n), n)
+            yield np.repeat(lrows[e0:e1], n), rcols[start + np.arange(m)]
+        e0, done = e1, int(ends[e1 - 1])
+
+
+def shared_aligned(left: Incidence, right: Incidence, li: np.ndarray, rj: np.ndarray
+                   ) -> np.ndarray:
+    """Whether the aligned pairs (row ``li[k]`` of ``left``, row ``rj[k]`` of ``right``)
+    share a key (key codes non-negative, as :meth:`PassKeys._sets` makes them).
+
+    scipy's row-wise product of the two gathered matrices: it merges each pair's two
+    key lists in one pass, where a join of all the pairs' keys would sort them."""
+    n_keys = int(max(left.keys.max(initial=-1), right.keys.max(initial=-1))) + 1
+    if n_keys == 0 or not len(li):
+        return np.zeros(len(li), dtype=bool)
+    lm, rm = left.matrix(n_keys)[li], right.matrix(n_keys)[rj]
+    return np.asarray(lm.multiply(rm).getnnz(axis=1)) > 0
+
+
 class PassKeys:
     """Every pass's keys of a reduce task's left and right rows (right may be left)."""
 
@@ -66,7 +143,7 @@ class PassKeys:
                  windows: Sequence[int] = ()) -> None:
         self.n_passes = n_passes
         self.single: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.multi: dict[int, tuple[sparse.csr_matrix, sparse.csr_matrix]] = {}
+        self.multi: dict[int, tuple[Incidence, Incidence]] = {}
         #: sorted-neighbourhood passes: positions of both sides and the window
         self.window: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
         self.chunk = (left[WINDOW].to_numpy(np.int64) if WINDOW in left.columns
@@ -110,8 +187,7 @@ class PassKeys:
 
     @staticmethod
     def _sets(left: pd.DataFrame, right: pd.DataFrame, col: str, q: int,
-              block: np.ndarray, passes: np.ndarray
-              ) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+              block: np.ndarray, passes: np.ndarray) -> tuple[Incidence, Incidence]:
         lr, lid = _lists(left, col)
         rr, rid = (lr, lid) if right is left else _lists(right, col)
         vocab, inv = np.unique(np.concatenate([lid, rid]), return_inverse=True)
@@ -120,11 +196,8 @@ class PassKeys:
         row_pass = passes[lr]
         own = np.searchsorted(vocab, block[lr])
         rules = (row_pass > q) | ((row_pass == q) & (lc < own))
-        shape_l, shape_r = (len(left), len(vocab)), (len(right), len(vocab))
-        lmat = sparse.csr_matrix((np.ones(int(rules.sum()), np.int32), (lr[rules], lc[rules])),
-                                 shape=shape_l)
-        rmat = sparse.csr_matrix((np.ones(len(rc), np.int32), (rr, rc)), shape=shape_r)
-        return lmat, rmat
+        return (Incidence.of(lr[rules], lc[rules], len(left)),
+                Incidence.of(rr, rc, len(right)))
 
     def dense_mask(self, li: np.ndarray, rj: np.ndarray, lp: np.ndarray) -> np.ndarray | None:
         """False where the pair (li[a], rj[b]) is compared in another pass or block
@@ -145,14 +218,11 @@ class PassKeys:
                                 self.chunk[li][:, None], lpos, rpos, q, w)
             mask = ~out if mask is None else mask & ~out
         for lmat, rmat in self.multi.values():
-            sub = lmat[li[0]:li[-1] + 1]
-            if sub.nnz == 0:
-                continue
-            shared = (sub @ rmat[rj[0]:rj[-1] + 1].T).tocoo()
-            if shared.nnz:
+            for rows, cols in shared_cells(lmat, rmat, int(li[0]), int(li[-1]) + 1,
+                                           int(rj[0]), int(rj[-1]) + 1):
                 if mask is None:
                     mask = np.ones((len(li), len(rj)), dtype=bool)
-                mask[shared.row, shared.col] = False
+                mask[rows, cols] = False
         return mask
 
     def aligned_mask(self, li: np.ndarray, rj: np.ndarray, lp: np.ndarray) -> np.ndarray:
@@ -164,8 +234,7 @@ class PassKeys:
         for q, (lpos, rpos, w) in self.window.items():
             keep &= ~self._windows(li, rj, lp, self.chunk[li], lpos, rpos, q, w)
         for lmat, rmat in self.multi.values():
-            shared = lmat[li].multiply(rmat[rj]).getnnz(axis=1)
-            keep &= shared == 0
+            keep &= ~shared_aligned(lmat, rmat, li, rj)
         return keep
 
 
@@ -186,13 +255,9 @@ def first_shared(left: pd.DataFrame, right: pd.DataFrame | None, n_passes: int,
         if _packed(left[col].dtype):
             lr, lid = _lists(left.iloc[rows], col)
             rr, rid = _lists(other.iloc[cols], col)
-            vocab, inv = np.unique(np.concatenate([lid, rid]), return_inverse=True)
-            lm = sparse.csr_matrix((np.ones(len(lid), np.int32), (lr, inv[:len(lid)])),
-                                   shape=(nl, len(vocab)))
-            rm = sparse.csr_matrix((np.ones(len(rid), np.int32), (rr, inv[len(lid):])),
-                                   shape=(nr, len(vocab)))
-            shared = (lm @ rm.T).tocoo()
-            first[shared.row, shared.col] = q
+            for r, c in shared_cells(Incidence.of(lr, lid, nl), Incidence.of(rr, rid, nr),
+                                     0, nl, 0, nr):
+                first[r, c] = q
             continue
         a = left[col].to_numpy(np.int64)[rows][:, None]
         b = other[col].to_numpy(np.int64)[cols][None, :]

@@ -11,7 +11,8 @@ threshold applies to the model's decision column.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,12 +26,45 @@ from .encoded import Encoded, block_encoding, encode
 from .keysets import first_shared
 
 
+def held_bytes(arrays: Iterable[Any]) -> int:
+    """About the bytes that arrays (numpy, pandas, arrow-backed) hold, each counted once:
+    an object array's values are sized from a sample of 64, as ``dask.sizeof`` does (the
+    worker tasks do not import Dask)."""
+    total, seen = 0, set()
+    for a in arrays:
+        if id(a) in seen:
+            continue
+        seen.add(id(a))
+        total += int(getattr(a, "nbytes", 0))
+        if isinstance(a, np.ndarray) and a.dtype.kind == "O" and a.size:
+            flat = a.ravel()
+            sample = flat[:: max(1, len(flat) // 64)][:64]
+            total += int(len(flat) * np.mean([sys.getsizeof(v) for v in sample]))
+    return total
+
+
+def _frame_arrays(df: pd.DataFrame) -> list[Any]:
+    """A frame's index and columns as arrays :func:`held_bytes` sizes (object ones as
+    numpy arrays, the rest as they are held)."""
+    index = df.index  # as it is: a RangeIndex holds three numbers
+    held: list[Any] = [index.to_numpy() if index.dtype == np.dtype(object) else index]
+    for k in df.columns:
+        col = df[k]
+        held.append(col.to_numpy() if col.dtype == np.dtype(object) else col.array)
+    return held
+
+
 @dataclass
 class KeptTask:
     """One reduce task's candidate pairs, kept in worker memory between the two phases."""
 
     pairs: pd.DataFrame
     stats: dict[str, Any]
+
+    def __sizeof__(self) -> int:
+        # what Dask's memory accounting counts for the future (its sizeof falls back to
+        # sys.getsizeof, which sees the object alone, not the frame it holds)
+        return held_bytes(_frame_arrays(self.pairs)) + sys.getsizeof(self.stats)
 
 
 def summarize_kept(kept: KeptTask, model: ScoringModel) -> Any:
@@ -73,15 +107,31 @@ class PreparedSample:
     def __len__(self) -> int:
         return len(self.frame)
 
+    def __sizeof__(self) -> int:
+        # as KeptTask's; comparisons that share a prepared column count it once
+        arrays = _frame_arrays(self.frame)
+        for p, e in zip(self.columns, self.encoded):
+            arrays += [p.values, p.missing]
+            if e is not None:
+                arrays += [e.codes, e.uniques.values, e.uniques.missing]
+        return held_bytes(arrays)
+
 
 def prepare_sample(sample: pd.DataFrame, comparisons: Sequence[Comparison],
                    value_columns: Sequence[str], mode: str = "auto") -> PreparedSample:
     """Prepare and encode the compared columns of a record sample (one task per source;
-    ``mode`` as the run's ``encode=`` option: "never" encodes none)."""
+    ``mode`` as the run's ``encode=`` option: "never" encodes none). Comparisons of one
+    column whose methods prepare it alike share one preparation, as a reduce task's
+    :class:`.sides.Side` does."""
     sample = sample.reset_index(drop=True)
-    cols = [c.prepare(sample[v]) for c, v in zip(comparisons, value_columns)]
-    return PreparedSample(sample, cols,
-                          [None if mode == "never" else encode(p) for p in cols])
+    done: dict[tuple[str, Any], tuple[Prepared, Encoded | None]] = {}
+    for c, v in zip(comparisons, value_columns):
+        key = (v, c.kernel.prepare_key())
+        if key not in done:
+            p = c.prepare(sample[v])
+            done[key] = (p, None if mode == "never" else encode(p))
+    held = [done[(v, c.kernel.prepare_key())] for c, v in zip(comparisons, value_columns)]
+    return PreparedSample(sample, [p for p, _ in held], [e for _, e in held])
 
 
 def random_summaries(left: PreparedSample, right: PreparedSample | None,
