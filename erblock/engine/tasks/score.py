@@ -44,13 +44,15 @@ def held_bytes(arrays: Iterable[Any]) -> int:
 
 
 def _frame_arrays(df: pd.DataFrame) -> list[Any]:
-    """A frame's index and columns as arrays :func:`held_bytes` sizes (object ones as
-    numpy arrays, the rest as they are held)."""
+    """A frame's index and columns as arrays :func:`held_bytes` sizes: numpy-backed ones
+    (objects, python strings) as their numpy arrays, the rest (arrow, datetimes) as they
+    are held."""
     index = df.index  # as it is: a RangeIndex holds three numbers
     held: list[Any] = [index.to_numpy() if index.dtype == np.dtype(object) else index]
     for k in df.columns:
         col = df[k]
-        held.append(col.to_numpy() if col.dtype == np.dtype(object) else col.array)
+        numpy_backed = isinstance(col.array, pd.arrays.NumpyExtensionArray)
+        held.append(col.to_numpy() if numpy_backed else col.array)
     return held
 
 
