@@ -147,10 +147,12 @@ def test_sample_shares_a_column_prepared_alike(sample):
     df, _, _ = sample
     comps = as_comparisons([("surname", "jaro_winkler"), ("surname", "jaro"),
                             ("surname", "exact"), ("city", "jaro_winkler")])
-    same = comps[0].kernel.prepare_key() == comps[1].kernel.prepare_key()
+    assert comps[0].kernel.prepare_key() == comps[1].kernel.prepare_key()
+    assert comps[0].kernel.prepare_key() != comps[2].kernel.prepare_key()
     prepared = prepare_sample(df.iloc[:300], comps, [c.column for c in comps])
-    assert (prepared.columns[0] is prepared.columns[1]) == same
-    assert (prepared.encoded[0] is prepared.encoded[1]) == same
+    assert prepared.columns[0] is prepared.columns[1]
+    assert prepared.encoded[0] is prepared.encoded[1] is not None
+    assert prepared.columns[2] is not prepared.columns[0]
     assert prepared.columns[3] is not prepared.columns[0]
     alone = prepare_sample(df.iloc[:300], comps[1:2], ["surname"])
     np.testing.assert_array_equal(alone.columns[0].values, prepared.columns[1].values)

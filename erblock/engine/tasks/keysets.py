@@ -23,8 +23,9 @@ less than ``w`` apart and the earlier one lies in the block's first chunk (the r
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -59,27 +60,39 @@ def _packed(dtype: object) -> bool:
     return isinstance(dtype, pd.ArrowDtype) and pa.types.is_binary(dtype.pyarrow_dtype)
 
 
-#: (row, column) cells a batch of :func:`shared_cells` holds at most (with repeats: a cell
-#: counts once per key its two rows share)
-SHARED_BATCH = 1 << 20
+#: a row chunk whose two slices share at most this many (row, column, key) triples is
+#: joined with numpy (:func:`shared_cells`), a larger one multiplied by scipy; measured on
+#: Zipf-like token sets, the join is faster up to ~2e5 triples when the two rows of a cell
+#: share one key, about half as fast once they share two or more (the product merges
+#: them, the join lists each)
+JOIN_MAX_TRIPLES = 1 << 16
 
 
-class Incidence(NamedTuple):
+@dataclass
+class Incidence:
     """Row × key incidence in compressed-row form: row ``i``'s keys are
-    ``keys[start[i]:start[i + 1]]`` (key codes, any order)."""
+    ``keys[start[i]:start[i + 1]]``, codes in [0, n_keys), any order."""
 
     start: np.ndarray
     keys: np.ndarray
+    n_keys: int
 
     @classmethod
-    def of(cls, rows: np.ndarray, keys: np.ndarray, n_rows: int) -> Incidence:
-        """From (row, key) entries whose rows are non-decreasing."""
-        return cls(np.searchsorted(rows, np.arange(n_rows + 1)), keys)
+    def of(cls, rows: np.ndarray, keys: np.ndarray, n_rows: int, n_keys: int) -> Incidence:
+        """From (row, key code) entries whose rows are non-decreasing."""
+        return cls(np.searchsorted(rows, np.arange(n_rows + 1)), keys, n_keys)
 
-    def matrix(self, n_keys: int) -> sparse.csr_matrix:
-        """As a scipy CSR matrix of ``n_keys`` columns (codes non-negative, < n_keys)."""
-        return sparse.csr_matrix((np.ones(len(self.keys), np.int32), self.keys, self.start),
-                                 shape=(len(self.start) - 1, n_keys))
+    @cached_property
+    def matrix(self) -> sparse.csr_matrix:
+        """All rows as a scipy CSR matrix (built once; only ever row-indexed, which
+        copies, so it never changes the arrays it shares)."""
+        return self.rows_matrix(0, len(self.start) - 1)
+
+    def rows_matrix(self, a: int, b: int) -> sparse.csr_matrix:
+        """Rows [a, b) as a scipy CSR matrix, made from the slices (no scipy slicing)."""
+        lo, hi = int(self.start[a]), int(self.start[b])
+        return sparse.csr_matrix((np.ones(hi - lo, np.int32), self.keys[lo:hi],
+                                  self.start[a:b + 1] - lo), shape=(b - a, self.n_keys))
 
     def entries(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
         """(row − a, key) of every entry of rows [a, b)."""
@@ -88,51 +101,43 @@ class Incidence(NamedTuple):
         return rows, self.keys[lo:hi]
 
 
-def shared_cells(left: Incidence, right: Incidence, a: int, b: int, c: int, d: int,
-                 batch: int = SHARED_BATCH) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def shared_cells(left: Incidence, right: Incidence, a: int, b: int, c: int, d: int
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The cells (row − a, column − c) of rows [a, b) of ``left`` × rows [c, d) of
-    ``right`` whose two rows share a key, in batches of about ``batch`` cells (a cell
-    comes once per key the two rows share).
+    ``right`` whose two rows share a key (a cell may come more than once); None if none.
 
-    The non-zeros of the product of the two incidence matrices, as a join of the two
-    slices' key arrays with numpy: a triangle's small row chunks ask this hundreds of
-    times per task, and scipy's per-call cost (slicing, building and converting sparse
-    matrices) was most of a token-blocking task's time."""
+    The non-zeros of the product of the two incidences. A small one (at most
+    :data:`JOIN_MAX_TRIPLES`) is a join of the two slices' key arrays with numpy: a
+    triangle's row chunks ask this hundreds of times per task, and scipy's per-call cost
+    was most of a token-blocking task's time; a larger one is scipy's product, which
+    merges the keys a cell's two rows share."""
+    if left.start[a] == left.start[b] or right.start[c] == right.start[d]:
+        return None
     lrows, lkeys = left.entries(a, b)
     rcols, rkeys = right.entries(c, d)
-    if not len(lkeys) or not len(rkeys):
-        return
-    order = np.argsort(rkeys, kind="stable")
+    order = np.argsort(rkeys)
     sorted_keys, rcols = rkeys[order], rcols[order]
     lo = np.searchsorted(sorted_keys, lkeys, side="left")
     count = np.searchsorted(sorted_keys, lkeys, side="right") - lo
-    ends = np.cumsum(count)
-    total = int(ends[-1])
-    # left entries [e0, e1) make at most ``batch`` cells (at least one entry a batch)
-    e0, done = 0, 0
-    while done < total:
-        e1 = max(e0 + 1, int(np.searchsorted(ends, done + batch, side="right")))
-        n = count[e0:e1]
-        m = int(ends[e1 - 1]) - done
-        if m:
-            # each entry's run of right positions lo .. lo + n - 1, laid end to end
-            start = np.repeat(lo[e0:e1] - (np.cumsum(n) - n), n)
-            yield np.repeat(lrows[e0:e1], n), rcols[start + np.arange(m)]
-        e0, done = e1, int(ends[e1 - 1])
+    total = int(count.sum())
+    if total == 0:
+        return None
+    if total > JOIN_MAX_TRIPLES:
+        shared = (left.rows_matrix(a, b) @ right.rows_matrix(c, d).T).tocoo()
+        return shared.row, shared.col
+    # each left entry's run of right positions lo .. lo + count - 1, laid end to end
+    start = np.repeat(lo - (np.cumsum(count) - count), count)
+    return np.repeat(lrows, count), rcols[start + np.arange(total)]
 
 
 def shared_aligned(left: Incidence, right: Incidence, li: np.ndarray, rj: np.ndarray
                    ) -> np.ndarray:
     """Whether the aligned pairs (row ``li[k]`` of ``left``, row ``rj[k]`` of ``right``)
-    share a key (key codes non-negative, as :meth:`PassKeys._sets` makes them).
-
-    scipy's row-wise product of the two gathered matrices: it merges each pair's two
-    key lists in one pass, where a join of all the pairs' keys would sort them."""
-    n_keys = int(max(left.keys.max(initial=-1), right.keys.max(initial=-1))) + 1
-    if n_keys == 0 or not len(li):
+    share a key: scipy's row-wise product of the gathered rows, which merges each pair's
+    two key lists in one pass (a join of all the pairs' keys would sort them)."""
+    if not len(li) or not len(left.keys) or not len(right.keys):
         return np.zeros(len(li), dtype=bool)
-    lm, rm = left.matrix(n_keys)[li], right.matrix(n_keys)[rj]
-    return np.asarray(lm.multiply(rm).getnnz(axis=1)) > 0
+    return np.asarray(left.matrix[li].multiply(right.matrix[rj]).getnnz(axis=1)) > 0
 
 
 class PassKeys:
@@ -196,8 +201,9 @@ class PassKeys:
         row_pass = passes[lr]
         own = np.searchsorted(vocab, block[lr])
         rules = (row_pass > q) | ((row_pass == q) & (lc < own))
-        return (Incidence.of(lr[rules], lc[rules], len(left)),
-                Incidence.of(rr, rc, len(right)))
+        n_keys = len(vocab)
+        return (Incidence.of(lr[rules], lc[rules], len(left), n_keys),
+                Incidence.of(rr, rc, len(right), n_keys))
 
     def dense_mask(self, li: np.ndarray, rj: np.ndarray, lp: np.ndarray) -> np.ndarray | None:
         """False where the pair (li[a], rj[b]) is compared in another pass or block
@@ -218,11 +224,12 @@ class PassKeys:
                                 self.chunk[li][:, None], lpos, rpos, q, w)
             mask = ~out if mask is None else mask & ~out
         for lmat, rmat in self.multi.values():
-            for rows, cols in shared_cells(lmat, rmat, int(li[0]), int(li[-1]) + 1,
-                                           int(rj[0]), int(rj[-1]) + 1):
+            shared = shared_cells(lmat, rmat, int(li[0]), int(li[-1]) + 1, int(rj[0]),
+                                  int(rj[-1]) + 1)
+            if shared is not None:
                 if mask is None:
                     mask = np.ones((len(li), len(rj)), dtype=bool)
-                mask[rows, cols] = False
+                mask[shared] = False
         return mask
 
     def aligned_mask(self, li: np.ndarray, rj: np.ndarray, lp: np.ndarray) -> np.ndarray:
@@ -255,9 +262,12 @@ def first_shared(left: pd.DataFrame, right: pd.DataFrame | None, n_passes: int,
         if _packed(left[col].dtype):
             lr, lid = _lists(left.iloc[rows], col)
             rr, rid = _lists(other.iloc[cols], col)
-            for r, c in shared_cells(Incidence.of(lr, lid, nl), Incidence.of(rr, rid, nr),
-                                     0, nl, 0, nr):
-                first[r, c] = q
+            vocab, inv = np.unique(np.concatenate([lid, rid]), return_inverse=True)
+            shared = shared_cells(Incidence.of(lr, inv[:len(lid)], nl, len(vocab)),
+                                  Incidence.of(rr, inv[len(lid):], nr, len(vocab)),
+                                  0, nl, 0, nr)
+            if shared is not None:
+                first[shared] = q
             continue
         a = left[col].to_numpy(np.int64)[rows][:, None]
         b = other[col].to_numpy(np.int64)[cols][None, :]
