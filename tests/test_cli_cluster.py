@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from oracle import brute_dedupe, brute_link, pair_list
-from procs import ProcCluster, make_tls_files
+from procs import ProcCluster
 
 import erblock
 from erblock.cli import build_parser, main
@@ -160,26 +160,6 @@ def test_dashboard_link_is_printed_when_there_is_one(people_csv, monkeypatch, ca
     assert "dashboard: http://127.0.0.1:8787/status" in capsys.readouterr().err
     assert main(["plan", str(path), "--key", "city", "--quiet"]) == 0
     assert "dashboard" not in capsys.readouterr().err
-
-
-def test_tls_scheduler_through_the_tls_flags(people_csv, tmp_path, capsys):
-    df, path = people_csv
-    tls = make_tls_files(tmp_path / "certs")
-    with ProcCluster(n_workers=1, tls=tls) as pc:
-        assert pc.address.startswith("tls://")
-        out = tmp_path / "tls-out"
-        assert main(["dedupe", str(path), *ARGS, "--scheduler", pc.address, *tls.cli_args(),
-                     "-o", str(out), "--quiet"]) == 0
-        assert set(pair_list(pd.read_parquet(out))) == brute_dedupe(df, ["city"])
-        # a TLS address without the flags, or a missing file: bad arguments
-        assert main(["dedupe", str(path), *ARGS, "--scheduler", pc.address]) == 2
-        assert "--tls-ca-file" in capsys.readouterr().err
-        assert main(["dedupe", str(path), *ARGS, "--scheduler", pc.address, "--tls-ca-file",
-                     tls.ca_file, "--tls-cert", str(tmp_path / "nope.pem")]) == 2
-        assert "nope.pem" in capsys.readouterr().err
-        from erblock.engine.cluster import close_remote
-
-        close_remote(pc.address)
 
 
 def test_workers_with_another_erblock_exit_1_naming_them(people_csv, tmp_path, capsys):

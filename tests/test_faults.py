@@ -39,13 +39,14 @@ N_TASKS = 24
 KILL_ENV = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "10s"}
 KILL_CONFIG = {"distributed.comm.timeouts.connect": "10s"}
 THRESHOLD = 0.8
+BLOCK = 3_500  # records per block
 
 
 @pytest.fixture(scope="module")
 def job_frame() -> pd.DataFrame:
-    """Two blocks of 5 000 records: ~25 M comparisons, seconds of compare on 2 cores."""
+    """Two blocks of 3 500 records: ~12 M comparisons, seconds of compare on 2 cores."""
     g = np.random.default_rng(11)
-    n = 10_000
+    n = 2 * BLOCK
     letters = np.array(list("abcdefghij"))
     names = ["".join(row) for row in letters[g.integers(0, 10, (n, 12))]]
     return pd.DataFrame({"k": np.repeat(["x", "y"], n // 2), "name": names})
@@ -116,7 +117,7 @@ def test_worker_killed_mid_compare_output_parts_exact(job_frame, expected, tmp_p
     pairs = list(zip(got["left_id"].tolist(), got["right_id"].tolist()))
     assert len(pairs) == len(set(pairs)) == report.pairs, "no pair written twice"
     assert set(pairs) == expected
-    assert report.comparisons == 2 * (5000 * 4999 // 2)
+    assert report.comparisons == 2 * (BLOCK * (BLOCK - 1) // 2)
     assert not list(tmp_path.glob("*.erblock-tmp-*"))
 
 

@@ -70,14 +70,20 @@ def test_cli_tls_flags(tls_cluster, tmp_path, capsys):
     assert set(pair_list(got)) == brute_dedupe(DF, ["k"])
 
 
-def test_cli_tls_address_without_certificates_is_a_usage_error(tls_cluster, tmp_path, capsys):
-    pc, _ = tls_cluster
+def test_cli_tls_without_certificates_or_with_a_missing_one_is_a_usage_error(tls_cluster, tmp_path, capsys):
+    pc, files = tls_cluster
     src = tmp_path / "in.csv"
     DF.to_csv(src, index=False)
     code = cli.main(["dedupe", str(src), "--key", "k", "--compare", "name:jaro",
                      "--scheduler", pc.address, "--quiet"])
     assert code == 2
     assert "is a TLS address; give --tls-ca-file and --tls-cert" in capsys.readouterr().err
+    # a certificate file that does not exist: a usage error naming it
+    code = cli.main(["dedupe", str(src), "--key", "k", "--compare", "name:jaro",
+                     "--scheduler", pc.address, "--tls-ca-file", files.ca_file,
+                     "--tls-cert", str(tmp_path / "nope.pem"), "--quiet"])
+    assert code == 2
+    assert "nope.pem" in capsys.readouterr().err
 
 
 def test_certificate_from_another_authority_is_refused(tls_cluster, tmp_path):

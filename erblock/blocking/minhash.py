@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy.integrate import trapezoid
 
 from .cli_args import cli_args, option_int
 from .keys import CliParse, KeySpec
@@ -55,7 +54,7 @@ def lsh_params(threshold: float, num_perm: int = DEFAULT_PERMUTATIONS) -> tuple[
     for b in range(1, num_perm + 1):
         for r in range(1, num_perm // b + 1):
             p = 1.0 - (1.0 - j**r) ** b
-            err = trapezoid(p[below], j[below]) + trapezoid(1.0 - p[above], j[above])
+            err = np.trapezoid(p[below], j[below]) + np.trapezoid(1.0 - p[above], j[above])
             if best is None or err < best[0] - 1e-12:
                 best = (float(err), b, r)
     assert best is not None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,6 +62,22 @@ def row_codes(rows: np.ndarray) -> np.ndarray:
         combined = combined * k + codes
         span *= k
     return pd.factorize(combined)[0] if n else combined
+
+
+def prepare_columns(frame: pd.DataFrame, comparisons: Sequence[Comparison],
+                    columns: Sequence[str], mode: str = "auto"
+                    ) -> tuple[list[Prepared], list[Encoded | None]]:
+    """Each comparison's prepared values of ``frame[columns[k]]`` and their codes (None
+    with ``mode="never"``, the run's ``encode=`` option). Comparisons of one column whose
+    methods prepare it alike (equal ``prepare_key``) share one preparation."""
+    done: dict[tuple[str, Any], tuple[Prepared, Encoded | None]] = {}
+    for c, col in zip(comparisons, columns):
+        key = (col, c.kernel.prepare_key())
+        if key not in done:
+            p = c.prepare(frame[col])
+            done[key] = (p, None if mode == "never" else encode(p))
+    held = [done[(col, c.kernel.prepare_key())] for c, col in zip(comparisons, columns)]
+    return [p for p, _ in held], [e for _, e in held]
 
 
 def encode(p: Prepared) -> Encoded | None:

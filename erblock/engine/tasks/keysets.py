@@ -195,8 +195,7 @@ class PassKeys:
               block: np.ndarray, passes: np.ndarray) -> tuple[Incidence, Incidence]:
         lr, lid = _lists(left, col)
         rr, rid = (lr, lid) if right is left else _lists(right, col)
-        vocab, inv = np.unique(np.concatenate([lid, rid]), return_inverse=True)
-        lc, rc = inv[:len(lid)], inv[len(lid):]
+        vocab, lc, rc = _coded(lid, rid)
         # which of a left row's keys rule a pair out (module docstring)
         row_pass = passes[lr]
         own = np.searchsorted(vocab, block[lr])
@@ -223,8 +222,8 @@ class PassKeys:
             out = self._windows(li[:, None], rj[None, :], lp[:, None],
                                 self.chunk[li][:, None], lpos, rpos, q, w)
             mask = ~out if mask is None else mask & ~out
-        for lmat, rmat in self.multi.values():
-            shared = shared_cells(lmat, rmat, int(li[0]), int(li[-1]) + 1, int(rj[0]),
+        for linc, rinc in self.multi.values():
+            shared = shared_cells(linc, rinc, int(li[0]), int(li[-1]) + 1, int(rj[0]),
                                   int(rj[-1]) + 1)
             if shared is not None:
                 if mask is None:
@@ -240,9 +239,15 @@ class PassKeys:
             keep &= ~((a == b) & (a != _NULL) & (lp > q))
         for q, (lpos, rpos, w) in self.window.items():
             keep &= ~self._windows(li, rj, lp, self.chunk[li], lpos, rpos, q, w)
-        for lmat, rmat in self.multi.values():
-            keep &= ~shared_aligned(lmat, rmat, li, rj)
+        for linc, rinc in self.multi.values():
+            keep &= ~shared_aligned(linc, rinc, li, rj)
         return keep
+
+
+def _coded(lid: np.ndarray, rid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Both sides' raw key ids as codes of one sorted vocabulary: (vocab, left, right)."""
+    vocab, inv = np.unique(np.concatenate([lid, rid]), return_inverse=True)
+    return vocab, inv[:len(lid)], inv[len(lid):]
 
 
 def first_shared(left: pd.DataFrame, right: pd.DataFrame | None, n_passes: int,
@@ -262,10 +267,9 @@ def first_shared(left: pd.DataFrame, right: pd.DataFrame | None, n_passes: int,
         if _packed(left[col].dtype):
             lr, lid = _lists(left.iloc[rows], col)
             rr, rid = _lists(other.iloc[cols], col)
-            vocab, inv = np.unique(np.concatenate([lid, rid]), return_inverse=True)
-            shared = shared_cells(Incidence.of(lr, inv[:len(lid)], nl, len(vocab)),
-                                  Incidence.of(rr, inv[len(lid):], nr, len(vocab)),
-                                  0, nl, 0, nr)
+            vocab, lc, rc = _coded(lid, rid)
+            shared = shared_cells(Incidence.of(lr, lc, nl, len(vocab)),
+                                  Incidence.of(rr, rc, nr, len(vocab)), 0, nl, 0, nr)
             if shared is not None:
                 first[shared] = q
             continue

@@ -22,7 +22,7 @@ import pandas as pd
 from ...matchers.comparisons import Comparison
 from ...matchers.methods import Prepared
 from ...matchers.scoring.base import ScoringModel, model_columns
-from .encoded import Encoded, block_encoding, encode
+from .encoded import Encoded, block_encoding, prepare_columns
 from .keysets import first_shared
 
 
@@ -126,14 +126,7 @@ def prepare_sample(sample: pd.DataFrame, comparisons: Sequence[Comparison],
     column whose methods prepare it alike share one preparation, as a reduce task's
     :class:`.sides.Side` does."""
     sample = sample.reset_index(drop=True)
-    done: dict[tuple[str, Any], tuple[Prepared, Encoded | None]] = {}
-    for c, v in zip(comparisons, value_columns):
-        key = (v, c.kernel.prepare_key())
-        if key not in done:
-            p = c.prepare(sample[v])
-            done[key] = (p, None if mode == "never" else encode(p))
-    held = [done[(v, c.kernel.prepare_key())] for c, v in zip(comparisons, value_columns)]
-    return PreparedSample(sample, [p for p, _ in held], [e for _, e in held])
+    return PreparedSample(sample, *prepare_columns(sample, comparisons, value_columns, mode))
 
 
 def random_summaries(left: PreparedSample, right: PreparedSample | None,

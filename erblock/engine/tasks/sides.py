@@ -18,12 +18,10 @@ import numpy as np
 import pandas as pd
 
 from ...matchers.comparisons import Comparison
-from ...matchers.methods import Prepared
 from ...matchers.scoring.base import PASS_COLUMN
 from ...matchers.scoring.base import value_column as pair_value_column
 from ..schema import BLOCK, ID, PASS, RANK, RID, UNIT, value_column
-from .encoded import Encoded, joint_codes
-from .encoded import encode as encode_column
+from .encoded import joint_codes, prepare_columns
 from .keysets import PassKeys
 
 
@@ -64,20 +62,12 @@ class Side:
         self.pair_keys: PassKeys | None = None  #: set by :meth:`rules_against`
         #: per comparison, codes of both sides in one space for ``exact`` (encoded.py)
         self.equal_codes: list[tuple[np.ndarray, np.ndarray] | None] = []
-        # comparisons whose methods prepare a column alike share the prepared values
-        cache: dict[tuple[int, Any], Prepared] = {}
-        codes: dict[tuple[int, Any], Encoded | None] = {}
-        self.values: list[Prepared] = []
-        self.encoded: list[Encoded | None] = []  # codes of each column (encoded.py)
         self.encode_mode = encode  #: "auto", "always" or "never" (block_encoding)
-        for c in comparisons:
-            i = col_index[c.column]
-            key = (i, c.kernel.prepare_key())
-            if key not in cache:
-                cache[key] = c.prepare(records[value_column(i)])
-                codes[key] = encode_column(cache[key]) if encode != "never" else None
-            self.values.append(cache[key])
-            self.encoded.append(codes[key])
+        #: per comparison, its prepared values and their codes (encoded.py); comparisons
+        #: whose methods prepare a column alike share them
+        self.values, self.encoded = prepare_columns(
+            records, comparisons, [value_column(col_index[c.column]) for c in comparisons],
+            encode)
 
     def rules_against(self, right: Side) -> None:
         """Learn the keys that decide where this side's pairs with ``right`` are compared
