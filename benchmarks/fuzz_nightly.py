@@ -1,8 +1,11 @@
 """Nightly fuzzing: the end-to-end fuzz tests (tests/test_fuzz.py) with many more examples.
 
 The CI suite runs ``tests/test_fuzz.py`` with a bounded number of hypothesis examples per
-test (``ERBLOCK_FUZZ_EXAMPLES``, default 5). This script runs the same tests with
-``--examples`` per test (default 200; every strategy, link and dedupe), bounded by
+test (``ERBLOCK_FUZZ_EXAMPLES``, default 3), and the other property tests that run
+erblock on a cluster a few examples each (``tests/strategies.py``, ``cluster_settings``).
+This script runs the fuzz tests with ``--examples`` per test (default 200; every
+strategy, link and dedupe) and those property tests with ``--examples / 20`` times their
+suite's examples (``ERBLOCK_EXAMPLES_SCALE``; 10 at the default), bounded by
 ``--timeout`` seconds, and records what ran and what failed::
 
     python benchmarks/fuzz_nightly.py                 # ~10-20 minutes on 2 cores
@@ -35,7 +38,9 @@ import runinfo  # noqa: E402
 def run(examples: int, timeout: float, extra: list[str]) -> dict:
     """Run the fuzz tests with ``examples`` per test; return counts, seconds and failures."""
     # ERBLOCK_NIGHTLY: the long variants (e.g. the 50,000-record giant block of test_memory)
-    env = {**os.environ, "ERBLOCK_FUZZ_EXAMPLES": str(examples), "ERBLOCK_NIGHTLY": "1"}
+    scale = max(1.0, examples / 20)
+    env = {**os.environ, "ERBLOCK_FUZZ_EXAMPLES": str(examples), "ERBLOCK_NIGHTLY": "1",
+           "ERBLOCK_EXAMPLES_SCALE": str(scale)}
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf",
            str(ROOT / "tests" / "test_fuzz.py"),
            str(ROOT / "tests" / "test_memory.py") + "::test_giant_block_stays_within_the_worker_budget",
@@ -45,6 +50,10 @@ def run(examples: int, timeout: float, extra: list[str]) -> dict:
            # and sorted-neighbourhood keys with many examples
            str(ROOT / "tests" / "test_benchmarks_smoke.py"),
            str(ROOT / "tests" / "test_multi_keys.py"),
+           # the cluster property tests (cluster_settings) with ERBLOCK_EXAMPLES_SCALE
+           *(str(ROOT / "tests" / f) for f in (
+               "test_conformance.py", "test_multipass.py", "test_sampling.py",
+               "test_candidates.py")),
            *extra]
     start = time.perf_counter()
     load_before = os.getloadavg()
@@ -60,6 +69,7 @@ def run(examples: int, timeout: float, extra: list[str]) -> dict:
     failures = re.findall(r"^FAILED (\S+)", out, flags=re.M)
     return {
         "examples_per_test": examples,
+        "examples_scale": scale,
         "exit_code": code,
         "timed_out": timed_out,
         "seconds": round(seconds, 1),
@@ -83,7 +93,9 @@ def markdown(res: dict) -> str:
         "index kinds; column, prefix, soundex, composite, callable and multi-pass keys; every "
         "strategy; pandas and Dask input; link and dedupe) checked against the brute force; "
         "`tests/test_multi_keys.py` (tokens, q-grams, MinHash, sorted neighbourhood, pruning, "
-        "mixed with single-valued passes) against the oracle; the two giant-block memory "
+        "mixed with single-valued passes) against the oracle; the conformance, multi-pass, "
+        "sampling and candidates property tests with "
+        f"{res.get('examples_scale', 1):g} times their suite's examples; the two giant-block memory "
         "tests at their nightly sizes; the benchmark smoke tests with their peers "
         "(pyJedAI, Splink).",
         "",

@@ -20,11 +20,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import brute_dedupe, brute_link, pair_list
 from plan_check import exact_pairs_and_loads
-from strategies import bdms, frames
+from strategies import bdms, cluster_settings, frames
 
 import erblock
 from erblock.balancing.strategies import STRATEGIES
@@ -34,9 +34,8 @@ from erblock.report import RunReport
 
 ALL = sorted(STRATEGIES)
 COMPARE = {"name": "jaro_winkler", "age": {"method": "numeric", "scale": 10}}
-CLUSTER = settings(max_examples=6, deadline=None,
-                   suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                          HealthCheck.too_slow])
+#: 4 examples per strategy in the suite; benchmarks/fuzz_nightly.py scales them up
+CLUSTER = cluster_settings(4)
 
 
 # -- planner level --------------------------------------------------------------------

@@ -6,7 +6,7 @@ at least one key pass (each once; for dedupe never a record with itself and left
 right in input order), the report counts exactly that many comparisons, and a threshold
 keeps exactly the pairs of the unthresholded run whose score reaches it.
 
-The number of examples comes from ``ERBLOCK_FUZZ_EXAMPLES`` (default 5: a bounded CI
+The number of examples comes from ``ERBLOCK_FUZZ_EXAMPLES`` (default 3: a bounded CI
 profile); ``benchmarks/fuzz_nightly.py`` runs the same tests with many more.
 """
 
@@ -27,7 +27,7 @@ from erblock.api import STRATEGY_NAMES
 from erblock.blocking import composite, prefix, soundex
 from erblock.report import RunReport
 
-EXAMPLES = int(os.environ.get("ERBLOCK_FUZZ_EXAMPLES", "5"))  # nightly: 50
+EXAMPLES = int(os.environ.get("ERBLOCK_FUZZ_EXAMPLES", "3"))  # nightly: 200
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -212,8 +212,8 @@ class _PeakRSS:
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_giant_block_stays_within_the_worker_budget():
-    # 10,000 records (50 M pairs) in the suite; the nightly script runs 50,000 (1.25 G)
-    n, budget = (50_000 if os.environ.get("ERBLOCK_NIGHTLY") else 10_000), 256 * MiB
+    # 8,000 records (32 M pairs) in the suite; the nightly script runs 50,000 (1.25 G)
+    n, budget = (50_000 if os.environ.get("ERBLOCK_NIGHTLY") else 8_000), 256 * MiB
     df = _giant(n)
     with ProcCluster(n_workers=2, nthreads=1) as pc, \
             Client(pc.address, set_as_default=False) as c:
@@ -275,11 +275,11 @@ def test_a_thresholded_result_too_big_for_this_process_fails_up_front(client):
 @pytest.mark.cluster
 def test_high_keep_rate_giant_block_written_by_workers_stays_within_budget(tmp_path):
     # realistic first names in one block, a threshold that keeps more than 30 % of the
-    # pairs: they are written in row groups as they gather. 6,000 records (18 M pairs)
+    # pairs: they are written in row groups as they gather. 5,000 records (12.5 M pairs)
     # in the suite; the nightly script runs the 20,000 of the issue (200 M pairs)
     import pyarrow.parquet as pq
 
-    n, budget = (20_000 if os.environ.get("ERBLOCK_NIGHTLY") else 6_000), 256 * MiB
+    n, budget = (20_000 if os.environ.get("ERBLOCK_NIGHTLY") else 5_000), 256 * MiB
     df = _first_names(n)
     with ProcCluster(n_workers=2, nthreads=1) as pc, \
             Client(pc.address, set_as_default=False) as c:

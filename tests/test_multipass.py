@@ -69,7 +69,7 @@ def _check(pairs, expected: set, per_pass: list[set], plan) -> None:
 
 
 @pytest.mark.parametrize("strategy", STRATEGY_LIST)
-@cluster_settings(5)
+@cluster_settings(3)
 @given(df=frames(), m=st.integers(1, 5), r=st.integers(1, 12))
 def test_dedupe_multipass_matches_brute_force(client, strategy, df, m, r):
     keys = ["k1", "k2"]
@@ -85,7 +85,7 @@ def test_dedupe_multipass_matches_brute_force(client, strategy, df, m, r):
 
 
 @pytest.mark.parametrize("strategy", STRATEGY_LIST)
-@cluster_settings(5)
+@cluster_settings(3)
 @given(df_r=frames(), df_s=frames(), m=st.integers(1, 5), r=st.integers(1, 12))
 def test_link_multipass_matches_brute_force(client, strategy, df_r, df_s, m, r):
     keys = ["k1", "k2"]

@@ -218,7 +218,7 @@ def frames(draw, max_size=60):
 SAMPLE = {"delta": 0.1, "alpha": 0.95, "initial": 0.2, "min_partitions": 1}
 
 
-@cluster_settings(6)
+@cluster_settings(4)
 @given(df=frames(), m=st.integers(1, 8), r=st.integers(1, 12),
        keys=st.sampled_from([["k"], ["k", "k2"]]))
 def test_sampled_dedupe_matches_brute_force(client, df, m, r, keys):
@@ -235,7 +235,7 @@ def test_sampled_dedupe_matches_brute_force(client, df, m, r, keys):
     assert s["records_sampled"] <= len(df)
 
 
-@cluster_settings(6)
+@cluster_settings(4)
 @given(df_r=frames(), df_s=frames(), m=st.integers(1, 8), r=st.integers(1, 12))
 def test_sampled_link_matches_brute_force(client, df_r, df_s, m, r):
     pairs = erblock.link(df_r, df_s, key=["k", "k2"], compare={"name": "jaro"}, n_tasks=r,
