@@ -76,6 +76,16 @@ def real_client(real_cluster):
         yield c
 
 
+@pytest.fixture(autouse=True)
+def _no_cost_model_of_another_test():
+    """Every test starts without the cost models earlier tests calibrated: ``auto`` uses
+    any model measured on the same cluster, so on the shared session cluster its plan (and
+    what a test measures of it) would depend on which tests ran before in this worker."""
+    from erblock.engine.calibrate import clear_cache
+
+    clear_cache()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _close_erblock_local_cluster():
     """Close the local cluster erblock starts for calls without ``client=`` while pytest
