@@ -70,7 +70,8 @@ def test_cli_tls_flags(tls_cluster, tmp_path, capsys):
     assert set(pair_list(got)) == brute_dedupe(DF, ["k"])
 
 
-def test_cli_tls_without_certificates_or_with_a_missing_one_is_a_usage_error(tls_cluster, tmp_path, capsys):
+def test_cli_tls_without_certificates_or_with_a_missing_one_is_a_usage_error(
+        tls_cluster, tmp_path, capsys):
     pc, files = tls_cluster
     src = tmp_path / "in.csv"
     DF.to_csv(src, index=False)
