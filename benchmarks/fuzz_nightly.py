@@ -94,9 +94,9 @@ def markdown(res: dict) -> str:
         "strategy; pandas and Dask input; link and dedupe) checked against the brute force; "
         "`tests/test_multi_keys.py` (tokens, q-grams, MinHash, sorted neighbourhood, pruning, "
         "mixed with single-valued passes) against the oracle; the conformance, multi-pass, "
-        "sampling and candidates property tests with "
-        f"{res.get('examples_scale', 1):g} times their suite's examples; the two giant-block memory "
-        "tests at their nightly sizes; the benchmark smoke tests with their peers "
+        f"sampling and candidates property tests with {res.get('examples_scale', 1):g} "
+        "times their suite's examples; the two giant-block memory tests at their nightly "
+        "sizes; the benchmark smoke tests with their peers "
         "(pyJedAI, Splink).",
         "",
         "| examples per test | tests | seconds | result |",

@@ -146,11 +146,8 @@ def test_encoded_and_direct_runs_are_identical(client, strategy: str) -> None:
 
 def test_auto_encodes_repeated_values_and_computes_fewer_cells(client) -> None:
     df = _frame(3, 3000)
-    # the default cost model: a model an earlier test calibrated on this session's cluster
-    # would change auto's plan (more, smaller tasks, some too small to encode)
     runs = {e: erblock.dedupe(df, key="k", compare={"first": "jaro_winkler"},
-                              threshold=0.9, client=client, sort=True, encode=e,
-                              cost_model="default")
+                              threshold=0.9, client=client, sort=True, encode=e)
             for e in ("auto", "never")}
     pd.testing.assert_frame_equal(runs["auto"].reset_index(drop=True),
                                   runs["never"].reset_index(drop=True))
