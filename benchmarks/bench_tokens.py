@@ -46,8 +46,11 @@ from ``erblock.plan``, ``erblock.RunReport`` and ``erblock.evaluate``):
 (d) **As the input grows** (``tokens_scale.py``): pyJedAI's pipeline, ``erblock.plan``
     and ``erblock.candidates`` on the generated titles at 2,000 to 50,000 records.
 
-The local cluster is ``distributed.LocalCluster(n_workers=2, threads_per_worker=1)``;
-the 1-minute load average is stored next to every timed run (the machine is shared).
+The local cluster is ``distributed.LocalCluster(n_workers=2, threads_per_worker=1)``,
+passed as ``client=``; erblock's default ``executor="auto"`` runs jobs of this size in the
+calling process (docs/clusters.md, "Small jobs"), so (c) also times ``candidates`` with
+``executor="cluster"``, and (a) plans and runs with it. The 1-minute load average is stored next
+to every timed run (the machine is shared).
 
 Run (one benchmark at a time; a few minutes on 2 cores)::
 
@@ -184,13 +187,14 @@ def balance(frames: Sequence[pd.DataFrame], column: str, p: dict[str, Any], clie
         key = tokens(column)
         load = runinfo.load()
         t0 = time.perf_counter()
-        plan = _plan(frames, key=key, strategy=strategy, n_tasks=r, client=client)
+        plan = _plan(frames, key=key, strategy=strategy, n_tasks=r, client=client,
+                     executor="cluster")
         plan_s = time.perf_counter() - t0
         load_run = runinfo.load()
         t0 = time.perf_counter()
         pairs = _run(frames, key=key, compare={column: "jaro_winkler"},
                      threshold=p["balance_threshold"], strategy=strategy, n_tasks=r,
-                     client=client)
+                     client=client, executor="cluster")
         run_s = time.perf_counter() - t0
         rep = erblock.RunReport.of(pairs)
         tc = rep.task_comparisons
@@ -382,6 +386,9 @@ def peer_comparison(abt: pd.DataFrame, buy: pd.DataFrame, truth: pd.DataFrame,
             # the lossless candidate pairs themselves, nothing compared
             "erblock_candidates": lambda: _timed(lambda: erblock.candidates(
                 abt, buy, key=key, client=client)),
+            # the same on the cluster: what executor="auto" saves at this size
+            "erblock_candidates_cluster": lambda: _timed(lambda: erblock.candidates(
+                abt, buy, key=key, client=client, executor="cluster")),
             # erblock's own (lossy, opt-in) JedAI pipeline at pyJedAI's defaults
             "erblock_filtered": lambda: _timed(lambda: erblock.link(
                 abt, buy, key=prune(key, "auto", keep=0.8),
@@ -440,6 +447,8 @@ def peer_comparison(abt: pd.DataFrame, buy: pd.DataFrame, truth: pd.DataFrame,
                      "erblock_candidates_over_pyjedai": (med["erblock_candidates"]
                                                          / med["pyjedai"]),
                      "erblock_filtered_over_pyjedai": med["erblock_filtered"] / med["pyjedai"],
+                     "erblock_candidates_cluster_over_pyjedai": (
+                         med["erblock_candidates_cluster"] / med["pyjedai"]),
                      # pyJedAI with its input preparation, as erblock's times include its
                      "erblock_plan_over_pyjedai_with_data": (med["erblock_plan"]
                                                              / med["pyjedai_with_data"]),
@@ -691,6 +700,10 @@ def _render_peer(res: dict[str, Any]) -> list[str]:
               f"candidate pair out, nothing compared) | {eb['candidates']:,} | "
               f"{_f(eb['pair_completeness'])} | {_f(eb['reduction_ratio'], 4)} | "
               f"{med['erblock_candidates']:.3f} |",
+              f"| the same `candidates` with `executor='cluster'` (on the two-process "
+              f"cluster, not in this process) | {eb['candidates']:,} | "
+              f"{_f(eb['pair_completeness'])} | {_f(eb['reduction_ratio'], 4)} | "
+              f"{med['erblock_candidates_cluster']:.3f} |",
               f"| erblock `tokens('name')`, `plan` only (blocking, profile, plan; no pairs) | "
               f"({peer['erblock_plan_comparisons']:,}) | | | {med['erblock_plan']:.3f} |",
               f"| erblock `prune(tokens('name'), 'auto', keep=0.8)` (JedAI's purging and "
@@ -742,7 +755,8 @@ def _render_peer(res: dict[str, Any]) -> list[str]:
               f"**{rat['erblock_link_over_pyjedai']:.2f}** ({med['erblock_link']:.3f} s vs "
               f"{med['pyjedai']:.3f} s; erblock also compares every candidate pair); "
               f"erblock lossless `candidates` / pyJedAI = "
-              f"{rat['erblock_candidates_over_pyjedai']:.2f}; "
+              f"{rat['erblock_candidates_over_pyjedai']:.2f} (on the cluster, "
+              f"`executor='cluster'`: {rat['erblock_candidates_cluster_over_pyjedai']:.2f}); "
               f"erblock `plan` only / pyJedAI = {rat['erblock_plan_over_pyjedai']:.2f}. "
               "With pyJedAI's input preparation (`Data`) timed as well, as erblock's times "
               "include its own: `plan` / pyJedAI = "

@@ -11,6 +11,7 @@ error names the argument or column, shows the value and says what was expected.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
@@ -24,13 +25,14 @@ from .balancing.strategies import AUTO, STRATEGIES, get_strategy, strategy_names
 from .blocking.keys import KeySpec
 from .blocking.make import as_key_spec
 from .engine.calibrate import as_cost_model
-from .engine.cluster import check_workers, get_client, scheduler_guard, total_threads
+from .engine.cluster import connector, total_threads
 from .engine.inputs import prepare_sources
 from .engine.job import SHUFFLE_METHODS, Job, RunOptions
+from .engine.local import LocalClient, starts_local
 from .engine.memory import parse_budget
 from .engine.planning import first_task_count, plan_job, profile_for
 from .engine.pruning import prune_sources
-from .engine.run import RunResult, run
+from .engine.run import RunResult, run, settle
 from .matchers.assignment import check_cardinality
 from .matchers.comparisons import Comparison, as_comparisons
 from .matchers.scoring import as_scoring
@@ -49,7 +51,8 @@ STRATEGY_NAMES = strategy_names()
 DECISION = 0.5
 #: keyword options of ``link``/``dedupe`` (the fields of :class:`RunOptions` a user sets)
 OPTION_NAMES = ("npartitions", "persist", "progress", "sort", "overwrite", "memory_budget",
-                "cost_model", "sample", "sketch", "cell_budget", "shuffle_method", "encode")
+                "cost_model", "sample", "sketch", "cell_budget", "shuffle_method", "encode",
+                "executor")
 
 
 def _as_keys(key: Any) -> tuple[KeySpec, ...]:
@@ -225,7 +228,9 @@ def link(
     ``cell_budget`` (cells of one compare chunk), ``encode`` (``"auto"``: inside a block,
     compare each distinct value pair once and look the pairs' similarities up when the
     distinct pairs are few, e.g. first names in a surname block; ``"always"``;
-    ``"never"``: pair by pair; the similarities are bit-identical either way).
+    ``"never"``: pair by pair; the similarities are bit-identical either way), ``executor``
+    (``"auto"``: small pandas jobs run in this process, moving to the cluster when their
+    profile counts many comparisons; ``"cluster"``; ``"local"``; docs/clusters.md).
     """
     return _result(run_frames([df_r, df_s], key, compare, scoring, strategy, n_tasks,
                               threshold, client, output, id, cardinality=cardinality,
@@ -332,10 +337,12 @@ def execute(job: Job, frames: list[Any], client: Any, check: list[bool], scoring
             f"cardinality={job.cardinality!r} chooses the links among the decided pairs, but "
             "the mean score has no decision without a threshold: pass threshold= (e.g. "
             "0.8), a ScoreThreshold, or scoring='em'")
-    c = get_client(client, check=False)
-    with scheduler_guard(c, job.output):  # a lost scheduler: one clear error, no output
-        check_workers(c)
-        return run(job, frames, c, check_ids=check, scoring=model)
+    with contextlib.ExitStack() as stack:  # a lost scheduler: one clear error, no output
+        connect = connector(client, job.output, stack)
+        if starts_local(job, frames):  # a small pandas job (erblock.engine.local)
+            return run(job, frames, LocalClient(), check_ids=check, scoring=model,
+                       cluster=connect)
+        return run(job, frames, connect(), check_ids=check, scoring=model)
 
 
 def _result(result: RunResult) -> Any:
@@ -362,13 +369,15 @@ def plan(
     threshold: float | None = None,
     sketch: Any = None,
     progress: bool = False,
+    executor: str = "auto",
 ) -> Plan:
     """Profile the input (the BDM) and return the plan a run would execute, without comparing.
 
     With ``df_s`` the plan is for linking ``df_r`` × ``df_s``, otherwise for deduplicating
     ``df_r``. ``plan.describe()`` explains it (comparisons, largest blocks, predicted
     makespan and imbalance of every candidate strategy, replication) and
-    ``plan.plot(path)`` draws its reduce-task loads next to Basic's.
+    ``plan.plot(path)`` draws its reduce-task loads next to Basic's. ``executor`` as for
+    :func:`link`: the plan is made for the threads of wherever the run would execute.
 
     The predicted makespan uses ``cost_model`` (see :func:`link`); with ``compare`` (and
     ``strategy="auto"``) an uncalibrated session first calibrates on a sample of the input
@@ -390,16 +399,19 @@ def plan(
                          "compare= too (erblock.plan), or cost_model='default'")
     options = run_options(strategy, {"cost_model": cost_model, "sample": sample,
                                      "sketch": sketch, "npartitions": npartitions,
-                                     "progress": progress})
+                                     "progress": progress, "executor": executor})
     ids = id if isinstance(id, tuple) else (id, id)
     check = [check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
-    c = get_client(client)
-    threads = total_threads(c)
     job = Job(mode="link" if df_s is not None else "dedupe", keys=keys, comparisons=comparisons,
               strategy=strategy, n_tasks=n_tasks, id_columns=(ids[0], ids[1]),
               threshold=None if threshold is None else float(threshold), options=options)
-    persist = job.options.sample is None
-    sources, _ = prune_sources(c, job, prepare_sources(c, [df for _, df in frames], job,
-                                                        threads, persist), persist)
-    profile = profile_for(c, job, sources, check, first_task_count(job, threads))
-    return plan_job(c, job, sources, profile, threads, explain=True)[0]
+    persist, inputs = job.options.sample is None, [df for _, df in frames]
+    with contextlib.ExitStack() as stack:  # the cluster a run of the job would use
+        connect = connector(client, None, stack)
+        c = LocalClient() if starts_local(job, inputs) else connect()
+        threads = total_threads(c)
+        sources, _ = prune_sources(c, job, prepare_sources(c, inputs, job, threads, persist),
+                                   persist)
+        profile = profile_for(c, job, sources, check, first_task_count(job, threads))
+        c, sources, profile, _ = settle(c, job, sources, profile, check, connect)
+        return plan_job(c, job, sources, profile, total_threads(c), explain=True)[0]

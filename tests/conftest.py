@@ -86,6 +86,18 @@ def _no_cost_model_of_another_test():
     clear_cache()
 
 
+@pytest.fixture(autouse=True)
+def _on_the_cluster(request, monkeypatch):
+    """Tests run on the cluster they pass (or erblock's own): ``executor="auto"`` would run
+    their small pandas jobs in the test process (erblock.engine.local), and the suite is
+    about the distributed path. Tests of the local executor pass ``executor="local"``, and
+    tests marked ``auto_executor`` see the default choice."""
+    if request.node.get_closest_marker("auto_executor") is None:
+        from erblock.engine import local
+
+        monkeypatch.setattr(local, "LOCAL_MAX_RECORDS", -1)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _close_erblock_local_cluster():
     """Close the local cluster erblock starts for calls without ``client=`` while pytest

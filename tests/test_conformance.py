@@ -8,7 +8,8 @@ Strategies (:data:`erblock.balancing.strategies.STRATEGIES`, plus ``auto``):
 * on a real LocalCluster, link and dedupe, against the independent brute force
   (tests/oracle.py): the pair set, each pair once, left before right for dedupe, the
   report's comparisons, identical similarities whatever the strategy, partitioning and
-  number of tasks; a dict round trip of every strategy's options.
+  number of tasks; the same in this process (``executor="local"``,
+  erblock.engine.local); a dict round trip of every strategy's options.
 
 Comparison methods (:data:`erblock.matchers.methods.METHODS`): range [0, 1] or NaN,
 missing values give NaN (never 0), ``aligned`` equals ``matrix`` cell by cell, a value
@@ -76,12 +77,13 @@ def _check(pairs, expected):
     assert RunReport.of(pairs).comparisons >= len(expected)
 
 
+@pytest.mark.parametrize("executor", ["cluster", "local"])
 @pytest.mark.parametrize("strategy", ["auto", *ALL])
 @CLUSTER
 @given(df=frames(), m=st.integers(1, 6), r=st.integers(1, 30))
-def test_dedupe_equals_brute_force(client, strategy, df, m, r):
+def test_dedupe_equals_brute_force(client, strategy, executor, df, m, r):
     pairs = erblock.dedupe(df, key="k", compare=COMPARE, strategy=strategy, n_tasks=r,
-                           client=client, npartitions=m)
+                           client=client, npartitions=m, executor=executor)
     expected = brute_dedupe(df, ["k"])
     _check(pairs, expected)
     report = RunReport.of(pairs)
@@ -92,12 +94,13 @@ def test_dedupe_equals_brute_force(client, strategy, df, m, r):
     assert all(pos[a] < pos[b] for a, b in pair_list(pairs)), "left must precede right"
 
 
+@pytest.mark.parametrize("executor", ["cluster", "local"])
 @pytest.mark.parametrize("strategy", ["auto", *ALL])
 @CLUSTER
 @given(df_r=frames(), df_s=frames(), m=st.integers(1, 6), r=st.integers(1, 30))
-def test_link_equals_brute_force(client, strategy, df_r, df_s, m, r):
+def test_link_equals_brute_force(client, strategy, executor, df_r, df_s, m, r):
     pairs = erblock.link(df_r, df_s, key="k", compare=COMPARE, strategy=strategy, n_tasks=r,
-                         client=client, npartitions=m)
+                         client=client, npartitions=m, executor=executor)
     expected = brute_link(df_r, df_s, ["k"])
     _check(pairs, expected)
     assert RunReport.of(pairs).comparisons == len(expected)

@@ -41,7 +41,6 @@ from typing import Any
 import dask
 import numpy as np
 import pandas as pd
-from distributed import Client
 
 from ..balancing.cost import CostModel
 from ..balancing.strategies import get_strategy
@@ -50,6 +49,7 @@ from ..report import RunReport
 from .execute import prepare_execution, run_mean
 from .inputs import Source, prepare_source
 from .job import COST_MODEL_CHOICES, Job, RunOptions
+from .local import Executor, LocalClient
 from .output import remove_tree
 from .profile import profile_bdm
 from .schema import RID, value_column
@@ -77,7 +77,9 @@ def _signature(job: Job) -> str:
                       sort_keys=True, default=str)
 
 
-def _address(client: Client) -> str:
+def _address(client: Executor) -> str:
+    if isinstance(client, LocalClient):
+        return "local"  # this process: its threads, whichever LocalClient runs them
     try:
         return str(client.scheduler.address)
     except AttributeError:  # pragma: no cover - a client without a scheduler connection
@@ -120,7 +122,7 @@ def as_cost_model(value: Any, threads: int | None = None) -> str | CostModel | N
     )
 
 
-def resolve_cost_model(client: Client, job: Job, sources: Sequence[Source],
+def resolve_cost_model(client: Executor, job: Job, sources: Sequence[Source],
                        threads: int, need: bool) -> tuple[CostModel, float]:
     """The cost model for ``job`` and the seconds spent calibrating (0 when cached/given).
 
@@ -170,7 +172,7 @@ def _head_records(n: int, *parts: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True).drop_duplicates(RID).head(n)
 
 
-def _sample_values(client: Client, job: Job, sources: Sequence[Source], n: int
+def _sample_values(client: Executor, job: Job, sources: Sequence[Source], n: int
                    ) -> pd.DataFrame:
     """Up to ``n`` records of the job's compared columns (left-side names), from the
     first partitions of the first source."""
@@ -202,7 +204,7 @@ def calibration_frame(values: pd.DataFrame, scale: float = 1.0, seed: int = 0,
     return frame
 
 
-def _measure(client: Client, job: Job, frame: pd.DataFrame, r: int, threads: int,
+def _measure(client: Executor, job: Job, frame: pd.DataFrame, r: int, threads: int,
              scale: float | None = None) -> dict[str, Any]:
     """One calibration run with ``r`` reduce tasks: what :meth:`CostModel.fit` needs
     (and the ``scale`` of its skewed blocks; None for the record-heavy run).
@@ -244,7 +246,7 @@ def _measure(client: Client, job: Job, frame: pd.DataFrame, r: int, threads: int
     }
 
 
-def calibrate(client: Client, job: Job, sources: Sequence[Source], threads: int
+def calibrate(client: Executor, job: Job, sources: Sequence[Source], threads: int
               ) -> CostModel:
     """Run the calibration job on ``client`` (module doc) and fit a :class:`CostModel`."""
     values = _sample_values(client, job, sources, 4000)

@@ -22,7 +22,7 @@ import os
 import threading
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError
 from typing import Any
 
@@ -30,6 +30,7 @@ import dask
 from distributed import Client
 
 from .._version import __version__
+from .local import Executor
 
 _lock = threading.Lock()
 _local: dict[str, Any] = {}
@@ -98,7 +99,28 @@ def get_client(client: Client | str | None = None, security: Any = None,
     return c
 
 
-def _get_client(client: Client | str | None, security: Any, timeout: str) -> Client:
+def connector(client: Client | str | None, output: str | None, stack: contextlib.ExitStack
+              ) -> Callable[[], Client]:
+    """A function that connects to the run's cluster when first called (a job that starts
+    in this process may never need it, :mod:`.local`), checks its workers and keeps the
+    rest of the run in ``stack`` under :func:`scheduler_guard`. A ``client`` of the wrong
+    type is refused now."""
+    if not (client is None or isinstance(client, (Client, str))):
+        _get_client(client, None, "0s")  # raises the TypeError
+    got: list[Client] = []
+
+    def connect() -> Client:
+        if not got:
+            c = get_client(client, check=False)
+            stack.enter_context(scheduler_guard(c, output))
+            check_workers(c)
+            got.append(c)
+        return got[0]
+
+    return connect
+
+
+def _get_client(client: Any, security: Any, timeout: str) -> Client:
     if isinstance(client, Client):
         return client
     if isinstance(client, str):
@@ -206,7 +228,7 @@ def close_remote(address: str | None = None) -> None:
                 c.close()
 
 
-def _workers(client: Client) -> dict[str, Any]:
+def _workers(client: Executor) -> dict[str, Any]:
     try:
         info = client.scheduler_info(n_workers=-1)
     except TypeError:  # older distributed
@@ -214,12 +236,12 @@ def _workers(client: Client) -> dict[str, Any]:
     return dict(info.get("workers", {}))
 
 
-def total_threads(client: Client) -> int:
+def total_threads(client: Executor) -> int:
     """Worker threads of the cluster (at least 1)."""
     return max(1, sum(w.get("nthreads", 1) for w in _workers(client).values()))
 
 
-def worker_slots(client: Client) -> list[str]:
+def worker_slots(client: Executor) -> list[str]:
     """One worker address per worker thread, interleaved (``a, b, a, b`` for two workers
     of two threads): where to place tasks in turn (empty while no worker is connected)."""
     threads = {a: max(1, int(w.get("nthreads", 1))) for a, w in _workers(client).items()}
@@ -340,7 +362,7 @@ def _in_process(client: Client) -> bool:
     return cluster is not None and getattr(cluster, "processes", True) is False
 
 
-def persist_on(client: Client | None, collection: Any) -> Any:
+def persist_on(client: Executor | None, collection: Any) -> Any:
     """``collection`` persisted by its own ``persist`` (its optimised graph) under
     ``client``, or the default scheduler when None: with dask-expr, ``client.persist(x)``
     of a persisted parquet read can lose its dependencies."""

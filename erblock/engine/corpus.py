@@ -16,15 +16,15 @@ from collections.abc import Sequence
 
 import dask
 import numpy as np
-from distributed import Client
 
 from ..matchers.methods.text import TokenWeights
 from .inputs import Source
 from .job import Job
+from .local import Executor
 from .tasks.prepare import corpus_counts
 
 
-def with_corpus(client: Client, job: Job, sources: Sequence[Source]) -> Job:
+def with_corpus(client: Executor, job: Job, sources: Sequence[Source]) -> Job:
     """``job`` whose comparisons that need corpus statistics carry them."""
     wanted = [c for c in job.comparisons if c.needs_corpus]
     if not wanted:

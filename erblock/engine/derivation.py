@@ -10,11 +10,11 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-from distributed import Client
 
 from ..blocking.derived import SAMPLE, Derivation, derivation_of, folded, pieces
 from ..blocking.keys import Column, Composite, KeySpec
 from .job import Job
+from .local import Executor
 
 SAMPLE_PARTITIONS = 8  #: partitions of a Dask input the sample is drawn from, at most
 
@@ -23,7 +23,7 @@ def _random_rows(part: pd.DataFrame, n: int) -> pd.DataFrame:
     return part.sample(n=n, random_state=0) if len(part) > n else part
 
 
-def _sample(client: Client, df: Any, columns: list[str]) -> pd.DataFrame:
+def _sample(client: Executor, df: Any, columns: list[str]) -> pd.DataFrame:
     """Up to :data:`SAMPLE` records of ``columns``, drawn at random (seeded): from a pandas
     frame directly; from a Dask frame, from up to :data:`SAMPLE_PARTITIONS` partitions
     chosen at random, so that only those are computed and a frame sorted by some column
@@ -74,7 +74,7 @@ def _pooled(parts: Sequence[Derivation]) -> Derivation:
                       sum(d.chance * d.n for d in parts) / n, n)
 
 
-def derived_keys(client: Client, job: Job, frames: Sequence[Any]
+def derived_keys(client: Executor, job: Job, frames: Sequence[Any]
                  ) -> tuple[tuple[KeySpec, ...], dict[int, list[str]]]:
     """``job.keys`` with every ready-made key column (:class:`Column`, alone or inside a
     composite, sorted-neighbourhood or pruned key) also naming the compared columns its

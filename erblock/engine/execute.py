@@ -27,7 +27,6 @@ import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-from distributed import Client
 
 from ..balancing.plan import Plan
 from ..blocking.neighbourhood import window_of
@@ -37,6 +36,7 @@ from ..report import TaskStats
 from .cluster import worker_slots
 from .inputs import Source, hold
 from .job import DIRECT_ROUTE_LIMIT, Job
+from .local import Executor
 from .output import remove_tree
 from .progress import show_progress
 from .schema import RANK, TASK, UNIT
@@ -127,7 +127,7 @@ def route(job: Job, plan_f: Any, sources: Sequence[Source], r: int) -> list[list
     return out
 
 
-def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[Source],
+def prepare_execution(client: Executor, job: Job, plan: Plan, sources: Sequence[Source],
                       id_dtypes: tuple[object, object]) -> Execution:
     """Hand the plan to the cluster once and build the routing graph."""
     [plan_f] = hold(client, [plan])
@@ -144,7 +144,7 @@ def prepare_execution(client: Client, job: Job, plan: Plan, sources: Sequence[So
     return Execution(plan, plan_f, route(job, plan_f, sources, r), spec, spec_f)
 
 
-def count_invalid(client: Client, job: Job, sources: Sequence[Source]) -> Any:
+def count_invalid(client: Executor, job: Job, sources: Sequence[Source]) -> Any:
     """Start counting ``invalid_<comparison>``: present values its method could not
     compare (for the methods that can refuse values, e.g. ``date``), on the workers,
     beside the compare tasks; :func:`invalid_totals` collects the counts."""
@@ -156,14 +156,14 @@ def count_invalid(client: Client, job: Job, sources: Sequence[Source]) -> Any:
                            for s in sources for p in s.parts])
 
 
-def invalid_totals(client: Client, futures: Any) -> dict[str, int]:
+def invalid_totals(client: Executor, futures: Any) -> dict[str, int]:
     """The counts :func:`count_invalid` started, summed over partitions."""
     per_part = client.gather(futures) if futures else []
     names = per_part[0].keys() if per_part else ()
     return {f"invalid_{n}": int(sum(c[n] for c in per_part)) for n in names}
 
 
-def _gather(client: Client, futures: list[Any], out_dir: str | None) -> Any:
+def _gather(client: Executor, futures: list[Any], out_dir: str | None) -> Any:
     try:
         return client.gather(futures)
     except BaseException:
@@ -173,7 +173,7 @@ def _gather(client: Client, futures: list[Any], out_dir: str | None) -> Any:
         raise
 
 
-def run_mean(client: Client, job: Job, ex: Execution, out_dir: str | None) -> Results:
+def run_mean(client: Executor, job: Job, ex: Execution, out_dir: str | None) -> Results:
     """Mean scoring in one phase: compare (threshold in the kernels), return or write."""
     if out_dir is not None and not job.options.sort:  # written as they gather
         futures = client.compute(ex.reduce_tasks(stream_reduce, out_dir),
@@ -199,7 +199,7 @@ def run_mean(client: Client, job: Job, ex: Execution, out_dir: str | None) -> Re
     return list(_gather(client, futures[-ex.r:], out_dir))
 
 
-def run_fitted(client: Client, job: Job, ex: Execution, model: ScoringModel,
+def run_fitted(client: Executor, job: Job, ex: Execution, model: ScoringModel,
                threshold: float | None, out_dir: str | None) -> Results:
     """A fitted model in one phase: compare, score, threshold, return or write."""
     [model_f] = hold(client, [model])
@@ -221,7 +221,7 @@ def _sample_fractions(job: Job, records: dict[str, int], pairs: int) -> list[flo
     return [min(1.0, float(target / n))]
 
 
-def _random_pair_futures(client: Client, job: Job, sources: Sequence[Source],
+def _random_pair_futures(client: Executor, job: Job, sources: Sequence[Source],
                          records: dict[str, int], model_d: Any, pairs: int, seed: int
                          ) -> list[Any]:
     """Futures of tasks summarising ``pairs`` random record pairs with the model (row
@@ -260,7 +260,7 @@ def _nbytes(summary: Any) -> int:
     return int(getattr(summary, "nbytes", 0))
 
 
-def run_two_phase(client: Client, job: Job, ex: Execution, model: ScoringModel,
+def run_two_phase(client: Executor, job: Job, ex: Execution, model: ScoringModel,
                   threshold: float | None, sources: Sequence[Source],
                   records: dict[str, int], out_dir: str | None,
                   fit_keys: Sequence[Any] | None = None) -> tuple[Results, dict[str, Any]]:

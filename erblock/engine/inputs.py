@@ -10,6 +10,7 @@ memory so profile and route do not compute keys twice.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -17,10 +18,10 @@ from typing import Any, cast
 import dask
 import dask.dataframe as dd
 import pandas as pd
-from distributed import Client
 
 from ..blocking.neighbourhood import SortedNeighbourhood, SortOrder, order_starts, value_counts
 from .job import Job
+from .local import Executor, LocalClient
 from .tasks.prepare import prepare_partition
 
 SAMPLE_PARTITION_RECORDS = 2000  #: partition size for progressive sampling (pandas input)
@@ -46,7 +47,7 @@ class Source:
         return len(self.parts)
 
 
-def hold(client: Client, objects: list[Any]) -> list[Any]:
+def hold(client: Executor, objects: list[Any]) -> list[Any]:
     """Futures of client-side objects that the cluster can rebuild.
 
     Each object becomes a task whose run spec *is* the object (the scheduler keeps it),
@@ -57,6 +58,14 @@ def hold(client: Client, objects: list[Any]) -> list[Any]:
     """
     return list(client.compute([dask.delayed(o, pure=False, traverse=False) for o in objects],
                                optimize_graph=False))
+
+
+def move_sources(cluster: Executor, local: LocalClient, sources: Sequence[Source]
+                 ) -> list[Source]:
+    """Sources prepared in this process (:mod:`.local`), held by ``cluster`` instead: a job
+    that turned out too big to stay here moves before it is planned."""
+    return [dataclasses.replace(s, parts=hold(cluster, local.gather(s.parts)), held=())
+            for s in sources]
 
 
 def default_npartitions(n: int, threads: int, sample: bool) -> int:
@@ -91,7 +100,7 @@ class Raw:
     held: tuple[Any, ...] = ()
 
 
-def split_source(client: Client, df: Any, job: Job, threads: int) -> Raw:
+def split_source(client: Executor, df: Any, job: Job, threads: int) -> Raw:
     """The partitions of one input: a Dask frame's own, a pandas frame's contiguous pieces."""
     if isinstance(df, dd.DataFrame):
         return Raw(list(df.to_delayed()), df._meta)
@@ -101,7 +110,7 @@ def split_source(client: Client, df: Any, job: Job, threads: int) -> Raw:
     return Raw(list(held), df.iloc[:0], tuple(held))
 
 
-def sort_orders(client: Client, job: Job, raws: Sequence[Raw]) -> list[dict[int, Any]]:
+def sort_orders(client: Executor, job: Job, raws: Sequence[Raw]) -> list[dict[int, Any]]:
     """For every input partition, the order tables of the job's sorted-neighbourhood
     passes: ``[source][partition] -> {pass: starts}`` (empty dicts when there are none).
     Every partition counts its sort values on the cluster; only the counts travel."""
@@ -127,16 +136,21 @@ def sort_orders(client: Client, job: Job, raws: Sequence[Raw]) -> list[dict[int,
     return out
 
 
-def prepare_sources(client: Client, frames: Sequence[Any], job: Job, threads: int,
+def prepare_sources(client: Executor, frames: Sequence[Any], job: Job, threads: int,
                     persist: bool) -> list[Source]:
     """Every input of ``job`` prepared (sorted-neighbourhood passes ordered first)."""
     raws = [split_source(client, f, job, threads) for f in frames]
     orders = sort_orders(client, job, raws)
-    return [prepare_source(client, raw, job, src, threads, persist, orders[src])
-            for src, raw in enumerate(raws)]
+    sources = [prepare_source(client, raw, job, src, threads, False, orders[src])
+               for src, raw in enumerate(raws)]
+    if not persist:
+        return sources
+    # one call for every source: this process (erblock.engine.local) computes at once
+    held = iter(client.compute([p for s in sources for p in s.parts], optimize_graph=False))
+    return [dataclasses.replace(s, parts=[next(held) for _ in s.parts]) for s in sources]
 
 
-def prepare_source(client: Client, df: Any, job: Job, src: int, threads: int,
+def prepare_source(client: Executor, df: Any, job: Job, src: int, threads: int,
                    persist: bool, orders: dict[int, Any] | None = None) -> Source:
     """Partitions of input ``src`` prepared for ``job`` (see the module doc); ``df`` is a
     frame or its :class:`Raw` partitions, ``orders`` the partitions' order tables."""

@@ -32,6 +32,9 @@ COST_MODEL_CHOICES = ("calibrate", "default")
 #: ``encode=``: compare distinct values once per block when it pays ("auto"), whenever the
 #: values can be encoded ("always"), or pair by pair ("never"); the pairs are the same
 ENCODE_CHOICES = ("auto", "always", "never")
+#: where a run executes: ``"auto"`` (small pandas jobs in this process, the rest on the
+#: cluster), ``"cluster"``, ``"local"`` (:mod:`erblock.engine.local`)
+EXECUTORS = ("auto", "cluster", "local")
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,8 @@ class RunOptions:
     ``cost_model``: None, ``"calibrate"``, ``"default"`` or a :class:`CostModel`;
     ``sample``: plan from a progressive sample; ``strategy_options``: the options spec of
     the strategy (e.g. :class:`~erblock.balancing.strategies.CellOptions`); ``encode``:
-    see :data:`ENCODE_CHOICES` (similarities are bit-identical either way).
+    see :data:`ENCODE_CHOICES` (similarities are bit-identical either way); ``executor``:
+    see :data:`EXECUTORS` (:mod:`erblock.engine.local`).
     """
 
     npartitions: int | None = None
@@ -61,8 +65,12 @@ class RunOptions:
     sample: SampleGoal | None = None
     strategy_options: Any = None
     encode: str = "auto"
+    executor: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, "
+                             f"got {self.executor!r}")
         if self.encode not in ENCODE_CHOICES:
             raise ValueError(f"encode must be one of {', '.join(ENCODE_CHOICES)}, "
                              f"got {self.encode!r}")

@@ -23,8 +23,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from distributed import Client
-
 from ..balancing.auto import annotate, candidate_plans, choose
 from ..balancing.cost import CostModel, default_task_count, most_tasks
 from ..balancing.plan import Plan
@@ -34,6 +32,7 @@ from ..report import RunReport
 from .calibrate import resolve_cost_model, worth_calibrating
 from .inputs import Source
 from .job import Job
+from .local import Executor
 from .profile import Profile, profile_bdm, profile_sample, profile_sketch
 
 
@@ -51,7 +50,7 @@ def profile_kind(job: Job) -> str:
     return "bdm"
 
 
-def profile_for(client: Client, job: Job, sources: Sequence[Source],
+def profile_for(client: Executor, job: Job, sources: Sequence[Source],
                 check_ids: Sequence[bool], r: int) -> Profile:
     """Profile the prepared input for the job's strategy (see the module doc)."""
     kind = profile_kind(job)
@@ -80,7 +79,7 @@ def task_count(job: Job, profile: Profile, model: CostModel, threads: int) -> in
                               threads)
 
 
-def plan_job(client: Client, job: Job, sources: Sequence[Source], profile: Profile,
+def plan_job(client: Executor, job: Job, sources: Sequence[Source], profile: Profile,
              threads: int, *, explain: bool = False) -> tuple[Plan, CostModel, float]:
     """The plan of ``job`` from ``profile``, the cost model it was made with, and the
     seconds spent calibrating that model (0 when cached, given or not needed).

@@ -22,7 +22,6 @@ from typing import Any
 
 import dask
 import numpy as np
-from distributed import Client
 
 from ..balancing.bdm import BDM, SRC_R, SRC_S
 from ..balancing.progressive import SampleEstimate, SampleGoal, estimate, goal_test
@@ -31,6 +30,7 @@ from ..balancing.sketch import SketchProfile, as_sketch_spec
 from ..blocking.keys import NULL_BLOCK
 from .inputs import Source
 from .job import Job
+from .local import Executor
 from .progress import show_progress
 from .tasks.prepare import (
     MISSING_ID,
@@ -118,7 +118,7 @@ def _n_parts(sources: Sequence[Source]) -> tuple[int, int]:
     return sources[0].n_parts, sources[1].n_parts if len(sources) > 1 else 0
 
 
-def profile_bdm(client: Client, job: Job, sources: Sequence[Source],
+def profile_bdm(client: Executor, job: Job, sources: Sequence[Source],
                 check_ids: Sequence[bool]) -> Profile:
     """The BDM of the prepared input (and record counts, records not blocked, id check)."""
     tasks, srcs = [], []
@@ -142,7 +142,7 @@ def profile_bdm(client: Client, job: Job, sources: Sequence[Source],
                    _record_counts(records[: len(sources)], _not_blocked(rows)))
 
 
-def profile_sketch(client: Client, job: Job, sources: Sequence[Source],
+def profile_sketch(client: Executor, job: Job, sources: Sequence[Source],
                    check_ids: Sequence[bool], r: int, sketch: Any = None) -> Profile:
     """The sketch profile (paper 003) instead of the BDM, for the cell strategies (``w =
     64·r`` by default)."""
@@ -167,7 +167,7 @@ def profile_sketch(client: Client, job: Job, sources: Sequence[Source],
                                                   [r["not_blocked"] for r in results]))
 
 
-def profile_sample(client: Client, job: Job, sources: Sequence[Source],
+def profile_sample(client: Executor, job: Job, sources: Sequence[Source],
                    check_ids: Sequence[bool], r: int) -> Profile:
     """Sample, estimate and test until ``job.options.sample`` is met (paper 001).
 

@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any
 
-from distributed import as_completed
+from distributed import Future, as_completed
 
 
 def show_progress(futures: list[Any], label: str, stream: Any = None,
@@ -18,6 +18,8 @@ def show_progress(futures: list[Any], label: str, stream: Any = None,
     each future is released once finished (its result is then kept only as long as a
     dependent task needs it).
     """
+    if not futures or not isinstance(futures[0], Future):
+        return  # run in this process (erblock.engine.local): already done, nothing to watch
     stream = stream or sys.stderr
     total, start = len(futures), time.perf_counter()
     width = 30
@@ -33,7 +35,7 @@ def show_progress(futures: list[Any], label: str, stream: Any = None,
         stream.flush()
 
     draw(0)
-    loop = futures[0].client.loop if futures else None  # erblock's client need not be default
+    loop = futures[0].client.loop  # erblock's client need not be default
     for done, future in enumerate(as_completed(futures, loop=loop), 1):
         draw(done)
         if release:

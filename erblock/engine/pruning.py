@@ -14,16 +14,16 @@ from typing import Any
 
 import dask
 import pandas as pd
-from distributed import Client
 
 from ..blocking.pruning import Pruned, purge_threshold
 from .inputs import Source, hold
 from .job import Job
+from .local import Executor
 from .schema import PASS
 from .tasks.prune import block_counts, comparisons_of, describe, prune_partition
 
 
-def _counts(client: Client, sources: Sequence[Source], passes: list[int],
+def _counts(client: Executor, sources: Sequence[Source], passes: list[int],
             link: bool) -> dict[int, pd.DataFrame]:
     """Comparisons and records per block of every pruned pass, in one pass over the
     input."""
@@ -35,7 +35,7 @@ def _counts(client: Client, sources: Sequence[Source], passes: list[int],
                               else counts, link) for p in passes}
 
 
-def prune_sources(client: Client, job: Job, sources: Sequence[Source], persist: bool
+def prune_sources(client: Executor, job: Job, sources: Sequence[Source], persist: bool
                   ) -> tuple[list[Source], list[dict[str, Any]]]:
     """The sources with the pruned passes' rows dropped, and what each pass lost."""
     asked = {p: k for p, k in enumerate(job.keys) if isinstance(k, Pruned)}

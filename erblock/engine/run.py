@@ -18,13 +18,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from distributed import Client
 
 from ..matchers.assignment import assign
 from ..matchers.scoring.base import PASS_COLUMN, ScoringModel
@@ -41,11 +40,13 @@ from .execute import (
     run_mean,
     run_two_phase,
 )
-from .inputs import prepare_sources
+from .inputs import Source, move_sources, prepare_sources
 from .job import Job
+from .local import Executor, LocalClient, stays_local
 from .memory import fit_plan
 from .output import finish_output, start_output
 from .planning import first_task_count, plan_job, prediction, profile_for
+from .profile import Profile
 from .pruning import prune_sources
 from .tasks.write import PART_NAME, sort_pairs
 
@@ -74,6 +75,25 @@ class RunResult:
         want = {c: d for c, d in zip(("left_id", "right_id"), self.id_dtypes)
                 if _textual(d) and _textual(pairs[c].dtype) and pairs[c].dtype != d}
         return pairs.astype(want) if want else pairs
+
+
+def settle(client: Executor, job: Job, sources: list[Source], profile: Profile,
+           check_ids: Sequence[bool], cluster: Callable[[], Executor] | None
+           ) -> tuple[Executor, list[Source], Profile, str]:
+    """Where the rest of a profiled job runs: (client, sources, profile, what the report
+    calls it). A job started in this process stays when its comparisons are few
+    (:func:`~.local.stays_local`); otherwise its prepared partitions move to ``cluster()``
+    (a sketch or sample profile, sized for the threads, is then taken again there)."""
+    if not isinstance(client, LocalClient):
+        return client, sources, profile, "cluster"
+    if stays_local(job, profile.total_comparisons) or cluster is None:
+        return client, sources, profile, "local"
+    target = cluster()
+    moved = move_sources(target, client, sources)
+    if profile.kind != "bdm":
+        profile = profile_for(target, job, moved, check_ids,
+                              first_task_count(job, total_threads(target)))
+    return target, moved, profile, "local, then cluster"
 
 
 def _textual(dtype: Any) -> bool:
@@ -118,10 +138,15 @@ def _assignment(job: Job, decision: str, decided: int, links: int) -> dict[str, 
             "threshold": job.threshold, "decided_pairs": int(decided), "links": int(links)}
 
 
-def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[bool],
-        scoring: ScoringModel | None = None) -> RunResult:
+def run(job: Job, frames: Sequence[Any], client: Executor, *, check_ids: Sequence[bool],
+        scoring: ScoringModel | None = None,
+        cluster: Callable[[], Executor] | None = None) -> RunResult:
     """Run ``job`` on ``frames`` ([df] or [df_r, df_s]) with ``scoring`` (None: the mean
-    score; a model bound to the job's comparisons, fitted during the run if it is not)."""
+    score; a model bound to the job's comparisons, fitted during the run if it is not).
+
+    ``client`` is a cluster's client or a :class:`~.local.LocalClient`; a job started on
+    the latter moves to ``cluster()`` when its profile says it is too big to stay
+    (:func:`~.local.stays_local`)."""
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
     threads = total_threads(client)
@@ -130,6 +155,9 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
     sources, pruning = prune_sources(client, job, sources, persist)
     id_dtypes = (sources[0].id_dtype, sources[-1].id_dtype)
     profile = profile_for(client, job, sources, check_ids, first_task_count(job, threads))
+    client, sources, profile, executor = settle(client, job, sources, profile, check_ids,
+                                                cluster)
+    threads = total_threads(client)
     t1 = time.perf_counter()
     phases["profile"] = t1 - t0
     plan, model, calibration = plan_job(client, job, sources, profile, threads)
@@ -144,6 +172,7 @@ def run(job: Job, frames: Sequence[Any], client: Client, *, check_ids: Sequence[
 
     out_dir, final_dir = start_output(job.output, job.options.overwrite)
     settings = _settings(job, r, sources[0].n_parts)
+    settings["executor"] = executor
     t2 = time.perf_counter()
     invalid = count_invalid(client, job, sources)
     results: list[tuple[pd.DataFrame | None, TaskStats]] = []
