@@ -46,6 +46,7 @@ from .tasks.reduce import (
     compare_reduce,
     keep_reduce,
     model_reduce,
+    reduce_call,
     score_reduce,
     stream_reduce,
     write_reduce,
@@ -86,11 +87,15 @@ class Execution:
         """``func(t, plan, left, right, spec, *extra)`` as a delayed task per reduce task,
         the largest loads first."""
         tasks = []
+        name = getattr(func, "__name__", "reduce")
         for t in range(self.r):
             left, right = self.inputs(t)
+            pieces = [*left, *(right or ())]
             with dask.annotate(priority=self.priority(t)):
-                tasks.append(dask.delayed(func, pure=False)(t, self.plan_future, left, right,
-                                                            self.shipped_spec, *extra))
+                tasks.append(dask.delayed(reduce_call, pure=False)(
+                    func, len(left), -1 if right is None else len(right), t, self.plan_future,
+                    self.shipped_spec, *pieces, *extra,
+                    dask_key_name=f"{name}-{uuid.uuid4().hex}"))
         return tasks
 
 

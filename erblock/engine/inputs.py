@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, cast
 
 import dask
@@ -161,9 +162,12 @@ def prepare_source(client: Executor, df: Any, job: Job, src: int, threads: int,
     meta = prepare_partition(raw.meta, part=0, src=src, keys=keys,
                              value_columns=value_columns, id_column=id_column,
                              orders=_empty_orders(job))
-    parts = [dask.delayed(prepare_partition, pure=False)(
-        p, part=i, src=src, keys=keys, value_columns=value_columns, id_column=id_column,
-        orders=orders.get(i)) for i, p in enumerate(raw.parts)]
+    # the fixed arguments bound once: Dask would walk the key specs (dataclasses) of
+    # every partition's call looking for collections
+    prepare = partial(prepare_partition, src=src, keys=keys, value_columns=value_columns,
+                      id_column=id_column)
+    parts = [dask.delayed(prepare, pure=False)(p, part=i, orders=orders.get(i))
+             for i, p in enumerate(raw.parts)]
     if persist:
         parts = client.compute(parts, optimize_graph=False)
     return Source(src, parts, _id_dtype(raw.meta, id_column), meta, raw.held)

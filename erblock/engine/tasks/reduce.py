@@ -93,6 +93,19 @@ def _finish(pairs: pd.DataFrame, stats: TaskStats, spec: TaskSpec, out_dir: str 
     return None, replace(stats, write_seconds=seconds)
 
 
+def reduce_call(func: Any, n_left: int, n_right: int, task: int, plan: Plan, spec: TaskSpec,
+                *rest: Any) -> Any:
+    """``func(task, plan, left, right, spec, *extra)`` with the pieces given flat:
+    ``rest`` is the ``n_left`` left pieces, the ``n_right`` right ones (−1: no right side)
+    and ``extra``. Dask builds a task from flat arguments ten times faster than from
+    lists of pieces (which it wraps in tasks of their own), and a run builds one per
+    reduce task on the client."""
+    n_r = max(n_right, 0)
+    left = list(rest[:n_left])
+    right = None if n_right < 0 else list(rest[n_left:n_left + n_r])
+    return func(task, plan, left, right, spec, *rest[n_left + n_r:])
+
+
 def compare_reduce(task: int, plan: Plan, left: Sequence[Any], right: Sequence[Any] | None,
                    spec: TaskSpec) -> Result:
     """Mean scoring: compare with the threshold applied in the kernels; return the pairs."""
