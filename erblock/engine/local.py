@@ -30,9 +30,7 @@ import pandas as pd
 from dask.delayed import Delayed, DelayedLeaf
 from distributed import Client
 
-from .job import EXECUTORS, Job
-
-__all__ = ["EXECUTORS", "Executor", "LocalClient"]
+from .job import Job
 
 #: pandas inputs of at most this many records (together) start in this process
 LOCAL_MAX_RECORDS = 100_000
@@ -63,7 +61,7 @@ def _memory() -> int:
     return int(psutil.virtual_memory().total)
 
 
-def _done(x: Any) -> bool:
+def _is_leaf(x: Any) -> bool:
     """Whether ``x`` is an object wrapped as delayed (a leaf: nothing to run)."""
     return isinstance(x, DelayedLeaf)
 
@@ -98,7 +96,7 @@ class LocalClient:
         here). Objects already done (``hold`` of client-side objects) are not run again."""
         many = isinstance(x, (list, tuple))
         xs = list(x) if many else [x]
-        if not sync and all(_done(v) for v in xs):
+        if not sync and all(_is_leaf(v) for v in xs):
             return xs if many else xs[0]
         values = self._run(xs)
         if not sync:
