@@ -72,14 +72,14 @@ def frame(data: str | None, records: int | None) -> pd.DataFrame:
     return df.assign(**{KEY: 0})
 
 
-def run_erblock(df: pd.DataFrame, threshold: float, client: Any, cost_model: Any = None
-                ) -> dict[str, Any]:
+def run_erblock(df: pd.DataFrame, threshold: float, client: Any, cost_model: Any = None,
+                executor: str = "auto") -> dict[str, Any]:
     """erblock.dedupe, thresholded, in memory."""
     import erblock
 
     t0 = time.perf_counter()
     res = erblock.dedupe(df, key=KEY, compare=COMPARE, threshold=threshold, client=client,
-                         encode="auto", cost_model=cost_model)
+                         encode="auto", cost_model=cost_model, executor=executor)
     seconds = time.perf_counter() - t0
     rep = erblock.RunReport.of(res)
     return {"seconds": seconds, "kept_pairs": len(res), "comparisons": int(rep.comparisons),
@@ -195,8 +195,10 @@ def main(argv: Sequence[str] | None = None, client: Any = None) -> dict[str, Any
         warnings.simplefilter("ignore", FutureWarning)
         client, workers = bs.cluster_client(stack, client)
         t0 = time.perf_counter()  # untimed: calibrates auto's cost model for this job
+        # on the cluster, where the timed job runs (a job this small would run in this
+        # process and calibrate that instead: docs/clusters.md)
         run_erblock(df.iloc[: p["warmup_records"]], p["threshold"], client,
-                    cost_model=None if args.quick else "calibrate")
+                    cost_model=None if args.quick else "calibrate", executor="cluster")
         res["warmup_seconds"] = time.perf_counter() - t0
         res["result"] = bench(p, df, client, workers, splink_ok, log)
     res["load_end"] = runinfo.load()
