@@ -144,3 +144,63 @@ def test_batched_small_tasks_equal_the_matrix_path(bdm, r):
         out[small] = (got, done.tolist(), pairs.reset_index(drop=True))
     assert out[SMALL_CELLS][:2] == out[-1][:2]
     pd.testing.assert_frame_equal(out[SMALL_CELLS][2], out[-1][2])
+
+
+@given(bdms())
+@settings(max_examples=40)
+def test_block_sizes_equal_an_independent_count_and_are_read_only(bdm):
+    """The cached block sizes (run boundaries of the sorted rows) equal a pandas group-by
+    of the rows, and cannot be changed by a planner that writes into them."""
+    blocks, n_r, n_s = bdm.block_sizes()
+    rows = pd.DataFrame({"block": bdm.block, "src": bdm.src, "count": bdm.count})
+    want = rows.pivot_table(index="block", columns="src", values="count", aggfunc="sum",
+                            fill_value=0).reindex(columns=[0, 1], fill_value=0)
+    assert blocks.tolist() == want.index.tolist()
+    assert n_r.tolist() == want[0].tolist() and n_s.tolist() == want[1].tolist()
+    assert bdm.block_sizes()[0] is blocks  # computed once
+    for a in (blocks, n_r, n_s):
+        with pytest.raises(ValueError):
+            a[:1] = 0
+
+
+def test_unit_builder_broadcasts_scalars_and_refuses_ragged_columns():
+    from erblock.balancing.plan import UnitBuilder
+
+    b = UnitBuilder()
+    assert b.add_units(7, 0, 0, 0, 3).tolist() == [0]
+    assert b.add_units(np.array([1, 2]), 1, np.array([4]), 0, np.array([5, 6])).tolist() == [1, 2]
+    assert b.add_units(np.zeros(0, np.int64), 0, 0, 0, 0).tolist() == []
+    with pytest.raises(ValueError):
+        b.add_units(np.array([1, 2]), 0, 0, 0, np.array([1, 2, 3]))
+    b.add_tasks(2, np.array([0, 1]), np.array([0, 2]), np.array([3, 0]))
+    units, tasks = b.build()
+    assert units.block.tolist() == [7, 1, 2] and units.part.tolist() == [0, 4, 4]
+    assert tasks.T.tolist() == [[2, 0, 0, 3]]  # the empty task is dropped
+
+
+@given(st.lists(st.tuples(st.integers(-2**63, 2**63 - 1), st.integers(0, 3),
+                          st.integers(-3, 40)), max_size=30, unique=True),
+       st.lists(st.tuples(st.integers(-2**63, 2**63 - 1), st.integers(-1, 4),
+                          st.integers(-4, 41)), max_size=30),
+       st.booleans(), st.sampled_from([2 ** 62, 7, 1]))
+@settings(max_examples=150)
+def test_lookup_finds_exactly_the_rows_a_dict_finds(table, query, reuse, limit):
+    """A placement's table lookup (mixed-radix codes, re-ranked when the key would
+    overflow: forced here with a small limit) equals a dict of the rows."""
+    from erblock.balancing import placement
+    from erblock.balancing.placement import Lookup
+
+    rows = table[:]
+    query = query + rows[::2]  # some hits among arbitrary keys
+    cols = [np.array([r[k] for r in rows], dtype=np.int64) for k in range(3)]
+    q = [np.array([r[k] for r in query], dtype=np.int64) for k in range(3)]
+    want = [{r: i for i, r in enumerate(rows)}.get(x, -1) for x in query]
+    old = placement.RADIX_LIMIT
+    placement.RADIX_LIMIT = limit
+    try:
+        index = Lookup(cols)
+        assert index.find(q).tolist() == want
+        if reuse:  # a second query on the same index
+            assert index.find(q[:1] + q[1:]).tolist() == want
+    finally:
+        placement.RADIX_LIMIT = old

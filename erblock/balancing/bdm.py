@@ -11,6 +11,7 @@ This module is pure numpy: the engine builds the per-partition counts with Dask
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -68,13 +69,28 @@ class BDM:
         return int(self.count.sum())
 
     def block_sizes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Distinct blocks with their sizes in R and in S (S is all zero for dedupe)."""
-        blocks, inv = np.unique(self.block, return_inverse=True)
-        n_r = np.zeros(len(blocks), dtype=np.int64)
-        n_s = np.zeros(len(blocks), dtype=np.int64)
-        np.add.at(n_r, inv[self.src == SRC_R], self.count[self.src == SRC_R])
-        np.add.at(n_s, inv[self.src == SRC_S], self.count[self.src == SRC_S])
-        return blocks, n_r, n_s
+        """Distinct blocks with their sizes in R and in S (S is all zero for dedupe).
+
+        Computed once per BDM (``auto`` plans every candidate from the same one); the
+        arrays are read-only."""
+        return self._sizes
+
+    @cached_property
+    def _sizes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if len(self.block) and not (self.block[1:] >= self.block[:-1]).all():
+            blocks, inv = np.unique(self.block, return_inverse=True)
+        else:  # rows sorted by block (from_arrays): runs instead of a sort
+            new = np.r_[True, self.block[1:] != self.block[:-1]] if len(self.block) else \
+                np.zeros(0, dtype=bool)
+            blocks, inv = self.block[new], np.cumsum(new) - 1
+        out = [blocks.copy()]
+        for src in (SRC_R, SRC_S):
+            sel = self.src == src
+            out.append(np.bincount(inv[sel], weights=self.count[sel],
+                                   minlength=len(blocks)).astype(np.int64))
+        for a in out:
+            a.flags.writeable = False
+        return out[0], out[1], out[2]
 
     def comparisons(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct blocks and the comparisons each implies (n(n−1)/2, or n_R·n_S)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -56,36 +57,78 @@ class RecordKeys:
 # -- exact lookups on integer keys -------------------------------------------------------
 
 
-def _dense(table: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of ``table`` values (rank among its distinct values) and of ``query`` values
-    (−1 when not in the table)."""
-    uniq = np.unique(table)
-    t_code = np.searchsorted(uniq, table)
-    pos = np.minimum(np.searchsorted(uniq, query), len(uniq) - 1)
-    q_code = np.where(uniq[pos] == query, pos, -1)
-    return t_code.astype(np.int64), q_code.astype(np.int64)
+def _codes(uniq: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Rank of every value among the sorted distinct ``uniq`` (−1 when absent); a column of
+    consecutive integers (sources, partitions) by subtraction."""
+    if len(uniq) == 0:
+        return np.full(len(values), -1, dtype=np.int64)
+    lo = int(uniq[0])
+    if int(uniq[-1]) - lo == len(uniq) - 1:  # consecutive: no search
+        code = values - lo
+        return np.where((code >= 0) & (code < len(uniq)), code, -1)
+    pos = np.minimum(np.searchsorted(uniq, values), len(uniq) - 1)
+    return np.where(uniq[pos] == values, pos, -1).astype(np.int64)
+
+
+#: combined keys stay below this (the codes are re-ranked when they would not)
+RADIX_LIMIT = 2 ** 62
+
+
+class Lookup:
+    """Exact row lookup in a table of parallel integer columns with unique rows.
+
+    Built once per table (a placement keeps its own, so routing the partitions of a run
+    sorts the plan's table once per process, not once per partition). Columns are
+    combined through dense codes, never hashed."""
+
+    def __init__(self, table: Sequence[np.ndarray]) -> None:
+        cols = [np.asarray(c, dtype=np.int64) for c in table]
+        self.n = len(cols[0])
+        self.uniq = [np.unique(c) for c in cols]
+        #: after column k, the distinct combined keys when they were re-ranked to keep the
+        #: mixed-radix key below RADIX_LIMIT (None: not needed)
+        self.rerank: list[np.ndarray | None] = []
+        key = _codes(self.uniq[0], cols[0])
+        span = len(self.uniq[0])
+        for u, c in zip(self.uniq[1:], cols[1:]):
+            if span * max(len(u), 1) >= RADIX_LIMIT:
+                table_keys = np.unique(key)
+                key, span = _codes(table_keys, key), len(table_keys)
+                self.rerank.append(table_keys)
+            else:
+                self.rerank.append(None)
+            key = key * max(len(u), 1) + _codes(u, c)
+            span *= max(len(u), 1)
+        self.order = np.argsort(key, kind="stable")
+        self.sorted = key[self.order]
+
+    def _key(self, query: Sequence[np.ndarray]) -> np.ndarray:
+        """The combined key of query rows (−1 where a value is not in the table)."""
+        key = _codes(self.uniq[0], np.asarray(query[0], dtype=np.int64))
+        for u, q, table_keys in zip(self.uniq[1:], query[1:], self.rerank):
+            if table_keys is not None:
+                key = np.where(key >= 0, _codes(table_keys, key), -1)
+            c = _codes(u, np.asarray(q, dtype=np.int64))
+            key = np.where((key >= 0) & (c >= 0), key * max(len(u), 1) + c, -1)
+        return key
+
+    def find(self, query: Sequence[np.ndarray]) -> np.ndarray:
+        """Row of every query key, −1 when absent."""
+        n_query = len(query[0])
+        out = np.full(n_query, -1, dtype=np.int64)
+        if self.n == 0 or n_query == 0:
+            return out
+        key = self._key(query)
+        pos = np.minimum(np.searchsorted(self.sorted, key), len(self.sorted) - 1)
+        hit = (key >= 0) & (self.sorted[pos] == key)
+        out[hit] = self.order[pos[hit]]
+        return out
 
 
 def lookup(table: Sequence[np.ndarray], query: Sequence[np.ndarray]) -> np.ndarray:
     """Row of every query key in ``table`` (parallel integer columns, unique rows), −1 when
-    absent. Exact: columns are combined through dense codes, never hashed."""
-    n_query = len(query[0])
-    out = np.full(n_query, -1, dtype=np.int64)
-    if len(table[0]) == 0 or n_query == 0:
-        return out
-    t_code, q_code = _dense(np.asarray(table[0]), np.asarray(query[0]))
-    for tc, qc in zip(table[1:], query[1:]):
-        t2, q2 = _dense(np.asarray(tc), np.asarray(qc))
-        width = int(t2.max()) + 1
-        t_key = t_code * width + t2
-        q_key = np.where((q_code >= 0) & (q2 >= 0), q_code * width + q2, -1)
-        t_code, q_code = _dense(t_key, q_key)
-    order = np.argsort(t_code, kind="stable")
-    ranked = t_code[order]
-    pos = np.minimum(np.searchsorted(ranked, q_code), len(ranked) - 1)
-    hit = (q_code >= 0) & (ranked[pos] == q_code)
-    out[hit] = order[pos[hit]]
-    return out
+    absent (:class:`Lookup` built for this one query)."""
+    return Lookup(table).find(query)
 
 
 def group_ranks(*keys: np.ndarray, rid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,6 +225,11 @@ class WholeUnits(Placement):
         return cls(units.block[sel], units.src[sel].astype(np.int64), sel.astype(np.int64),
                    cells)
 
+    @cached_property
+    def _index(self) -> Lookup:
+        """The lookup of this placement's table, built once per process."""
+        return Lookup((self.key, self.src))
+
     def place(self, keys: RecordKeys, unit: np.ndarray, rank: np.ndarray) -> None:
         if len(self.key) == 0:
             return
@@ -189,7 +237,7 @@ class WholeUnits(Placement):
         if len(sel) == 0:
             return
         key = _keys_of(keys, self.cells)
-        pos = lookup((self.key, self.src), (key[sel], keys.src[sel].astype(np.int64)))
+        pos = self._index.find((key[sel], keys.src[sel].astype(np.int64)))
         hit = pos >= 0
         unit[sel[hit]] = self.unit[pos[hit]]
 
@@ -206,11 +254,15 @@ class SplitPieces(Placement):
     h: np.ndarray
     unit0: np.ndarray
 
+    @cached_property
+    def _index(self) -> Lookup:
+        """The lookup of this placement's table, built once per process."""
+        return Lookup((self.block, self.src.astype(np.int64), self.part))
+
     def place(self, keys: RecordKeys, unit: np.ndarray, rank: np.ndarray) -> None:
         if len(self.block) == 0:
             return
-        pos = lookup((self.block, self.src.astype(np.int64), self.part),
-                     (keys.block, keys.src.astype(np.int64), keys.part))
+        pos = self._index.find((keys.block, keys.src.astype(np.int64), keys.part))
         hit = np.flatnonzero((pos >= 0) & keys.keyed)
         if len(hit) == 0:
             return
@@ -240,11 +292,16 @@ class CellPieces(Placement):
     cuts: np.ndarray
     cells: CellMap
 
+    @cached_property
+    def _index(self) -> Lookup:
+        """The lookup of this placement's table, built once per process."""
+        return Lookup((self.key, self.src.astype(np.int64)))
+
     def place(self, keys: RecordKeys, unit: np.ndarray, rank: np.ndarray) -> None:
         if len(self.key) == 0:
             return
         key = _keys_of(keys, self.cells)
-        pos = lookup((self.key, self.src.astype(np.int64)), (key, keys.src.astype(np.int64)))
+        pos = self._index.find((key, keys.src.astype(np.int64)))
         hit = np.flatnonzero((pos >= 0) & keys.keyed)
         if len(hit) == 0:
             return
@@ -271,12 +328,17 @@ class HashRoutes(Placement):
     unit0: np.ndarray
     buckets: np.ndarray  # (2, n_buckets) unit ids, -1 when the source has none
 
+    @cached_property
+    def _index(self) -> Lookup:
+        """The lookup of this placement's table, built once per process."""
+        return Lookup((self.block, self.src.astype(np.int64)))
+
     def place(self, keys: RecordKeys, unit: np.ndarray, rank: np.ndarray) -> None:
         todo = np.flatnonzero((unit < 0) & keys.keyed)
         if len(todo) == 0:
             return
         blk, sr = keys.block[todo], keys.src[todo].astype(np.int64)
-        pos = lookup((self.block, self.src.astype(np.int64)), (blk, sr))
+        pos = self._index.find((blk, sr))
         hit = pos >= 0
         entry = pos[hit]
         piece = (splitmix64(keys.rid[todo[hit]]) % self.h[entry].astype(np.uint64)
@@ -317,6 +379,11 @@ class RankedUnits(Placement):
         ends[self.seg_indptr[1:] - 1] = self.n  # the last segment of a unit ends at n
         return ends - self.seg_start
 
+    @cached_property
+    def _index(self) -> Lookup:
+        """The lookup of this placement's table, built once per process."""
+        return Lookup((self.off_group, self.off_part))
+
     def place(self, keys: RecordKeys, unit: np.ndarray, rank: np.ndarray) -> None:
         if len(self.unit) == 0:
             return
@@ -327,7 +394,7 @@ class RankedUnits(Placement):
         g = g[hit]
         part = keys.part[hit]
         q, _ = group_ranks(g, part, rid=keys.rid[hit])
-        row = lookup((self.off_group, self.off_part), (g, part))
+        row = self._index.find((g, part))
         if np.any(row < 0):
             raise RuntimeError(_CHANGED)
         x = self.offset[row] + q

@@ -79,6 +79,25 @@ def check_n_tasks(r: Any) -> None:
         raise ValueError(f"n_tasks must be an integer >= 1, got {r!r}")
 
 
+def _length(cols: tuple[Any, ...]) -> int:
+    """Length of one-dimensional columns (or scalars) broadcast together: scalars alone
+    make one row (called for every unit a planner adds, so no numpy helper)."""
+    n = -1
+    for c in cols:
+        if isinstance(c, (int, np.integer)):
+            continue
+        if np.ndim(c) != 1:
+            if np.ndim(c) == 0:
+                continue
+            raise ValueError(f"unit columns must be one-dimensional, got shape {np.shape(c)}")
+        m = len(c)
+        if n in (-1, 1):
+            n = m
+        elif m not in (1, n):
+            raise ValueError(f"unit columns of different lengths: {n} and {m}")
+    return 1 if n == -1 else n
+
+
 class UnitBuilder:
     """Accumulates units and match tasks while a strategy plans."""
 
@@ -92,25 +111,25 @@ class UnitBuilder:
         piece: np.ndarray | int, size: np.ndarray | int,
     ) -> np.ndarray:
         """Append units (arrays or scalars broadcast together); return their ids."""
-        block, src, part, piece, size = np.broadcast_arrays(
-            np.atleast_1d(np.asarray(block, dtype=np.int64)), np.asarray(src, dtype=np.int64),
-            np.asarray(part, dtype=np.int64), np.asarray(piece, dtype=np.int64),
-            np.asarray(size, dtype=np.int64),
-        )
-        ids = np.arange(self.n_units, self.n_units + len(block), dtype=np.int64)
-        self._units.append(np.stack([block, src, part, piece, size]))
-        self.n_units += len(block)
+        cols = (block, src, part, piece, size)
+        n = _length(cols)
+        rows = np.empty((5, n), dtype=np.int64)  # filled by broadcasting (no stack)
+        for row, c in zip(rows, cols):
+            row[:] = c
+        ids = np.arange(self.n_units, self.n_units + n, dtype=np.int64)
+        self._units.append(rows)
+        self.n_units += n
         return ids
 
     def add_tasks(
         self, kind: np.ndarray | int, left: np.ndarray, right: np.ndarray, comparisons: np.ndarray
     ) -> None:
-        kind, left, right, comparisons = np.broadcast_arrays(
-            np.asarray(kind, dtype=np.int64), np.asarray(left, dtype=np.int64),
-            np.asarray(right, dtype=np.int64), np.asarray(comparisons, dtype=np.int64),
-        )
-        keep = comparisons > 0  # empty (sub-)blocks and single-record triangles make no task
-        self._tasks.append(np.stack([kind[keep], left[keep], right[keep], comparisons[keep]]))
+        cols = (kind, left, right, comparisons)
+        rows = np.empty((4, _length(cols)), dtype=np.int64)
+        for row, c in zip(rows, cols):
+            row[:] = c
+        # empty (sub-)blocks and single-record triangles make no task
+        self._tasks.append(rows[:, rows[3] > 0])
 
     def build(self) -> tuple[Units, np.ndarray]:
         """The unit table and the task rows (kind, left unit, right unit, comparisons)."""

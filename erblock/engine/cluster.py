@@ -30,7 +30,7 @@ import dask
 from distributed import Client
 
 from .._version import __version__
-from .local import Executor
+from .local import Executor, default_threads
 
 _lock = threading.Lock()
 _local: dict[str, Any] = {}
@@ -61,7 +61,7 @@ def local_client(threads: int | None = None) -> Client:
             return client
         from distributed import LocalCluster
 
-        threads = threads or int(os.environ.get("ERBLOCK_THREADS", 0)) or os.cpu_count() or 1
+        threads = default_threads(threads)
         # without the worker's statistical profiler (it samples every thread's stack every
         # 10 ms, taking the GIL the compare threads share) and with a 1 s event-loop tick
         # (20 ms): only for this cluster, read when its worker starts; a cluster the user
@@ -105,8 +105,7 @@ def connector(client: Client | str | None, output: str | None, stack: contextlib
     in this process may never need it, :mod:`.local`), checks its workers and keeps the
     rest of the run in ``stack`` under :func:`scheduler_guard`. A ``client`` of the wrong
     type is refused now."""
-    if not (client is None or isinstance(client, (Client, str))):
-        _get_client(client, None, "0s")  # raises the TypeError
+    check_client_type(client)
     got: list[Client] = []
 
     def connect() -> Client:
@@ -118,6 +117,15 @@ def connector(client: Client | str | None, output: str | None, stack: contextlib
         return got[0]
 
     return connect
+
+
+def check_client_type(client: Any) -> None:
+    """Refuse a ``client=`` that is no :class:`~distributed.Client`, address or None."""
+    if not (client is None or isinstance(client, (Client, str))):
+        raise TypeError(
+            "client must be a distributed.Client, a scheduler address such as "
+            f"'tcp://127.0.0.1:8786', or None; got {type(client).__name__}"
+        )
 
 
 def _get_client(client: Any, security: Any, timeout: str) -> Client:
@@ -146,11 +154,7 @@ def _get_client(client: Any, security: Any, timeout: str) -> Client:
                 ) from exc
             _remote[cache_key] = c
             return c
-    if client is not None:
-        raise TypeError(
-            "client must be a distributed.Client, a scheduler address such as "
-            f"'tcp://127.0.0.1:8786', or None; got {type(client).__name__}"
-        )
+    check_client_type(client)
     try:
         from distributed import default_client
 

@@ -248,8 +248,9 @@ def _random_pair_futures(client: Executor, job: Job, sources: Sequence[Source],
                                             job.options.cell_budget, rows, len(job.keys),
                                             windows, job.options.encode) for rows in ranges]
     # each task prefers a worker thread in turn (any worker may still take it): left to
-    # locality, most of them queued where the sample was made (seen: 3 of 4 on one worker)
-    if not slots:
+    # locality, most of them queued where the sample was made (seen: 3 of 4 on one worker).
+    # One worker (this process's executor among them) has nothing to place: one call
+    if len(set(slots)) <= 1:
         return list(client.compute(tasks))
     return [client.compute(t, workers=[slots[i % len(slots)]], allow_other_workers=True)
             for i, t in enumerate(tasks)]

@@ -66,6 +66,12 @@ def _is_leaf(x: Any) -> bool:
     return isinstance(x, DelayedLeaf)
 
 
+def default_threads(threads: int | None = None) -> int:
+    """Threads of this machine's executors: ``threads``, else ``$ERBLOCK_THREADS``, else
+    one per core (this process's :class:`LocalClient` and the local cluster alike)."""
+    return threads or int(os.environ.get("ERBLOCK_THREADS", 0)) or os.cpu_count() or 1
+
+
 class LocalClient:
     """The part of ``distributed.Client`` the engine uses, run in this process.
 
@@ -78,8 +84,7 @@ class LocalClient:
     status = "running"
 
     def __init__(self, threads: int | None = None) -> None:
-        self.threads = (threads or int(os.environ.get("ERBLOCK_THREADS", 0))
-                        or os.cpu_count() or 1)
+        self.threads = default_threads(threads)
         self.id = f"local-{uuid.uuid4().hex}"
         self._values: dict[Any, Any] = {}
 
@@ -112,10 +117,9 @@ class LocalClient:
         """The values of done futures (anything else is computed)."""
         many = isinstance(futures, (list, tuple))
         xs = list(futures) if many else [futures]
-        values = [self._values[x.key] if isinstance(x, Delayed) and x.key in self._values
-                  else None for x in xs]
-        todo = [i for i, x in enumerate(xs) if not (isinstance(x, Delayed)
-                                                    and x.key in self._values)]
+        done = [isinstance(x, Delayed) and x.key in self._values for x in xs]
+        values = [self._values[x.key] if d else None for x, d in zip(xs, done)]
+        todo = [i for i, d in enumerate(done) if not d]
         for i, v in zip(todo, self._run([xs[i] for i in todo])):
             values[i] = v
         return values if many else values[0]
