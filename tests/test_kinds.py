@@ -479,3 +479,27 @@ def test_text_code_rule_in_batches_and_for_cut_values(monkeypatch):
     assert (q.values == text.TRUNCATED).any(axis=1).tolist() == [True, False]
     assert comp.matrix(q, q)[0, 1] > 0.0
     assert comp.aligned(q, q, np.array([0]), np.array([1]))[0] > 0.0
+
+
+_TEXT_CHARS = st.sampled_from(list("aZk09_-/. ,'()&+") + ["\t", "\n", "\x0b", "\x0c", "\r",
+                                                         "\x1c", "\x1f", "\x00", "é", "É",
+                                                         "ß", "Ω", "ж", "٣", "ﬁ", "\u00a0"])
+
+
+@given(st.lists(st.one_of(st.none(), st.text(_TEXT_CHARS, max_size=24), st.integers(),
+                          st.floats(allow_nan=True, allow_infinity=False)), max_size=30),
+       st.booleans())
+@settings(max_examples=300)
+def test_text_tokens_of_whole_columns_equal_the_regular_expressions(values, codes):
+    """The ``text`` kind's tokens (Arrow for ASCII values, regular expressions for the
+    rest) equal the rule's regular expressions applied to every normalised value: the
+    same tokens, in the same order, with the same code flags."""
+    from erblock.blocking.text import as_key_strings, normalise_text
+    from erblock.matchers.methods.tokenize import _regex_tokens, token_rows
+
+    col = pd.Series(values, dtype=object)
+    got = token_rows(col, codes)
+    want = _regex_tokens(normalise_text(as_key_strings(col)).fillna(""), codes)
+    assert got[0].tolist() == want[0].tolist()
+    assert got[1].tolist() == want[1].tolist()
+    assert got[2].tolist() == want[2].tolist()

@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ...blocking.text import as_key_strings, normalise_text
 from .base import Method, Prepared
+from .tokenize import token_rows
 
 METRICS = ("jaccard", "cosine", "overlap")
 WEIGHTINGS = ("idf", "none")
@@ -77,20 +77,6 @@ class TokenWeights:
 MAX_TOKENS = 256
 
 
-def tokens_of(text: pd.Series, codes: bool = True) -> pd.Series:
-    """The tokens of normalised texts, one row each, indexed by the text's position (see
-    the module doc; ``codes``: a word holding a digit is one token without punctuation)."""
-    text = text.reset_index(drop=True)
-    # letters and digits of any script (``[^\W_]``): Cyrillic, Greek, CJK and "ß" are
-    # letters too (``[0-9a-z]`` made every non-Latin text a missing value)
-    if not codes:
-        return text.str.findall(r"[^\W_]+").explode().dropna()
-    # a whole word when it holds a digit (tried first at a word's start), else word runs;
-    # either keeps a digit or letter, so no token comes out empty
-    tokens = text.str.findall(r"\S*\d\S*|[^\W_]+").explode().dropna()
-    return tokens.str.replace(r"[\W_]", "", regex=True)
-
-
 #: low bits of a token hash: 0 (bit 0 clear) a word, 1 a code (a word holding a digit,
 #: ``codes=True``), 3 a code *variant* (a code joined to the word before or after it),
 #: which only :meth:`TextMethod._conflicts` reads
@@ -121,14 +107,11 @@ def token_table(values: pd.Series, codes: bool = True) -> np.ndarray:
     variants (:func:`_code_variants`) follow the tokens in the same row, tagged
     :data:`VARIANT` (they never push a token out of the table), and a value cut at
     :data:`MAX_TOKENS` ends in :data:`TRUNCATED`."""
-    text = normalise_text(as_key_strings(values)).fillna("")
-    tokens = tokens_of(text, codes)
-    row = tokens.index.to_numpy(dtype=np.int64)
-    hashes = _hash(tokens.to_numpy(dtype=object)) & ~VARIANT  # the low bits say what it is
-    if codes and len(tokens):
-        is_code = tokens.str.contains(r"\d", regex=True).to_numpy(dtype=bool)
+    row, token, is_code = token_rows(values, codes)
+    hashes = _hash(token) & ~VARIANT  # the low bits say what it is
+    if codes and len(token):
         hashes |= np.where(is_code, CODE, np.int64(0))
-        variants = _code_variants(tokens, is_code)
+        variants = _code_variants(pd.Series(token, index=row, dtype=object), is_code)
         row = np.concatenate([row, variants.index.to_numpy(dtype=np.int64)])
         hashes = np.concatenate([hashes, _hash(variants.to_numpy(dtype=object)) | VARIANT])
     hashes = np.where(hashes == 0, np.int64(4), hashes)  # 0 pads
@@ -137,10 +120,10 @@ def token_table(values: pd.Series, codes: bool = True) -> np.ndarray:
     keep = np.r_[True, (row[1:] != row[:-1]) | (hashes[1:] != hashes[:-1])] if len(row) \
         else np.zeros(0, dtype=bool)
     row, hashes = row[keep], hashes[keep]
-    starts = np.searchsorted(row, np.arange(len(text)))
+    starts = np.searchsorted(row, np.arange(len(values)))
     rank = np.arange(len(row)) - starts[row]
     fit = rank < MAX_TOKENS
-    table = np.zeros((len(text), MAX_TOKENS), dtype=np.int64)
+    table = np.zeros((len(values), MAX_TOKENS), dtype=np.int64)
     table[row[fit], rank[fit]] = hashes[fit]
     if codes and not fit.all():
         table[np.unique(row[~fit]), MAX_TOKENS - 1] = TRUNCATED
