@@ -102,21 +102,28 @@ def derivation(keys: pd.Series, texts: pd.Series, seed: int = 0) -> Derivation:
 def derivation_of(key_pieces: list[pd.Series], text: pd.Series, seed: int = 0
                   ) -> Derivation:
     """:func:`derivation` of a key column's :func:`pieces` and a :func:`folded` compared
-    column (aligned rows): a run folds each column of its sample once."""
-    both = ((key_pieces[0].str.len().to_numpy() > 0)
-            & (text.reset_index(drop=True).str.len().to_numpy() > 0))
-    t = text.reset_index(drop=True)[both].reset_index(drop=True)
+    column (aligned rows): a run folds each column of its sample once. The texts are
+    numpy strings from here on (lengths and searches without a loop per record)."""
+    key = key_pieces[0].to_numpy(dtype=_TEXT)
+    t = text.to_numpy(dtype=_TEXT)
+    both = (np.strings.str_len(key) > 0) & (np.strings.str_len(t) > 0)
+    t = t[both]
     n = len(t)
     if n == 0:
         return Derivation(0.0, 0.0, 0)
-    shuffled = t.iloc[np.random.default_rng(seed).permutation(n)].reset_index(drop=True)
+    shuffled = t[np.random.default_rng(seed).permutation(n)]
+    # a word start is a space followed by the key, once the text is led by a space
+    led, led_shuffled = np.strings.add(" ", t), np.strings.add(" ", shuffled)
     out = []
     for i, part in enumerate(key_pieces):  # the key, then each piece of a glued key
-        k = part.reset_index(drop=True)[both].reset_index(drop=True)
-        if i and not k.to_numpy(dtype=object).astype(bool).any():
+        k = (key if i == 0 else part.to_numpy(dtype=_TEXT))[both]
+        present = np.strings.str_len(k) > 0
+        if i and not present.any():
             continue  # no key of several pieces: this piece is "" throughout, never derived
-        out.append(Derivation(float(_starts(k, t).mean()), float(_starts(k, shuffled).mean()),
-                              n))
+        k = np.strings.add(" ", k)
+        share = ((np.strings.find(led, k) >= 0) & present).mean()
+        chance = ((np.strings.find(led_shuffled, k) >= 0) & present).mean()
+        out.append(Derivation(float(share), float(chance), n))
         if out[-1].derived:
             return out[-1]
     return out[0]
