@@ -503,3 +503,23 @@ def test_text_tokens_of_whole_columns_equal_the_regular_expressions(values, code
     assert got[0].tolist() == want[0].tolist()
     assert got[1].tolist() == want[1].tolist()
     assert got[2].tolist() == want[2].tolist()
+
+
+@pytest.mark.parametrize("kind", ["name", "postcode", "text", "date", "email", "phone"])
+def test_a_comparison_prepares_each_value_as_it_prepares_it_alone(kind):
+    """Preparing a column (distinct values once, then spread) gives every value what
+    preparing it on its own gives: no value's preparation depends on its neighbours."""
+    from erblock.matchers.comparisons import comparison
+
+    c = comparison("v", kind)
+    values = pd.Series(["SW1A 1AA", "sw1a1aa", None, "Ádám  Smith", "  ", np.nan, "12345",
+                        "１２３45", "ab-12 kdl-40", 12345, 12345.0, "SW1A 1AA", "1987-03-04",
+                        "x@y.org", "+44 20 7946 0018", ""], dtype=object)
+    whole = c.prepare(values)
+    for i in range(len(values)):
+        alone = c.prepare(values.iloc[[i]])
+        assert bool(alone.missing[0]) == bool(whole.missing[i]), (kind, values.iloc[i])
+        if not whole.missing[i]:  # a wider table (token sets) pads with zeros
+            a, w = np.atleast_1d(alone.values[0]), np.atleast_1d(whole.values[i])
+            assert w[:len(a)].tolist() == a.tolist(), (kind, values.iloc[i])
+            assert not w[len(a):].astype(bool).any(), (kind, values.iloc[i])

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["as_key_strings", "explode_flat", "explode_uniques", "explode_values",
-           "factorize_text", "fold_text", "has_nested", "normalise_text", "rebuild"]
+           "factorize_text", "fold_text", "has_nested", "normalise_text", "normalised_objects",
+           "rebuild"]
 
 
 def normalise_text(values: pd.Series) -> pd.Series:
@@ -26,6 +27,13 @@ def normalise_text(values: pd.Series) -> pd.Series:
     s = values.astype("string")
     uniques, codes = factorize_text(s)
     return rebuild([fold_text(u) for u in uniques], codes, s.index)
+
+
+def normalised_objects(values: pd.Series) -> np.ndarray:
+    """:func:`normalise_text` of key strings as an object array, "" where missing: what a
+    comparison prepares, without a round trip through pandas' string dtype."""
+    uniques, codes = factorize_text(values.astype("string"))
+    return np.array([*(fold_text(u) for u in uniques), ""], dtype=object)[codes]
 
 
 def fold_text(text: str) -> str:

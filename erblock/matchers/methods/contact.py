@@ -118,12 +118,16 @@ class PostcodeMethod(Method):
     summary: ClassVar[str] = "postcodes: exact, same sector, district, area"
 
     def prepare(self, values: pd.Series) -> Prepared:
-        codes = _clean(values, r"[^A-Z0-9]", upper=True)
-        uniq, inv = np.unique(codes.fillna("\x00").to_numpy(dtype=object), return_inverse=True)
-        u_codes = pd.Series(uniq, dtype=object).mask(pd.Series(uniq) == "\x00")
+        # every distinct value cleaned and cut once (a column repeats its postcodes), the
+        # last entry standing for missing values
+        raw, uniq = pd.factorize(values, use_na_sentinel=True)
+        codes = _clean(pd.Series(uniq), r"[^A-Z0-9]", upper=True)
+        u_codes = pd.Series([*codes.astype(object).where(codes.notna(), None), None],
+                            dtype=object)
         parts = postcode_parts(u_codes)
         table = np.stack([_hash(parts[c], u_codes) for c in parts.columns], axis=1)
-        return Prepared(table[inv.ravel()], codes.isna().to_numpy())
+        at = np.where(raw < 0, len(uniq), raw)
+        return Prepared(table[at], u_codes.isna().to_numpy()[at])
 
     def _matrix(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
         return _levels_from_parts(lv[:, None, :], rv[None, :, :], (0.8, 0.6, 0.4))

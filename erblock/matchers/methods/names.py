@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import pandas as pd
 from rapidfuzz.distance import JaroWinkler
 
-from ...blocking.text import as_key_strings, normalise_text
+from ...blocking.text import as_key_strings, normalise_text, normalised_objects
 from .base import Prepared, check_thresholds
 from .strings import StringMethod
 
@@ -53,7 +53,7 @@ class NameMethod(StringMethod):
         return (NameMethod.prepare,)
 
     def prepare(self, values: pd.Series) -> Prepared:
-        text = normalised(values).fillna("").to_numpy(dtype=object)
+        text = normalised_objects(as_key_strings(values))
         return Prepared(text, values.isna().to_numpy() | (text == ""))
 
     def tf_values(self, values: pd.Series) -> pd.Series:
