@@ -187,8 +187,8 @@ def test_unit_builder_broadcasts_scalars_and_refuses_ragged_columns():
 def test_lookup_finds_exactly_the_rows_a_dict_finds(table, query, reuse, limit):
     """A placement's table lookup (mixed-radix codes, re-ranked when the key would
     overflow: forced here with a small limit) equals a dict of the rows."""
-    from erblock.balancing import placement
-    from erblock.balancing.placement import Lookup
+    from erblock.balancing import lookup as placement
+    from erblock.balancing.lookup import Lookup
 
     rows = table[:]
     query = query + rows[::2]  # some hits among arbitrary keys

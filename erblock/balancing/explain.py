@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .bdm import BDM, SRC_R, SRC_S, block_comparisons
+from .lookup import lookup
 from .packing import hashed
-from .placement import lookup
 from .units import RANGE, RECTANGLE, TRIANGLE
 
 if TYPE_CHECKING:  # pragma: no cover - Plan uses this module to explain itself
