@@ -89,8 +89,22 @@ def waterfall(model: FellegiSunter, pair: pd.Series | pd.DataFrame,
     ``scored``: the pair's ``match_weight`` is this model's (it scored the pair), so a
     term-frequency adjustment whose value the pair lacks is taken from it."""
     row = pair.to_frame().T if isinstance(pair, pd.Series) else pair.iloc[:1]
-    gamma = model.gamma_of(row)[0]
-    contrib = contributions(model, row, tf_values).iloc[0]
+    return waterfalls(model, row, tf_values, scored)[0]
+
+
+def waterfalls(model: FellegiSunter, rows: pd.DataFrame,
+               tf_values: dict[str, Any] | None = None, scored: bool = False
+               ) -> list[pd.DataFrame]:
+    """:func:`waterfall` of every row of ``rows``, their levels and weights computed
+    together (the report's examples: a few pairs of every reduce task)."""
+    gamma = model.gamma_of(rows)
+    contrib = contributions(model, rows, tf_values)
+    return [_steps(model, rows.iloc[i:i + 1], gamma[i], contrib.iloc[i], tf_values, scored)
+            for i in range(len(rows))]
+
+
+def _steps(model: FellegiSunter, row: pd.DataFrame, gamma: np.ndarray, contrib: pd.Series,
+           tf_values: dict[str, Any] | None, scored: bool) -> pd.DataFrame:
     prior_w = float(contrib["prior"])
     lam = 1.0 / (1.0 + 2.0 ** -prior_w)  # the pair's own prior: its key pass's λ if any
     where = "" if math.isclose(lam, model.lambda_ or 0.0, rel_tol=1e-6) else " (its key pass)"
@@ -162,9 +176,8 @@ def boundary_examples(model: FellegiSunter, pairs: pd.DataFrame, k: int = 3
         cand = small if len(small) >= k else cand
     near = cand[np.argsort(a[cand], kind="stable")[:k]]
     out = []
-    for i in near.tolist():
+    for i, table in zip(near.tolist(), waterfalls(model, pairs.iloc[near])):
         row = pairs.iloc[i]
-        table = waterfall(model, row)
         out.append({"left_id": str(row["left_id"]), "right_id": str(row["right_id"]),
                     "match_weight": float(row["match_weight"]),
                     "match_probability": float(row["match_probability"]),
