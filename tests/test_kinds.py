@@ -514,7 +514,7 @@ def test_a_comparison_prepares_each_value_as_it_prepares_it_alone(kind):
     c = comparison("v", kind)
     values = pd.Series(["SW1A 1AA", "sw1a1aa", None, "Ádám  Smith", "  ", np.nan, "12345",
                         "１２３45", "ab-12 kdl-40", 12345, 12345.0, "SW1A 1AA", "1987-03-04",
-                        "x@y.org", "+44 20 7946 0018", ""], dtype=object)
+                        "x@y.org", "+44 20 7946 0018", "", 1, True], dtype=object)
     whole = c.prepare(values)
     for i in range(len(values)):
         alone = c.prepare(values.iloc[[i]])

@@ -187,7 +187,9 @@ def test_unit_builder_broadcasts_scalars_and_refuses_ragged_columns():
 def test_lookup_finds_exactly_the_rows_a_dict_finds(table, query, reuse, limit):
     """A placement's table lookup (mixed-radix codes, re-ranked when the key would
     overflow: forced here with a small limit) equals a dict of the rows."""
-    from erblock.balancing import lookup as placement
+    from unittest import mock
+
+    from erblock.balancing import lookup
     from erblock.balancing.lookup import Lookup
 
     rows = table[:]
@@ -195,12 +197,8 @@ def test_lookup_finds_exactly_the_rows_a_dict_finds(table, query, reuse, limit):
     cols = [np.array([r[k] for r in rows], dtype=np.int64) for k in range(3)]
     q = [np.array([r[k] for r in query], dtype=np.int64) for k in range(3)]
     want = [{r: i for i, r in enumerate(rows)}.get(x, -1) for x in query]
-    old = placement.RADIX_LIMIT
-    placement.RADIX_LIMIT = limit
-    try:
+    with mock.patch.object(lookup, "RADIX_LIMIT", limit):
         index = Lookup(cols)
         assert index.find(q).tolist() == want
         if reuse:  # a second query on the same index
             assert index.find(q[:1] + q[1:]).tolist() == want
-    finally:
-        placement.RADIX_LIMIT = old

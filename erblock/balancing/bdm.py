@@ -83,11 +83,12 @@ class BDM:
             new = np.r_[True, self.block[1:] != self.block[:-1]] if len(self.block) else \
                 np.zeros(0, dtype=bool)
             blocks, inv = self.block[new], np.cumsum(new) - 1
-        out = [blocks.copy()]
+        out = [blocks]
         for src in (SRC_R, SRC_S):
             sel = self.src == src
-            out.append(np.bincount(inv[sel], weights=self.count[sel],
-                                   minlength=len(blocks)).astype(np.int64))
+            n = np.zeros(len(blocks), dtype=np.int64)
+            np.add.at(n, inv[sel], self.count[sel])  # exact in int64 (no float weights)
+            out.append(n)
         for a in out:
             a.flags.writeable = False
         return out[0], out[1], out[2]

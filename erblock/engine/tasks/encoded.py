@@ -48,8 +48,9 @@ class Encoded:
 
 def row_codes(rows: np.ndarray) -> np.ndarray:
     """A code per row of a table, equal rows alike, numbered in order of first appearance:
-    what factorizing the rows as tuples gives (missing values equal one another), column
-    by column on integers instead of through a MultiIndex of tuples (~10x faster)."""
+    what factorizing the rows as tuples gives (missing values equal one another). Wide
+    integer tables by one sort of their rows' bytes; others column by column on integer
+    codes instead of through a MultiIndex of tuples (~10x faster)."""
     n = len(rows)
     if n and rows.ndim == 2 and rows.shape[1] >= 16 and rows.dtype.kind in "iub":
         # wide integer tables (token sets): equal rows are equal bytes, so one sort of the

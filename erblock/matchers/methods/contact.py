@@ -120,7 +120,9 @@ class PostcodeMethod(Method):
     def prepare(self, values: pd.Series) -> Prepared:
         # every distinct value cleaned and cut once (a column repeats its postcodes), the
         # last entry standing for missing values
-        raw, uniq = pd.factorize(values, use_na_sentinel=True)
+        # (factorized as written: values that compare equal, 1 and True, are written
+        # apart, and a list is hashable only as its text)
+        raw, uniq = pd.factorize(as_key_strings(values), use_na_sentinel=True)
         codes = _clean(pd.Series(uniq), r"[^A-Z0-9]", upper=True)
         u_codes = pd.Series([*codes.astype(object).where(codes.notna(), None), None],
                             dtype=object)

@@ -78,7 +78,8 @@ def token_rows(values: pd.Series, codes: bool = True) -> Tokens:
     """(value position, token, is a code) of raw column values (missing: no tokens), one
     row per token, by value and in text order (see the module doc)."""
     strings = as_key_strings(values)
-    arr = pa.array(strings.array, type=pa.string(), from_pandas=True)
+    # 64-bit offsets: a task's column may hold more than 2 GiB of text
+    arr = pa.array(strings.array, type=pa.large_string(), from_pandas=True)
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     valid = arr.is_valid()
