@@ -227,7 +227,7 @@ def test_squarem_keeps_an_extrapolation_only_where_the_objective_does_not_drop()
                   [False] * 3, [False] * 3, 0.1)
     shares = [np.bincount(gamma[:, k], weights=counts, minlength=n) / counts.sum()
               for k, n in enumerate(n_levels)]
-    zero, _ = fit.step(0.1, [default_m(n) for n in n_levels], shares)
+    zero, _ = fit.step(0.1, fit.flat([default_m(n) for n in n_levels]), fit.flat(shares))
     zero, _ = fit.step(*zero)  # past the first steps, where EM moves fast anyway
     one, _ = fit.step(*zero)
     two, _ = fit.step(*one)

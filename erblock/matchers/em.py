@@ -31,13 +31,17 @@ __all__ = ["REL_FLOOR", "fit_em"]
 REL_FLOOR = 1e-3
 
 
-def _moved(new: Sequence[np.ndarray], old: Sequence[np.ndarray]) -> float:
-    """The largest change of any probability between two lists of level arrays, relative
-    to its old value (to :data:`REL_FLOOR` where that is smaller)."""
-    if not len(new):
-        return 0.0
-    b = np.concatenate(old)
-    return float(np.max(np.abs(np.concatenate(new) - b) / np.maximum(b, REL_FLOOR)))
+def _sums(values: np.ndarray, seg: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Each comparison's sum of its level values (``values`` one after the other, ``seg``
+    the comparison of each), equal to the bit to ``values[a:b].sum()``: one sequential
+    bincount, and numpy's own sum where a comparison has 8 levels or more (numpy sums
+    shorter arrays in order, longer ones pairwise)."""
+    out = np.bincount(seg, weights=values, minlength=len(n))
+    if (n >= 8).any():
+        ends = np.cumsum(n)
+        for k in np.flatnonzero(n >= 8).tolist():
+            out[k] = values[ends[k] - n[k]:ends[k]].sum()
+    return out
 
 
 def _check(gamma: np.ndarray, n_levels: Sequence[int], u: Sequence[np.ndarray],
@@ -109,7 +113,7 @@ def fit_em(
     keep_m = [False] * K if fix_m is None else [bool(f) for f in fix_m]
     _check(gamma, n_levels, u, m, fixed, keep_m)
     fit = _Fit(gamma, w, n_levels, u, fixed, keep_m, pseudo)
-    state: State = (float(min(max(lam, 1e-6), 1 - 1e-6)), m, u)
+    state: State = (float(min(max(lam, 1e-6), 1 - 1e-6)), fit.flat(m), fit.flat(u))
     converged = False
     while fit.steps < max_iter:
         one, delta = fit.step(*state)
@@ -123,92 +127,118 @@ def fit_em(
             state, converged = two, True
             break
         state = fit.squarem(state, one, two)
-    lam, m, u = state
-    return {"lambda": lam, "m": m, "u": u, "n_iter": fit.steps, "converged": converged,
-            "loglik": fit.loglik(lam, m, u) if len(w) else 0.0}
+    lam, mf, uf = state
+    return {"lambda": lam, "m": fit.lists(mf), "u": fit.lists(uf), "n_iter": fit.steps,
+            "converged": converged, "loglik": fit.loglik(lam, mf, uf) if len(w) else 0.0}
 
 
-State = tuple[float, list[np.ndarray], list[np.ndarray]]
+#: (λ, m, u) of a fit, m and u flat (:class:`_Fit`)
+State = tuple[float, np.ndarray, np.ndarray]
 
 
 class _Fit:
-    """The EM map of one fit and its objective, on one flat table of all comparisons:
-    comparison k's null level at ``off[k]``, its levels after it. A step takes the logs
-    of every m at once and counts every level with one bincount (a bin sums the same rows
-    in the same order as a count per comparison would): the plain formulas to the last
-    bit, with a few numpy calls a step instead of a few per comparison."""
+    """The EM map of one fit and its objective, on flat parameter vectors: comparison k's
+    null level at ``off[k]`` (held at 1, so its log is 0), its levels after it. A step
+    takes the logs of every m at once, counts every level with one bincount (a bin sums
+    the same rows in the same order as a count per comparison would) and normalises every
+    comparison at once (:func:`_sums`): the plain formulas to the last bit, with a few
+    numpy calls a step instead of a few per comparison."""
 
     def __init__(self, gamma: np.ndarray, w: np.ndarray, n_levels: Sequence[int],
                  u: Sequence[np.ndarray], fixed: Sequence[bool], keep_m: Sequence[bool],
                  pseudo: float) -> None:
         K = gamma.shape[1]
-        self.w, self.total, self.n_levels = w, float(w.sum()), list(n_levels)
-        self.fixed, self.keep_m, self.pseudo = fixed, keep_m, pseudo
-        self.off = np.cumsum([0, *[n + 1 for n in n_levels[:-1]]], dtype=np.int64)
-        self.slots = int(sum(n + 1 for n in n_levels))
+        self.w, self.total, self.pseudo = w, float(w.sum()), pseudo
+        self.n = np.asarray(list(n_levels), dtype=np.int64).reshape(K)
+        self.off = np.cumsum(np.r_[0, self.n[:-1] + 1], dtype=np.int64)[:K]
+        self.slots = int((self.n + 1).sum())
         self.pos = [np.ascontiguousarray(gamma[:, k], dtype=np.int64) + 1 + self.off[k]
                     for k in range(K)]
         self.every = np.concatenate(self.pos) if K else np.zeros(0, dtype=np.int64)
-        self.free_u = not all(fixed)
-        self.lu_fixed = None if self.free_u else self._log_flat(u)  # kept: u never moves
+        #: the level slots (not the null ones) in order, and their comparison
+        self.seg = np.repeat(np.arange(K, dtype=np.int64), self.n)
+        self.level = (np.repeat(self.off + 1, self.n)
+                      + np.arange(len(self.seg)) - np.repeat(np.cumsum(self.n) - self.n, self.n))
+        held_m, fixed_u = np.asarray(keep_m, dtype=bool), np.asarray(fixed, dtype=bool)
+        self.held_m, self.fixed_u = held_m[self.seg], fixed_u[self.seg]  # per level slot
+        self.free_m, self.free_u = ~held_m, ~fixed_u  # per comparison
+        self.lu_fixed = None if self.free_u.any() else self._log(self.flat(u))
         self.steps = 0
 
-    def _log_flat(self, ps: Sequence[np.ndarray]) -> np.ndarray:
-        one = np.ones(1)
-        flat = np.concatenate([x for p in ps for x in (one, p)]) if ps else np.zeros(0)
-        return np.log(np.clip(flat, PROB_FLOOR, 1.0))  # ln 1 = 0 at the null levels
+    def flat(self, ps: Sequence[np.ndarray]) -> np.ndarray:
+        """Per-comparison level arrays as one flat vector (1 at the null slots)."""
+        out = np.ones(self.slots)
+        if len(self.level):
+            out[self.level] = np.concatenate([np.asarray(p, dtype=np.float64) for p in ps])
+        return out
 
-    def _logs_u(self, u: list[np.ndarray]) -> np.ndarray:
-        return self._log_flat(u) if self.lu_fixed is None else self.lu_fixed
+    def lists(self, flat: np.ndarray) -> list[np.ndarray]:
+        """A flat vector as per-comparison level arrays."""
+        return [flat[a + 1:a + 1 + n].copy() for a, n in zip(self.off.tolist(), self.n.tolist())]
+
+    @staticmethod
+    def _log(flat: np.ndarray) -> np.ndarray:
+        return np.log(np.minimum(np.maximum(flat, PROB_FLOOR), 1.0))  # ln 1 = 0: null slots
+
+    def _logs_u(self, uf: np.ndarray) -> np.ndarray:
+        return self._log(uf) if self.lu_fixed is None else self.lu_fixed
 
     def _rows(self, table: np.ndarray) -> np.ndarray:
         out = np.zeros(len(self.w))
-        for p in self.pos:
+        for p in self.pos:  # in order, as the plain formulas add them
             out += table[p]
         return out
 
-    def step(self, lam: float, m: list[np.ndarray], u: list[np.ndarray]
-             ) -> tuple[State, float]:
+    def _normalised(self, counts: np.ndarray, old: np.ndarray, held: np.ndarray,
+                    floor: float | None) -> np.ndarray:
+        """``old`` with each comparison not ``held`` set to its level ``counts`` over their
+        sum (clipped to [floor, 1] when given), where that sum is positive."""
+        sums = _sums(counts, self.seg, self.n)
+        take = ~held & (sums > 0)[self.seg]
+        if not take.any():
+            return old
+        x = counts / np.where(sums > 0, sums, 1.0)[self.seg]  # the others are not taken
+        if floor is not None:
+            x = np.minimum(np.maximum(x, floor), 1.0)
+        out = old.copy()
+        out[self.level[take]] = x[take]
+        return out
+
+    def step(self, lam: float, m: np.ndarray, u: np.ndarray) -> tuple[State, float]:
         """One EM step from (λ, m, u), and the largest relative change it made."""
         self.steps += 1
-        logit = self._rows(self._log_flat(m) - self._logs_u(u))
+        logit = self._rows(self._log(m) - self._logs_u(u))
         logit = logit + math.log(lam) - math.log1p(-lam)
         p = 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
         wp, wq = self.w * p, self.w * (1.0 - p)
         new_lam = float(wp.sum() / self.total) if self.total > 0 else lam
         K = len(self.pos)
         cm = np.bincount(self.every, weights=np.tile(wp, K), minlength=self.slots)
-        cu = (np.bincount(self.every, weights=np.tile(wq, K), minlength=self.slots)
-              if self.free_u else cm)
-        new_m, new_u = [], []
-        for k, nk in enumerate(self.n_levels):
-            a = int(self.off[k]) + 1
-            mk = cm[a:a + nk] + self.pseudo
-            sm = mk.sum()
-            new_m.append(m[k] if self.keep_m[k] or sm <= 0 else mk / sm)
-            if self.fixed[k]:
-                new_u.append(u[k])
-            else:
-                uk = cu[a:a + nk]
-                su = uk.sum()
-                new_u.append(np.clip(uk / su, PROB_FLOOR, 1.0) if su > 0 else u[k])
-        # λ's change relative to the smaller of λ and 1 − λ (a share near 1 still drifts)
-        delta = max(abs(new_lam - lam) / max(min(lam, 1.0 - lam), REL_FLOOR),
-                    _moved(new_m, m), _moved(new_u, u))
+        new_m = self._normalised(cm[self.level] + self.pseudo, m, self.held_m, None)
+        new_u = u
+        if self.free_u.any():
+            cu = np.bincount(self.every, weights=np.tile(wq, K), minlength=self.slots)
+            new_u = self._normalised(cu[self.level], u, self.fixed_u, PROB_FLOOR)
+        # λ's change relative to the smaller of λ and 1 − λ (a share near 1 still drifts);
+        # every probability's relative to its value (the null slots stay 1: no change)
+        both, old = np.concatenate([new_m, new_u]), np.concatenate([m, u])
+        moved = float(np.max(np.abs(both - old) / np.maximum(old, REL_FLOOR))) if len(old) \
+            else 0.0
+        delta = max(abs(new_lam - lam) / max(min(lam, 1.0 - lam), REL_FLOOR), moved)
         return (min(max(new_lam, 1e-9), 1 - 1e-9), new_m, new_u), delta
 
-    def loglik(self, lam: float, m: list[np.ndarray], u: list[np.ndarray]) -> float:
+    def loglik(self, lam: float, m: np.ndarray, u: np.ndarray) -> float:
         """Log likelihood of the weighted level vectors under the two-class mixture."""
-        lm = self._rows(self._log_flat(m)) + math.log(lam)
+        lm = self._rows(self._log(m)) + math.log(lam)
         lu = self._rows(self._logs_u(u)) + math.log1p(-lam)
         return float(np.sum(self.w * np.logaddexp(lm, lu)))
 
-    def objective(self, lam: float, m: list[np.ndarray], u: list[np.ndarray]) -> float:
+    def objective(self, lam: float, m: np.ndarray, u: np.ndarray) -> float:
         """What a step does not lower: the log likelihood, plus the pseudo-counts' term."""
         out = self.loglik(lam, m, u)
         if self.pseudo:
-            out += self.pseudo * sum(float(np.log(np.clip(m[k], PROB_FLOOR, 1.0)).sum())
-                                     for k in range(len(m)) if not self.keep_m[k])
+            logs = _sums(self._log(m)[self.level], self.seg, self.n)
+            out += self.pseudo * sum(logs[self.free_m].tolist())
         return out
 
     def squarem(self, zero: State, one: State, two: State) -> State:
@@ -229,22 +259,20 @@ class _Fit:
 
     def _pack(self, s: State) -> np.ndarray:
         lam, m, u = s
-        parts = [np.array([lam])]
-        parts += [m[k] for k in range(len(m)) if not self.keep_m[k]]
-        parts += [u[k] for k in range(len(u)) if not self.fixed[k]]
-        return np.concatenate(parts)
+        return np.concatenate([[lam], m[self.level[~self.held_m]], u[self.level[~self.fixed_u]]])
 
     def _unpack(self, t: np.ndarray, like: State) -> State:
         """Parameters from a packed vector, put back where they are probabilities."""
         lam = float(min(max(t[0], 1e-9), 1 - 1e-9))
-        m, u = list(like[1]), list(like[2])
-        i = 1
-        for arr, held, floor in ((m, self.keep_m, 0.0), (u, self.fixed, PROB_FLOOR)):
-            for k, n in enumerate(self.n_levels):
-                if held[k]:
-                    continue
-                x = np.clip(t[i:i + n], floor, None)
-                i += n
-                if x.sum() > 0:
-                    arr[k] = np.clip(x / x.sum(), floor, 1.0)
+        nm = int((~self.held_m).sum())
+        m = self._put(t[1:1 + nm], like[1], self.held_m, 0.0)
+        u = self._put(t[1 + nm:], like[2], self.fixed_u, PROB_FLOOR)
         return lam, m, u
+
+    def _put(self, values: np.ndarray, like: np.ndarray, held: np.ndarray, floor: float
+             ) -> np.ndarray:
+        """``like`` with the free comparisons' levels set to ``values`` (one after the
+        other) floored at ``floor`` and normalised, where their sum is positive."""
+        x = np.zeros(len(self.level))
+        x[~held] = np.maximum(values, floor)
+        return self._normalised(x, like, held, floor)
