@@ -122,6 +122,48 @@ def test_postcode(a, b, expected):
     assert level("postcode", a, b) == expected
 
 
+def _postcode_parts(code: str | None) -> list[object]:
+    """The module doc's parts of one normalised code, as text (a missing part is
+    ``("none", code)``: equal to no other code's part)."""
+    import re
+
+    if not code:
+        return [("none", code)] * 4
+    n = len(code)
+    if re.fullmatch(r"[A-Z]{1,2}[0-9][A-Z0-9]?[0-9][A-Z]{2}", code):
+        parts = [code, code[:-2], code[:-3], re.match(r"[A-Z]{1,2}", code).group(0)]
+    else:
+        parts = [code] + [code[:max(n - cut, 0)] for cut in (1, 2, 3)]
+    return [p if p else ("none", code) for p in parts]
+
+
+_UK_CODES = st.builds(lambda a, d, x, s, u: a + d + x + s + u,
+                      st.text("ABCDEFGHIJKLMNOPRSTUWYZ", min_size=1, max_size=2),
+                      st.text("0123456789", min_size=1, max_size=1),
+                      st.text("ABCDEFGHJKPSTUW0123456789", max_size=1),
+                      st.text("0123456789", min_size=1, max_size=1),
+                      st.text("ABDEFGHJLNPQRSTUWXYZ", min_size=2, max_size=2))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.none(), _UK_CODES, st.text("AB0129", max_size=12),
+                          st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", max_size=14)),
+                min_size=1, max_size=40))
+def test_postcode_parts_agree_exactly_when_their_text_does(codes):
+    """The integer parts (bytes up to 8 characters, hashes beyond, a per-code mark where
+    a part is missing) are equal for two codes exactly when the parts' text is."""
+    from erblock.matchers.methods.contact import postcode_table
+
+    codes = [c or None for c in codes]
+    table = postcode_table(pd.Series(codes, dtype=object))
+    ref = [_postcode_parts(c) for c in codes]
+    for c in range(4):
+        for i in range(len(codes)):
+            for j in range(len(codes)):
+                assert (table[i, c] == table[j, c]) == (ref[i][c] == ref[j][c]), (
+                    codes[i], codes[j], c)
+
+
 @pytest.mark.parametrize("a, b, expected", [
     ("Ann.Lee@Example.com ", "ann.lee@example.com", "exact"),
     ("ann.lee@example.com", "ann.lee@other.org", "same user part"),

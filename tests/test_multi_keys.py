@@ -33,7 +33,7 @@ from erblock.blocking import (
     tokens,
 )
 from erblock.blocking.multi import text_tokens, tokens_of_texts
-from erblock.blocking.text import fold_text
+from erblock.blocking.text import fold_text, fold_texts
 from erblock.report import RunReport
 
 STRATEGY_LIST = sorted(STRATEGIES) + ["auto"]
@@ -433,6 +433,16 @@ def test_token_splitting_without_a_loop_equals_the_one_text_rule(texts, min_leng
     lens, flat = tokens_of_texts(arr, min_length)
     assert lens.tolist() == [len(w) for w in want]
     assert flat.tolist() == [k for w in want for k in w]
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from([chr(i) for i in range(128)]
+                                                 + list("ÁéßİΣ\u00a0\u2003\u0085ｓ"))
+                        | st.characters(blacklist_categories=("Cs",)), max_size=20),
+                max_size=40))
+def test_folding_many_texts_equals_the_one_text_rule(texts):
+    """Arrow's ASCII kernels (every ASCII character, the separators \\x1c-\\x1f that
+    Python counts as space) and the per-text path fold alike."""
+    assert fold_texts(texts).tolist() == [fold_text(t) for t in texts]
 
 
 def test_texts_written_like_lists_are_refused_with_the_way_out(client):

@@ -32,6 +32,8 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from rapidfuzz.distance import JaroWinkler
 from rapidfuzz.process import cdist, cpdist
 
@@ -83,27 +85,59 @@ def _levels_from_parts(lv: np.ndarray, rv: np.ndarray, sims: tuple[float, ...]) 
     return np.select(conds, [1.0, *sims], 0.0).astype(np.float32)
 
 
-def postcode_parts(codes: pd.Series) -> pd.DataFrame:
-    """Full code, sector, district and area of normalised postcodes (see the module doc);
-    a part a code is too short for is missing."""
-    c = codes.fillna("")
-    n = c.str.len().to_numpy()
-    parts = {"full": c.to_numpy(dtype=object)}
-    for name, cut in (("sector", 1), ("district", 2), ("area", 3)):
-        out = np.full(len(c), None, dtype=object)
-        for length in np.unique(n[n > cut]).tolist():  # one slice per code length
-            rows = np.flatnonzero(n == length)
-            out[rows] = c.iloc[rows].str.slice(0, length - cut).to_numpy(dtype=object)
-        parts[name] = out
-    uk = c.str.match(_UK.pattern).to_numpy()
-    if uk.any():
-        parts["sector"][uk] = c[uk].str.slice(0, -2).to_numpy(dtype=object)
-        parts["district"][uk] = c[uk].str.slice(0, -3).to_numpy(dtype=object)
-        parts["area"][uk] = c[uk].str.extract(r"^([A-Z]{1,2})", expand=False).to_numpy(
-            dtype=object)
-    frame = pd.DataFrame(parts, index=codes.index)
-    frame[(frame == "") | codes.isna().to_numpy()[:, None]] = None
-    return frame
+#: a postcode part of at most this many characters is its own 64-bit code: its bytes
+PACKED = 8
+
+
+def postcode_lengths(codes: pa.StringArray) -> np.ndarray:
+    """(codes × 4) lengths of the full code, sector, district and area of normalised
+    postcodes (see the module doc), 0 where a code is too short for the part or missing.
+    Every part is a prefix of the code."""
+    n = pc.utf8_length(codes).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    uk = pc.match_substring_regex(codes, _UK.pattern).fill_null(False).to_numpy(
+        zero_copy_only=False)
+    two = pc.match_substring_regex(codes, "^[A-Z]{2}").fill_null(False).to_numpy(
+        zero_copy_only=False)  # a UK area of two letters
+    out = np.stack([n, np.where(uk, n - 2, n - 1), np.where(uk, n - 3, n - 2),
+                    np.where(uk, np.where(two, 2, 1), n - 3)], axis=1)
+    out[n == 0] = 0
+    return np.maximum(out, 0)
+
+
+def postcode_table(codes: pd.Series) -> np.ndarray:
+    """(codes × 4) int64: the full code, sector, district and area of normalised postcodes
+    (ASCII letters and digits, None when missing), each part as one integer that is equal
+    for equal parts only: a part of at most :data:`PACKED` characters is its bytes, a
+    longer one a 64-bit hash of its text, a missing part a hash of ``\x00`` and the whole
+    code (equal to no other code's part)."""
+    arr = pa.array(codes.to_numpy(dtype=object), type=pa.large_string())
+    lengths = postcode_lengths(arr)
+    m = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset:arr.offset + m + 1]
+    data = arr.buffers()[2]
+    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    raw = np.concatenate([raw, np.zeros(PACKED, np.uint8)])  # every gather stays inside
+    first = raw[offsets[:-1, None] + np.arange(PACKED)]  # (m × 8) the first bytes
+    j = np.arange(PACKED)
+    table = np.empty((m, 4), dtype=np.int64)
+    for c in range(4):
+        keep = j[None, :] < lengths[:, c, None]
+        table[:, c] = np.ascontiguousarray(np.where(keep, first, 0)).view("<i8")[:, 0]
+    text = codes.fillna("").to_numpy(dtype=object)
+    long_ = lengths > PACKED
+    if long_.any():  # hashed by their text, one part length at a time
+        for c in range(4):
+            for length in np.unique(lengths[long_[:, c], c]).tolist():
+                rows = np.flatnonzero(long_[:, c] & (lengths[:, c] == length))
+                part = pd.Series(text[rows]).str.slice(0, length).to_numpy(dtype=object)
+                table[rows, c] = pd.util.hash_array(part, categorize=True).view(np.int64)
+    none = lengths == 0
+    if none.any():
+        rows = np.flatnonzero(none.any(axis=1))
+        salt = pd.util.hash_array(("\x00" + pd.Series(text[rows])).to_numpy(dtype=object),
+                                  categorize=True).view(np.int64)
+        table[rows] = np.where(none[rows], salt[:, None], table[rows])
+    return table
 
 
 @dataclass(frozen=True)
@@ -126,8 +160,7 @@ class PostcodeMethod(Method):
         codes = _clean(pd.Series(uniq), r"[^A-Z0-9]", upper=True)
         u_codes = pd.Series([*codes.astype(object).where(codes.notna(), None), None],
                             dtype=object)
-        parts = postcode_parts(u_codes)
-        table = np.stack([_hash(parts[c], u_codes) for c in parts.columns], axis=1)
+        table = postcode_table(u_codes)
         at = np.where(raw < 0, len(uniq), raw)
         return Prepared(table[at], u_codes.isna().to_numpy()[at])
 
