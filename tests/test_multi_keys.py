@@ -445,6 +445,32 @@ def test_folding_many_texts_equals_the_one_text_rule(texts):
     assert fold_texts(texts).tolist() == [fold_text(t) for t in texts]
 
 
+def test_white_space_is_what_python_calls_space():
+    """blank() trims these characters with Arrow: the list is every character that
+    str.isspace accepts, no more and no fewer."""
+    import sys
+
+    from erblock.blocking.text import PY_WHITESPACE
+
+    every = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
+    assert every == PY_WHITESPACE
+
+
+@given(st.lists(st.none() | st.text(alphabet=st.sampled_from(
+    [chr(i) for i in range(128)] + list("Á\u00a0\u2003\u0085\u3000\u200bｓ")), max_size=6),
+    max_size=30))
+def test_blank_empty_and_separable_keep_the_python_rules(values):
+    """Arrow's trim, length and byte test give what the per-value Python rules give."""
+    from erblock.blocking.text import SEPARATOR, blank, empty, separable
+
+    s = pd.Series(values, dtype=object)
+    assert blank(s).tolist() == [v is None or v == "" or v.isspace() for v in values]
+    assert empty(s).tolist() == [not v for v in values]
+    want = [None if v is None else v.replace("\x1e", "\x1e\x1e").replace(
+        SEPARATOR, "\x1e" + SEPARATOR) for v in values]
+    assert [None if x is pd.NA else x for x in separable(s).tolist()] == want
+
+
 def test_texts_written_like_lists_are_refused_with_the_way_out(client):
     """Dask turns a list column into its texts ("['a', 'b']"): every record would block
     on its whole text, finding nothing. Refused, naming the key and what to do."""

@@ -11,16 +11,18 @@ import numpy as np
 import pandas as pd
 
 from .keys import NULL_BLOCK, KeySpec
-from .text import blank, empty
+from .text import arrow_text, blank_arrow, empty_arrow
 
 
 def hash_keys(values: pd.Series, whole: bool = True) -> np.ndarray:
     """int64 block id per record: a 64-bit hash of the key string, NULL_BLOCK if missing,
     empty or (``whole``: a record's one key) white space only. An element of a
     multi-valued key is missing only when empty: a q-gram may be a space."""
-    s = values.astype("string")
-    missing = blank(s) if whole else empty(s)
-    ids = pd.util.hash_pandas_object(s.fillna(""), index=False).to_numpy().view(np.int64).copy()
+    arr = arrow_text(values)
+    missing = blank_arrow(arr) if whole else empty_arrow(arr)
+    # the hash of the strings as pandas hashes a string column (hash_pandas_object)
+    text = np.asarray(arr.fill_null("").to_numpy(zero_copy_only=False), dtype=object)
+    ids = pd.util.hash_array(text, categorize=True).view(np.int64).copy()
     ids[ids == NULL_BLOCK] = NULL_BLOCK + 1  # keep the sentinel free for missing keys
     ids[missing] = NULL_BLOCK
     return ids

@@ -16,17 +16,22 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .cli_args import cli_args, cli_int, option_int
 from .text import (
     SEPARATOR,
+    arrow_text,
     as_key_strings,
     blank,
+    blank_arrow,
     empty,
     factorize_text,
     normalise_text,
     rebuild,
     separable,
+    separable_arrow,
 )
 
 #: Block id given to records whose key is missing, empty or blank: they are never compared.
@@ -343,17 +348,17 @@ class Composite(KeySpec):
     def values(self, df: pd.DataFrame) -> pd.Series:
         if self.multi:
             raise TypeError(f"{self!r} has a multi-valued part: read its keys with items()")
-        pieces = [separable(p.values(df)) for p in self.parts]
+        values = [p.values(df) for p in self.parts]
+        # the parts' separator inside a value is escaped: joined keys are unambiguous
+        pieces = [separable_arrow(arrow_text(v)) for v in values]
         missing = np.zeros(len(df), dtype=bool)
         for piece in pieces:
-            missing |= blank(piece)
-        # the parts' separator inside a value is escaped: joined keys are unambiguous
-        joined = pieces[0].fillna("")
-        for piece in pieces[1:]:
-            joined = joined + SEPARATOR + piece.fillna("")
-        joined = joined.astype(object)
-        joined[missing] = None
-        return joined.astype("string")
+            missing |= blank_arrow(piece)
+        joined = pc.binary_join_element_wise(*pieces, pa.scalar(SEPARATOR, pa.large_string()),
+                                             null_handling="replace", null_replacement="")
+        text = np.asarray(joined.to_numpy(zero_copy_only=False), dtype=object)
+        text[missing] = None
+        return pd.Series(text, index=values[0].index, dtype="string")
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "parts": [p.to_dict() for p in self.parts]}

@@ -19,9 +19,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["as_key_strings", "distinct_list", "explode_flat", "explode_uniques", "explode_values",
-           "factorize_text", "fold_text", "fold_texts", "has_nested", "normalise_text", "normalised_objects",
-           "rebuild"]
+__all__ = ["arrow_text", "as_key_strings", "blank", "blank_arrow", "distinct_list", "empty",
+           "empty_arrow", "explode_flat", "explode_uniques", "explode_values",
+           "factorize_text", "fold_text", "fold_texts", "has_nested", "normalise_text",
+           "normalised_objects", "rebuild", "separable", "separable_arrow"]
 
 
 def normalise_text(values: pd.Series) -> pd.Series:
@@ -95,18 +96,45 @@ def rebuild(values: Sequence[Any] | np.ndarray, codes: np.ndarray, index: pd.Ind
     return pd.Series(arr[codes], index=index, dtype="string")
 
 
+#: every character ``str.isspace`` counts as white space (a test checks the list against
+#: all of Unicode)
+PY_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+                 + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000")
+
+
+def arrow_text(values: pd.Series) -> pa.Array:
+    """``values`` as Arrow large strings (missing values null)."""
+    arr = pa.array(values.astype("string").array)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], pa.large_string())
+    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
+
+
+def empty_arrow(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Per Arrow string: whether it is null or has no characters."""
+    if not len(arr):
+        return np.zeros(0, dtype=bool)
+    got = pc.fill_null(pc.equal(pc.utf8_length(arr), 0), True)
+    return np.asarray(got.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def blank_arrow(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Per Arrow string: whether it is null, empty or only white space (as ``str.isspace``
+    reads it: those characters trimmed, nothing is left)."""
+    return empty_arrow(pc.utf8_trim(arr, characters=PY_WHITESPACE) if len(arr) else arr)
+
+
 def empty(values: pd.Series) -> np.ndarray:
     """Which key strings are NA or empty: no key (an element of a multi-valued key, a
     q-gram, may be a space)."""
-    return values.astype("string").fillna("").str.len().to_numpy() == 0
+    return empty_arrow(arrow_text(values))
 
 
 def blank(values: pd.Series) -> np.ndarray:
     """Which key strings are missing as a record's one key: NA, empty or only white space
     (a blank cell of a CSV is no key; as a key it would put every blank record in one
     block)."""
-    t = values.astype("string").fillna("")
-    return (t.str.len().to_numpy() == 0) | t.str.isspace().to_numpy(dtype=bool)
+    return blank_arrow(arrow_text(values))
 
 
 SEPARATOR = "\x1f"  #: joins the parts of a composite key
@@ -119,13 +147,33 @@ def separable(values: pd.Series) -> pd.Series:
     different tuples of parts never give one joined key; other text, nearly all of it, is
     unchanged (so the rule is the same in every partition)."""
     t = values.astype("string")
-    mask = t.str.contains(f"[{_ESCAPE}{SEPARATOR}]", regex=True, na=False).to_numpy(dtype=bool)
+    mask = _separators(arrow_text(t))
     if not mask.any():
         return t
     t = t.copy()
     t[mask] = (t[mask].str.replace(_ESCAPE, _ESCAPE * 2, regex=False)
                .str.replace(SEPARATOR, _ESCAPE + SEPARATOR, regex=False))
     return t
+
+
+def _separators(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Which values hold a separator or the escape character."""
+    if not len(arr):
+        return np.zeros(0, dtype=bool)
+    data = arr.buffers()[2]  # UTF-8 bytes: neither character is part of another's bytes
+    if data is None or not np.isin(np.frombuffer(data, dtype=np.uint8), (0x1E, 0x1F)).any():
+        return np.zeros(len(arr), dtype=bool)
+    found = pc.fill_null(pc.match_substring_regex(arr, f"[{_ESCAPE}{SEPARATOR}]"), False)
+    return np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def separable_arrow(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """:func:`separable` of Arrow large strings (the rare values to escape go through
+    pandas)."""
+    mask = _separators(arr)
+    if not mask.any():
+        return arr
+    return arrow_text(separable(pd.Series(arr.to_pandas(), dtype="string")))
 
 
 def as_key_strings(values: pd.Series) -> pd.Series:
