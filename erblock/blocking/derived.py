@@ -71,9 +71,14 @@ def _starts(k: pd.Series, t: pd.Series) -> np.ndarray:
     t_ = t.to_numpy(dtype=_TEXT)
     if not len(k_):
         return np.zeros(0, dtype=bool)
-    # a word start is a space followed by the key, once the text is led by a space
-    found = np.strings.find(np.strings.add(" ", t_), np.strings.add(" ", k_)) >= 0
+    found = _at_word_start(np.strings.add(" ", t_), k_)
     return found & (np.strings.str_len(k_) > 0) & (np.strings.str_len(t_) > 0)
+
+
+def _at_word_start(led: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Per row: whether ``keys[i]`` starts a word of the text ``led[i]`` (the text led by
+    a space, so a word start is a space followed by the key)."""
+    return np.strings.find(led, np.strings.add(" ", keys)) >= 0
 
 
 def starts_text_or_word(keys: pd.Series, texts: pd.Series) -> np.ndarray:
@@ -114,7 +119,6 @@ def derivation_of(key_pieces: list[pd.Series], text: pd.Series, seed: int = 0
     if n == 0:
         return Derivation(0.0, 0.0, 0)
     shuffled = t[np.random.default_rng(seed).permutation(n)]
-    # a word start is a space followed by the key, once the text is led by a space
     led, led_shuffled = np.strings.add(" ", t), np.strings.add(" ", shuffled)
     out = []
     for i, part in enumerate(key_pieces):  # the key, then each piece of a glued key
@@ -122,9 +126,8 @@ def derivation_of(key_pieces: list[pd.Series], text: pd.Series, seed: int = 0
         present = np.strings.str_len(k) > 0
         if i and not present.any():
             continue  # no key of several pieces: this piece is "" throughout, never derived
-        k = np.strings.add(" ", k)
-        share = ((np.strings.find(led, k) >= 0) & present).mean()
-        chance = ((np.strings.find(led_shuffled, k) >= 0) & present).mean()
+        share = (_at_word_start(led, k) & present).mean()
+        chance = (_at_word_start(led_shuffled, k) & present).mean()
         out.append(Derivation(float(share), float(chance), n))
         if out[-1].derived:
             return out[-1]

@@ -89,7 +89,8 @@ def token_rows(values: pd.Series, codes: bool = True) -> Tokens:
     parts: list[Tokens] = []
     sel = np.flatnonzero(fast_np)
     if len(sel):
-        r, t, c = _ascii_tokens(arr.take(pa.array(sel, pa.int64())), codes)
+        fast_arr = arr if len(sel) == len(arr) else arr.take(pa.array(sel, pa.int64()))
+        r, t, c = _ascii_tokens(fast_arr, codes)
         parts.append((sel[r], t, c))
     rest = np.flatnonzero(~fast_np & valid.to_numpy(zero_copy_only=False))
     if len(rest):
@@ -97,6 +98,8 @@ def token_rows(values: pd.Series, codes: bool = True) -> Tokens:
         parts.append((rest[r], t, c))
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0, dtype=object), np.zeros(0, dtype=bool)
+    if len(parts) == 1:  # each path gives its rows in order
+        return parts[0]
     row, token, code = (np.concatenate([p[k] for p in parts]) for k in range(3))
     order = np.argsort(row, kind="stable")
     return row[order], token[order], code[order]
