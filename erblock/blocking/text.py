@@ -156,7 +156,7 @@ def separable(values: pd.Series) -> pd.Series:
     return t
 
 
-def _separators(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def _separators(arr: pa.Array) -> np.ndarray:
     """Which values hold a separator or the escape character."""
     if not len(arr):
         return np.zeros(0, dtype=bool)
@@ -167,7 +167,7 @@ def _separators(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def separable_arrow(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+def separable_arrow(arr: pa.Array) -> pa.Array:
     """:func:`separable` of Arrow large strings (the rare values to escape go through
     pandas)."""
     mask = _separators(arr)
@@ -344,7 +344,8 @@ def _flat_factorize(values: pd.Series) -> tuple[np.ndarray, Any] | None:
         codes, uniques = pd.factorize(values, use_na_sentinel=True)
     except TypeError:  # unhashable: lists, dicts, arrays
         return None
-    if pd.api.types.is_object_dtype(values.dtype) and any(_nested(u) for u in distinct_list(uniques)):
+    if pd.api.types.is_object_dtype(values.dtype) and any(
+            _nested(u) for u in distinct_list(uniques)):
         return None
     return codes, uniques
 

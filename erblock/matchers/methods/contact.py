@@ -108,7 +108,7 @@ def postcode_table(codes: pd.Series) -> np.ndarray:
     """(codes × 4) int64: the full code, sector, district and area of normalised postcodes
     (ASCII letters and digits, None when missing), each part as one integer that is equal
     for equal parts only: a part of at most :data:`PACKED` characters is its bytes, a
-    longer one a 64-bit hash of its text, a missing part a hash of ``\x00`` and the whole
+    longer one a 64-bit hash of its text, a missing part a hash of ``\\x00`` and the whole
     code (equal to no other code's part)."""
     arr = pa.array(codes.to_numpy(dtype=object), type=pa.large_string())
     lengths = postcode_lengths(arr)
