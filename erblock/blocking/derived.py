@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .text import as_key_strings, factorize_text, fold_texts
+from .text import as_key_strings, normalised_objects
 
 DERIVED_SHARE = 0.9  #: share of records whose key starts the compared text or one of its words
 MAX_PIECES = 3  #: pieces of a glued key tested (its first runs of letters or digits)
@@ -55,12 +55,8 @@ def folded(values: pd.Series) -> pd.Series:
     """``values`` as the test compares them: folded text (:func:`fold_text`), "" where
     missing; each distinct value folded once. Fold a column once and pass it to
     :func:`derivation_of` for every comparison it is tested against."""
-    text = as_key_strings(values.reset_index(drop=True)).astype("string")
-    uniques, codes = factorize_text(text)
-    out = np.empty(len(uniques) + 1, dtype=object)
-    out[:-1] = fold_texts(uniques)
-    out[-1] = ""
-    return pd.Series(out[codes], dtype=object)  # code -1 (missing) takes the last: ""
+    text = as_key_strings(values.reset_index(drop=True))
+    return pd.Series(normalised_objects(text), dtype=object)
 
 
 def _starts(k: pd.Series, t: pd.Series) -> np.ndarray:

@@ -22,22 +22,28 @@ import pyarrow.compute as pc
 __all__ = ["arrow_text", "as_key_strings", "blank", "blank_arrow", "distinct_list", "empty",
            "empty_arrow", "explode_flat", "explode_uniques", "explode_values",
            "factorize_text", "fold_text", "fold_texts", "has_nested", "normalise_text",
-           "normalised_objects", "rebuild", "separable", "separable_arrow"]
+           "normalised_objects", "plain_ascii", "rebuild", "separable", "separable_arrow"]
+
+
+def _folded_distinct(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct non-missing value folded (:func:`fold_texts`), and every record's
+    code (−1: missing)."""
+    uniques, codes = factorize_text(values.astype("string"))
+    return fold_texts(uniques), codes
 
 
 def normalise_text(values: pd.Series) -> pd.Series:
     """Lower-case, strip accents and collapse white space (missing values stay missing)."""
-    s = values.astype("string")
-    uniques, codes = factorize_text(s)
-    return rebuild(fold_texts(uniques), codes, s.index)
+    folded, codes = _folded_distinct(values)
+    return rebuild(folded, codes, values.index)
 
 
 def normalised_objects(values: pd.Series) -> np.ndarray:
     """:func:`normalise_text` of key strings as an object array, "" where missing: what a
     comparison prepares, without a round trip through pandas' string dtype."""
-    uniques, codes = factorize_text(values.astype("string"))
-    out = np.empty(len(uniques) + 1, dtype=object)
-    out[:-1] = fold_texts(uniques)
+    folded, codes = _folded_distinct(values)
+    out = np.empty(len(folded) + 1, dtype=object)
+    out[:-1] = folded
     out[-1] = ""
     return out[codes]
 
@@ -58,6 +64,17 @@ _ASCII_SPACE = "[\t\n\x0b\x0c\r ]+"
 _PY_ONLY_SPACE = "[\x1c-\x1f]"
 
 
+def plain_ascii(arr: pa.Array) -> np.ndarray:
+    """Per Arrow string: whether Arrow's ASCII kernels read it as Python does (ASCII, none
+    of the separators ``\\x1c``-``\\x1f`` that ``str.split`` counts as space); False where
+    null."""
+    if not len(arr):
+        return np.zeros(0, dtype=bool)
+    plain = pc.and_(pc.string_is_ascii(arr),
+                    pc.invert(pc.match_substring_regex(arr, _PY_ONLY_SPACE)))
+    return np.asarray(plain.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
 def fold_texts(texts: Sequence[str]) -> np.ndarray:
     """:func:`fold_text` of many texts, as an object array: ASCII ones with Arrow kernels
     (lower case, runs of white space as one space, none at the ends), others one by one."""
@@ -65,9 +82,8 @@ def fold_texts(texts: Sequence[str]) -> np.ndarray:
     if not len(texts):
         return out
     arr = pa.array(texts, type=pa.large_string())
-    plain = pc.and_(pc.string_is_ascii(arr),
-                    pc.invert(pc.match_substring_regex(arr, _PY_ONLY_SPACE)))
-    plain_np = plain.to_numpy(zero_copy_only=False).astype(bool)
+    plain_np = plain_ascii(arr)
+    plain = pa.array(plain_np)
     folded = pc.ascii_trim_whitespace(pc.replace_substring_regex(
         pc.ascii_lower(arr.filter(plain)), _ASCII_SPACE, " "))
     out[plain_np] = folded.to_numpy(zero_copy_only=False)
@@ -105,9 +121,11 @@ PY_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
 def arrow_text(values: pd.Series) -> pa.Array:
     """``values`` as Arrow large strings (missing values null)."""
     arr = pa.array(values.astype("string").array)
+    if arr.type != pa.large_string():  # before combining: 32-bit offsets end at 2 GiB
+        arr = arr.cast(pa.large_string())
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks() if arr.num_chunks else pa.array([], pa.large_string())
-    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
+    return arr
 
 
 def empty_arrow(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:

@@ -22,11 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...blocking.text import as_key_strings, normalise_text
-
-#: ASCII that Python splits at (``str.split``) and Arrow's ASCII split does not
-_PY_ONLY_SPACE = "[\\x1c-\\x1f]"
-
+from ...blocking.text import arrow_text, as_key_strings, normalise_text, plain_ascii
 
 Tokens = tuple[np.ndarray, np.ndarray, np.ndarray]  #: value position, token, is a code
 
@@ -78,14 +74,9 @@ def token_rows(values: pd.Series, codes: bool = True) -> Tokens:
     """(value position, token, is a code) of raw column values (missing: no tokens), one
     row per token, by value and in text order (see the module doc)."""
     strings = as_key_strings(values)
-    # 64-bit offsets: a task's column may hold more than 2 GiB of text
-    arr = pa.array(strings.array, type=pa.large_string(), from_pandas=True)
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    arr = arrow_text(strings)  # 64-bit offsets: a column may hold more than 2 GiB of text
     valid = arr.is_valid()
-    fast = pc.and_(pc.and_(valid, pc.string_is_ascii(arr)),
-                   pc.invert(pc.match_substring_regex(arr, _PY_ONLY_SPACE)))
-    fast_np = fast.fill_null(False).to_numpy(zero_copy_only=False)
+    fast_np = plain_ascii(arr)  # False where null
     parts: list[Tokens] = []
     sel = np.flatnonzero(fast_np)
     if len(sel):
