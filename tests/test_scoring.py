@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -23,7 +25,7 @@ from erblock.matchers.levels import (
 )
 from erblock.matchers.scoring import FellegiSunter, ModelWarning, load_model
 from erblock.matchers.scoring.supervised import ScoreThreshold, SupervisedModel, labels_from_truth
-from erblock.report import RunReport
+from erblock.report import RunReport, SharedDict, plain
 
 # ---------------------------------------------------------------------- synthetic model
 
@@ -354,6 +356,24 @@ def test_json_round_trip_gives_identical_scores(tmp_path):
     assert again.to_dict() == unfitted.to_dict() and not again.fitted
 
 
+def test_shared_dict_is_read_only_shared_and_round_trips():
+    d = SharedDict.of({"a": {"b": [1, {"c": 2}]}, "n": 3})
+    assert copy.deepcopy(d) is d and copy.deepcopy({"x": d})["x"] is d
+    assert isinstance(d["a"], SharedDict) and isinstance(d["a"]["b"][1], SharedDict)
+    for edit in (lambda: d.__setitem__("n", 4), lambda: d.update(n=4), lambda: d.pop("n"),
+                 lambda: d["a"].clear(), lambda: d.setdefault("z", 1),
+                 lambda: d["a"]["b"][1].__delitem__("c"), lambda: d.popitem()):
+        with pytest.raises(TypeError, match="read-only"):
+            edit()
+    assert d == {"a": {"b": [1, {"c": 2}]}, "n": 3}
+    again = pickle.loads(pickle.dumps(d))
+    assert type(again) is SharedDict and again == d and isinstance(again["a"], SharedDict)
+    assert json.loads(json.dumps(d)) == d
+    mine = copy.deepcopy(plain(d))  # an editable copy
+    mine["a"]["b"][1]["c"] = 5
+    assert type(mine["a"]) is dict and d["a"]["b"][1]["c"] == 2
+
+
 def test_tf_adjustment_rewards_rare_values():
     gamma = np.array([[2, 1, 3], [2, 1, 3], [2, 0, 3], [2, 1, 3]], dtype=np.int8)
     pairs = _pairs_from_gamma(gamma)
@@ -551,6 +571,15 @@ def test_fitted_model_scores_without_refitting(client, people, tmp_path):
     assert "scoring_seconds" not in RunReport.of(again).settings  # one phase
     keep = first[first["match_probability"] >= 0.5].reset_index(drop=True)
     pd.testing.assert_frame_equal(again, keep, check_like=True)
+    # frames pandas derives from the pairs share the report and model, uncopied
+    for name in ("erblock_model", "erblock_report"):
+        assert keep.attrs[name] is first.attrs[name]
+    with pytest.raises(TypeError, match="read-only"):
+        first.attrs["erblock_model"]["lambda"] = 0.5
+    first.to_parquet(tmp_path / "pairs.parquet")  # pandas writes attrs as JSON
+    back = pd.read_parquet(tmp_path / "pairs.parquet")
+    assert back.attrs["erblock_model"] == first.attrs["erblock_model"]
+    assert load_model(back).to_dict() == model.to_dict()
     # written by the workers, with the model next to the parts
     erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="em",
                    client=client, output=str(tmp_path / "out"), threshold=0.5)

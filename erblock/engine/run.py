@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..matchers.assignment import assign
 from ..matchers.scoring.base import PASS_COLUMN, ScoringModel
-from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
+from ..report import ATTRS_KEY, REPORT_FILE, RunReport, SharedDict, TaskStats
 from .assignment import assign_output
 from .cluster import total_threads
 from .corpus import with_corpus
@@ -246,8 +246,9 @@ def run(job: Job, frames: Sequence[Any], client: Executor, *, check_ids: Sequenc
         finish_output(out_dir, final_dir, job.options.overwrite)
     else:
         assert pairs is not None
-        # attrs must stay JSON-safe: pandas writes them into parquet metadata
-        pairs.attrs[ATTRS_KEY] = report.to_dict()
-        if scoring is not None:
-            pairs.attrs[MODEL_KEY] = scoring.to_dict()  # erblock.load_model() reads it
+        # attrs must stay JSON-safe (pandas writes them into parquet metadata), and
+        # read-only: every frame pandas derives from the pairs shares them, uncopied
+        pairs.attrs[ATTRS_KEY] = SharedDict.of(report.to_dict())
+        if scoring is not None:  # erblock.load_model() reads it
+            pairs.attrs[MODEL_KEY] = SharedDict.of(scoring.to_dict())
     return RunResult(pairs, report, scoring, id_dtypes)
