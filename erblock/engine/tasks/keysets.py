@@ -246,8 +246,13 @@ class PassKeys:
 
 def _coded(lid: np.ndarray, rid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Both sides' raw key ids as codes of one sorted vocabulary: (vocab, left, right)."""
-    vocab, inv = np.unique(np.concatenate([lid, rid]), return_inverse=True)
-    return vocab, inv[:len(lid)], inv[len(lid):]
+    # a hash factorisation and a sort of the distinct ids: np.unique's inverse sorts all
+    codes, uniques = pd.factorize(np.concatenate([lid, rid]))
+    order = np.argsort(uniques)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    inv = rank[codes]
+    return uniques[order], inv[:len(lid)], inv[len(lid):]
 
 
 def first_shared(left: pd.DataFrame, right: pd.DataFrame | None, n_passes: int,
