@@ -31,25 +31,28 @@ def record_units(records: pd.DataFrame, plan: Plan) -> np.ndarray:
 def route_partition(records: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """One row per (record, reduce task that needs it), with ``TASK``, ``UNIT`` and
     ``RANK`` (rank in the block for ranked units, else −1)."""
-    rows, unit, task, rank = plan.route(record_keys(records))
-    out = records.iloc[rows].reset_index(drop=True)
-    out[UNIT] = unit
-    out[TASK] = task
-    out[RANK] = rank
-    return out
+    return _routed(records, *plan.route(record_keys(records)))
+
+
+def _routed(records: pd.DataFrame, rows: np.ndarray, unit: np.ndarray, task: np.ndarray,
+            rank: np.ndarray) -> pd.DataFrame:
+    """``records.iloc[rows]`` (a new 0..n index) with ``UNIT``, ``TASK`` and ``RANK``:
+    one take of every column, the three added in the same frame."""
+    out = records.iloc[rows].set_axis(pd.RangeIndex(len(rows)))
+    return pd.concat([out, pd.DataFrame({UNIT: unit, TASK: task, RANK: rank},
+                                        index=out.index)], axis=1)
 
 
 def split_by_task(records: pd.DataFrame, plan: Plan) -> dict[int, pd.DataFrame]:
     """The routed rows of a partition, by reduce task (tasks without rows are absent)."""
-    routed = route_partition(records, plan)
-    if len(routed) == 0:
+    rows, unit, task, rank = plan.route(record_keys(records))
+    if len(rows) == 0:
         return {}
-    task = routed[TASK].to_numpy()
-    order = np.argsort(task, kind="stable")
-    task = task[order]
+    order = np.argsort(task, kind="stable")  # one take of the records, in task order
+    rows, unit, task, rank = rows[order], unit[order], task[order], rank[order]
+    routed = _routed(records, rows, unit, task, rank)
     starts = np.flatnonzero(np.r_[True, task[1:] != task[:-1]])
     ends = np.r_[starts[1:], len(task)]
-    routed = routed.iloc[order].reset_index(drop=True)
     return {int(task[a]): routed.iloc[a:b] for a, b in zip(starts, ends)}
 
 
