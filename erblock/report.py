@@ -21,56 +21,6 @@ REPORT_FILE = "_erblock_report.json"  #: a leading "_" keeps parquet readers off
 ATTRS_KEY = "erblock_report"
 
 
-class SharedDict(dict):  # type: ignore[type-arg]
-    """A read-only dict that :func:`copy.deepcopy` returns as it is.
-
-    pandas deep-copies a frame's ``attrs`` into every frame derived from it (each filter,
-    sort or column pick), and a fitted model with term-frequency tables runs to megabytes:
-    as a plain dict, it made ``pairs[pairs.match_probability >= 0.5]`` on historical_50k's
-    450k pairs cost three times the filter itself. Read-only, it can be shared instead.
-    Nested dicts are :class:`SharedDict` too; ``copy.deepcopy(plain(d))`` gives an editable
-    copy. It stays a ``dict`` (JSON, pickling, ``isinstance`` checks work)."""
-
-    __slots__ = ()
-
-    @classmethod
-    def of(cls, value: Mapping[str, Any]) -> SharedDict:
-        """``value`` with every nested mapping made a :class:`SharedDict` (lists are
-        walked, not frozen)."""
-        return cls({k: _shared(v) for k, v in value.items()})
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> SharedDict:
-        return self
-
-    def __reduce__(self) -> tuple[Any, ...]:  # pickle rebuilds it without __setitem__
-        return (SharedDict, (dict(self),))
-
-    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("this dict is read-only: a run's report and model in pairs.attrs "
-                        "are shared by every frame pandas derives from the pairs; edit a "
-                        "copy: copy.deepcopy(erblock.report.plain(d))")
-
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
-    __ior__ = _read_only
-
-
-def _shared(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return SharedDict.of(value)
-    if isinstance(value, list):
-        return [_shared(v) for v in value]
-    return value
-
-
-def plain(value: Any) -> Any:
-    """``value`` with every :class:`SharedDict` in it a plain, editable ``dict``."""
-    if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
-
-
 def max_over_mean(values: np.ndarray) -> float:
     """Imbalance of a load vector: max / mean (1.0 for all-zero or empty)."""
     values = np.asarray(values, dtype=np.float64)

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import erblock
+from erblock.attrs import SharedDict, plain
 from erblock.engine.tasks.score import row_ranges
 from erblock.matchers.comparisons import as_comparisons
 from erblock.matchers.em import REL_FLOOR, fit_em
@@ -24,8 +25,9 @@ from erblock.matchers.levels import (
     resolve_levels,
 )
 from erblock.matchers.scoring import FellegiSunter, ModelWarning, load_model
+from erblock.matchers.scoring.base import read_json
 from erblock.matchers.scoring.supervised import ScoreThreshold, SupervisedModel, labels_from_truth
-from erblock.report import RunReport, SharedDict, plain
+from erblock.report import RunReport
 
 # ---------------------------------------------------------------------- synthetic model
 
@@ -369,9 +371,11 @@ def test_shared_dict_is_read_only_shared_and_round_trips():
     again = pickle.loads(pickle.dumps(d))
     assert type(again) is SharedDict and again == d and isinstance(again["a"], SharedDict)
     assert json.loads(json.dumps(d)) == d
-    mine = copy.deepcopy(plain(d))  # an editable copy
+    mine = plain(d)  # an editable copy
     mine["a"]["b"][1]["c"] = 5
     assert type(mine["a"]) is dict and d["a"]["b"][1]["c"] == 2
+    # a model loaded from pairs.attrs holds its own, editable dicts
+    assert type(read_json(d)["a"]["b"][1]) is dict
 
 
 def test_tf_adjustment_rewards_rare_values():

@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..attrs import SharedDict
 from ..matchers.assignment import assign
 from ..matchers.scoring.base import PASS_COLUMN, ScoringModel
-from ..report import ATTRS_KEY, REPORT_FILE, RunReport, SharedDict, TaskStats
+from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
 from .assignment import assign_output
 from .cluster import total_threads
 from .corpus import with_corpus

@@ -31,6 +31,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ...attrs import plain
+
 #: columns a scored pairs frame has besides the similarities
 RESERVED_COLUMNS = ("left_id", "right_id", "score", "match_weight", "match_probability")
 PASS_COLUMN = "match_key"  #: the key pass that found the pair (kept in scored output)
@@ -179,7 +181,7 @@ def probability(weight: np.ndarray) -> np.ndarray:
 def read_json(text_or_path: str | os.PathLike | Mapping[str, Any]) -> dict[str, Any]:
     """A model's dict from JSON text, a file path, or the dict itself."""
     if isinstance(text_or_path, Mapping):  # already parsed, e.g. pairs.attrs["erblock_model"]
-        return dict(text_or_path)
+        return plain(text_or_path)  # the model's own, editable (attrs' dicts are read-only)
     text = os.fspath(text_or_path)
     if not text.lstrip().startswith("{"):
         with open(text, encoding="utf-8") as f:

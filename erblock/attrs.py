@@ -1,0 +1,62 @@
+"""What a run attaches to its pairs frame (``pairs.attrs``): read-only, shared dicts.
+
+pandas deep-copies a frame's ``attrs`` into every frame derived from it (each filter,
+sort or column pick), and a fitted model with term-frequency tables runs to megabytes:
+as a plain dict, it made ``pairs[pairs.match_probability >= 0.5]`` on historical_50k's
+450k pairs cost three times the filter itself. A :class:`SharedDict` is read-only, so it
+can be shared instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["SharedDict", "plain"]
+
+
+class SharedDict(dict):  # type: ignore[type-arg]
+    """A read-only dict that :func:`copy.deepcopy` returns as it is (module doc).
+
+    Nested dicts are :class:`SharedDict` too; :func:`plain` gives an editable copy. It
+    stays a ``dict``: JSON, pickling and ``isinstance`` checks work."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, value: Mapping[str, Any]) -> SharedDict:
+        """``value`` with every nested mapping made a :class:`SharedDict` (lists are
+        walked, not frozen)."""
+        return cls({k: _shared(v) for k, v in value.items()})
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharedDict:
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle rebuilds it without __setitem__
+        return (SharedDict, (dict(self),))
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("this dict is read-only: a run's report and model in pairs.attrs "
+                        "are shared by every frame pandas derives from the pairs; edit a "
+                        "copy: erblock.attrs.plain(d) (from erblock.attrs import plain)")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
+    __ior__ = _read_only
+
+
+def _shared(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return SharedDict.of(value)
+    if isinstance(value, list):
+        return [_shared(v) for v in value]
+    return value
+
+
+def plain(value: Any) -> Any:
+    """An editable copy of ``value``: every mapping in it a new ``dict``, every list a new
+    list (other values shared)."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
