@@ -394,6 +394,14 @@ def test_tf_adjustment_rewards_rare_values():
     assert adjusted[3] - plain[3] == pytest.approx(math.log2(u_rand / 0.001))
     assert adjusted[2] == plain[2]  # not at the exact level: unchanged
     assert adjusted[0] > adjusted[1]
+    # text as the engine's pairs carry it (Arrow strings, each distinct value looked up
+    # once): the same weights as value by value, a missing value included
+    gamma5 = np.vstack([gamma, [[2, 1, 3]]]).astype(np.int8)
+    objects = np.array(["rare", "common", "rare", "unseen", None], dtype=object)
+    for dtype in ("string", "str"):
+        arrow = {"b": pd.array(objects, dtype=dtype)}
+        np.testing.assert_array_equal(model.weights_of(gamma5, arrow),
+                                      model.weights_of(gamma5, {"b": objects}))
     with pytest.warns(UserWarning, match="tf_values"):
         model.apply(pairs)
 

@@ -243,7 +243,7 @@ def assemble(left: Side, right: Side, out: Collector, comparisons: Sequence[Comp
     for c in pair_values:
         assert col_index is not None
         data[pair_value_column(c.name)] = left.records[value_column(col_index[c.column])
-                                                      ].to_numpy(dtype=object)[li]
+                                                      ].array.take(li)  # dtype kept
     if pass_of_pair:  # both records of a pair are rows of the same pass
         data[PASS_COLUMN] = left.passes[li].astype(np.int8)
     # the columns are new arrays: taken as they are, not consolidated into one block

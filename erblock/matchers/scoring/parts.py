@@ -126,6 +126,7 @@ class ScoredParts:
         return pairs[PASS_COLUMN].to_numpy() if PASS_COLUMN in pairs.columns else None
 
     def pair_value_columns(self, pairs: pd.DataFrame) -> dict[str, Any]:
-        """The tf comparisons' values the engine attached to ``pairs``."""
-        return {n: pairs[value_column(n)].to_numpy() for n in self.pair_values
+        """The tf comparisons' values the engine attached to ``pairs`` (arrays as the
+        frame holds them: text stays Arrow text, not Python strings)."""
+        return {n: pairs[value_column(n)].array for n in self.pair_values
                 if value_column(n) in pairs.columns}

@@ -121,9 +121,19 @@ def tf_adjustments(model: Any, gamma: np.ndarray, values: Mapping[str, Any]) -> 
         if not len(top):
             continue
         kernel = model.comparisons_[k].kernel if k < len(model.comparisons_) else None
-        raw = pd.Series(np.asarray(values[s.name], dtype=object)[top])
+        col = values[s.name]
+        codes = None
+        if isinstance(getattr(col, "dtype", None), pd.StringDtype):
+            # text (as the engine's pairs carry it): each distinct value looked up once
+            # (tf_values works value by value)
+            codes, uniques = pd.factorize(pd.Series(col).iloc[top], use_na_sentinel=True)
+            raw = pd.Series(uniques)
+        else:
+            raw = pd.Series(np.asarray(col, dtype=object)[top])
         norm = kernel.tf_values(raw) if kernel is not None else raw.astype("string")
         freq = norm.map(table).to_numpy(np.float64, na_value=np.nan)
+        if codes is not None:
+            freq = np.append(freq, np.nan)[codes]  # code -1 (missing): absent
         freq = np.where(np.isnan(freq), float(table.min()), freq)
         u_exact = float(model.u_[k][-1])
         out[top, k] = math.log2(max(u_exact, PROB_FLOOR)) - np.log2(np.maximum(freq, PROB_FLOOR))
