@@ -359,21 +359,23 @@ def test_json_round_trip_gives_identical_scores(tmp_path):
 
 
 def test_shared_dict_is_read_only_shared_and_round_trips():
-    d = SharedDict.of({"a": {"b": [1, {"c": 2}]}, "n": 3})
+    d = SharedDict.of({"a": {"b": [1, {"c": 2}]}, "n": 3, "t": ({"e": 1},)})
     assert copy.deepcopy(d) is d and copy.deepcopy({"x": d})["x"] is d
     assert isinstance(d["a"], SharedDict) and isinstance(d["a"]["b"][1], SharedDict)
+    assert isinstance(d["t"], tuple) and isinstance(d["t"][0], SharedDict)
     for edit in (lambda: d.__setitem__("n", 4), lambda: d.update(n=4), lambda: d.pop("n"),
                  lambda: d["a"].clear(), lambda: d.setdefault("z", 1),
                  lambda: d["a"]["b"][1].__delitem__("c"), lambda: d.popitem()):
         with pytest.raises(TypeError, match="read-only"):
             edit()
-    assert d == {"a": {"b": [1, {"c": 2}]}, "n": 3}
+    assert d == {"a": {"b": [1, {"c": 2}]}, "n": 3, "t": ({"e": 1},)}
     again = pickle.loads(pickle.dumps(d))
     assert type(again) is SharedDict and again == d and isinstance(again["a"], SharedDict)
-    assert json.loads(json.dumps(d)) == d
+    assert json.loads(json.dumps(d)) == {**d, "t": [{"e": 1}]}
     mine = plain(d)  # an editable copy
     mine["a"]["b"][1]["c"] = 5
     assert type(mine["a"]) is dict and d["a"]["b"][1]["c"] == 2
+    assert type(mine["t"]) is tuple and type(mine["t"][0]) is dict
     # a model loaded from pairs.attrs holds its own, editable dicts
     assert type(read_json(d)["a"]["b"][1]) is dict
 
