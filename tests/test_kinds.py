@@ -72,6 +72,40 @@ def test_date(a, b, expected):
     assert level("date", a, b) == expected
 
 
+def _one_edit_by_text(a: int, b: int) -> bool:
+    """The edit rule on the digits as text: one digit differs, or two adjacent swapped."""
+    x, y = f"{a:08d}", f"{b:08d}"
+    diff = [i for i in range(8) if x[i] != y[i]]
+    return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                              and x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]])
+
+
+_ymd = st.integers(0, 99_999_999)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_ymd, st.integers(0, 7), st.integers(0, 9), st.integers(0, 3)),
+                min_size=1, max_size=40))
+def test_date_one_edit_matches_the_digit_rule(rows):
+    from erblock.matchers.methods.dates import _one_edit
+
+    a, b = [], []
+    for v, i, d, how in rows:  # b: a copy, one digit set, two adjacent swapped, or other
+        t = list(f"{v:08d}")
+        if how == 1:
+            t[i] = str(d)
+        elif how == 2 and i < 7:
+            t[i], t[i + 1] = t[i + 1], t[i]
+        elif how == 3:
+            t = list(f"{(v * 7919 + d) % 100_000_000:08d}")
+        a.append(v)
+        b.append(int("".join(t)))
+    la, lb = np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
+    expected = np.array([[_one_edit_by_text(x, y) for y in b] for x in a])
+    np.testing.assert_array_equal(_one_edit(la[:, None], lb[None, :]), expected)  # matrix
+    np.testing.assert_array_equal(_one_edit(la, lb), expected.diagonal())  # aligned
+
+
 def test_date_format_option_and_datetimes():
     assert level("date", "12.05.1987", "1987-05-12", format="%d.%m.%Y") == NULL  # ISO fails
     assert level("date", "12.05.1987", "13.05.1987", format="%d.%m.%Y") == \

@@ -144,8 +144,44 @@ def _ymd(days: np.ndarray) -> np.ndarray:
     return y * 10000 + m * 100 + dd
 
 
-def _digits(ymd: np.ndarray) -> list[np.ndarray]:
-    return [(ymd // 10 ** (7 - i)) % 10 for i in range(8)]
+_LOW3 = np.uint32(0x77777777)  #: the three low bits of each of eight four-bit digits
+_HIGH = np.uint32(0x88888888)  #: the high bit of each
+
+
+def _bcd(ymd: np.ndarray) -> np.ndarray:
+    """``YYYYMMDD``'s eight decimal digits as the four-bit digits of one uint32, the first
+    digit highest (computed per value, before any broadcast)."""
+    out = np.zeros(np.shape(ymd), dtype=np.uint32)
+    for i in range(8):
+        out |= (((ymd // 10 ** (7 - i)) % 10) << (4 * (7 - i))).astype(np.uint32)
+    return out
+
+
+def _one_edit(ya: np.ndarray, yb: np.ndarray) -> np.ndarray:
+    """Whether ``YYYYMMDD`` digits ``ya`` and ``yb`` differ in exactly one digit, or in two
+    adjacent digits swapped (12 vs 21), broadcast against each other.
+
+    On digit-coded integers (:func:`_bcd`), ``x = a ^ b`` has a non-zero four-bit digit
+    where they differ, counted in a few whole-array operations. Only pairs with two
+    differing digits are tested for a swap: digits p and p + 1 (adjacent) are swapped
+    when both digits of ``x`` there equal ``a_p ^ a_(p+1)``."""
+    xa, xb = _bcd(ya), _bcd(yb)
+    x = xa ^ xb
+    # per digit, the high bit set when the digit is non-zero (no carry between digits)
+    n_diff = np.bitwise_count(((x & _LOW3) + _LOW3 | x) & _HIGH)
+    out = n_diff == 1
+    two = np.flatnonzero(n_diff == 2)
+    if len(two):
+        at = np.unravel_index(two, x.shape)
+        xt, at_ = x[at], np.broadcast_to(xa, x.shape)[at]
+        hi = ((xt & _LOW3) + _LOW3 | xt) & _HIGH  # one high bit per differing digit
+        low = (hi & (~hi + np.uint32(1))) >> np.uint32(3)  # the lower one's low bit
+        nib = low * np.uint32(15)
+        swap = (((hi >> np.uint32(4)) & hi) != 0)  # adjacent
+        swap &= ((xt ^ (xt >> np.uint32(4))) & nib) == 0  # differ by the same bits
+        swap &= ((xt ^ at_ ^ (at_ >> np.uint32(4))) & nib) == 0  # a's two digits' bits
+        out.reshape(-1)[two] = swap
+    return out
 
 
 def date_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -154,14 +190,7 @@ def date_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     da, db = a[..., 0], b[..., 0]
     ya, yb = a[..., 1], b[..., 1]
     gap = np.abs(da - db)
-    digits_a, digits_b = _digits(ya), _digits(yb)
-    diff = [x != y for x, y in zip(digits_a, digits_b)]
-    n_diff = np.sum(diff, axis=0)
-    swap_adjacent = np.zeros(n_diff.shape, dtype=bool)
-    for i in range(7):  # two adjacent digits swapped: 12 vs 21
-        swap_adjacent |= (diff[i] & diff[i + 1] & (digits_a[i] == digits_b[i + 1])
-                          & (digits_a[i + 1] == digits_b[i]))
-    one_edit = (n_diff == 1) | ((n_diff == 2) & swap_adjacent)
+    one_edit = _one_edit(ya, yb)
     ma, mb = (ya // 100) % 100, (yb // 100) % 100
     day_a, day_b = ya % 100, yb % 100
     day_month = (ya // 10000 == yb // 10000) & (ma == day_b) & (day_a == mb) & (ma != day_a)
