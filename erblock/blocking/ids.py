@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 
 from .keys import NULL_BLOCK, KeySpec
 from .text import arrow_text, blank_arrow, empty_arrow
@@ -20,9 +21,12 @@ def hash_keys(values: pd.Series, whole: bool = True) -> np.ndarray:
     multi-valued key is missing only when empty: a q-gram may be a space."""
     arr = arrow_text(values)
     missing = blank_arrow(arr) if whole else empty_arrow(arr)
-    # the hash of the strings as pandas hashes a string column (hash_pandas_object)
-    text = np.asarray(arr.fill_null("").to_numpy(zero_copy_only=False), dtype=object)
-    ids = pd.util.hash_array(text, categorize=True).view(np.int64).copy()
+    # the hash of the strings as pandas hashes a string column (hash_pandas_object), of
+    # each distinct string once (a string's hash does not depend on the others)
+    enc = pc.dictionary_encode(arr.fill_null(""))
+    text = np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    ids = pd.util.hash_array(text, categorize=False).view(np.int64)[codes]
     ids[ids == NULL_BLOCK] = NULL_BLOCK + 1  # keep the sentinel free for missing keys
     ids[missing] = NULL_BLOCK
     return ids

@@ -356,9 +356,10 @@ class Composite(KeySpec):
             missing |= blank_arrow(piece)
         joined = pc.binary_join_element_wise(*pieces, pa.scalar(SEPARATOR, pa.large_string()),
                                              null_handling="replace", null_replacement="")
-        text = np.asarray(joined.to_numpy(zero_copy_only=False), dtype=object)
-        text[missing] = None
-        return pd.Series(text, index=values[0].index, dtype="string")
+        if missing.any():  # a blank part: no key (null), kept as Arrow text throughout
+            joined = pc.if_else(pa.array(missing), pa.scalar(None, pa.large_string()),
+                                joined)
+        return pd.Series(pd.arrays.ArrowStringArray(joined), index=values[0].index)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "parts": [p.to_dict() for p in self.parts]}
