@@ -27,7 +27,8 @@ class SharedDict(dict):  # type: ignore[type-arg]
     def of(cls, value: Mapping[str, Any]) -> SharedDict:
         """``value`` with every nested mapping made a :class:`SharedDict` (lists and
         tuples are walked; lists stay lists)."""
-        return cls({k: _shared(v) for k, v in value.items()})
+        out: SharedDict = _rebuilt(value, cls)
+        return out
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SharedDict:
         return self
@@ -44,19 +45,17 @@ class SharedDict(dict):  # type: ignore[type-arg]
     __ior__ = _read_only
 
 
-def _shared(value: Any) -> Any:
+def _rebuilt(value: Any, mapping: Any) -> Any:
+    """``value`` with every mapping in it made anew by ``mapping`` and every plain list or
+    tuple rebuilt (not a named tuple: it is kept whole); other values shared."""
     if isinstance(value, Mapping):
-        return SharedDict.of(value)
-    if type(value) in (list, tuple):  # not a named tuple: rebuilt from its items
-        return type(value)(_shared(v) for v in value)
+        return mapping({k: _rebuilt(v, mapping) for k, v in value.items()})
+    if type(value) in (list, tuple):
+        return type(value)(_rebuilt(v, mapping) for v in value)
     return value
 
 
 def plain(value: Any) -> Any:
     """An editable copy of ``value``: every mapping in it a new ``dict``, every list or
     tuple a new one (other values shared)."""
-    if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
-    if type(value) in (list, tuple):  # not a named tuple: rebuilt from its items
-        return type(value)(plain(v) for v in value)
-    return value
+    return _rebuilt(value, dict)

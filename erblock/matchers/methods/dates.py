@@ -168,13 +168,13 @@ def _one_edit(ya: np.ndarray, yb: np.ndarray) -> np.ndarray:
     xa, xb = _bcd(ya), _bcd(yb)
     x = xa ^ xb
     # per digit, the high bit set when the digit is non-zero (no carry between digits)
-    n_diff = np.bitwise_count(((x & _LOW3) + _LOW3 | x) & _HIGH)
+    high = ((x & _LOW3) + _LOW3 | x) & _HIGH
+    n_diff = np.bitwise_count(high)
     out = n_diff == 1
     two = np.flatnonzero(n_diff == 2)
     if len(two):
         at = np.unravel_index(two, x.shape)
-        xt, at_ = x[at], np.broadcast_to(xa, x.shape)[at]
-        hi = ((xt & _LOW3) + _LOW3 | xt) & _HIGH  # one high bit per differing digit
+        xt, at_, hi = x[at], np.broadcast_to(xa, x.shape)[at], high[at]
         low = (hi & (~hi + np.uint32(1))) >> np.uint32(3)  # the lower one's low bit
         nib = low * np.uint32(15)
         swap = (((hi >> np.uint32(4)) & hi) != 0)  # adjacent
