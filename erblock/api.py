@@ -37,6 +37,7 @@ from .matchers.assignment import check_cardinality
 from .matchers.comparisons import Comparison, as_comparisons
 from .matchers.scoring import as_scoring
 from .report import RunReport
+from .scalars import is_int, is_number
 from .validate import (
     check_comparisons,
     check_frame,
@@ -66,20 +67,20 @@ def _as_keys(key: Any) -> tuple[KeySpec, ...]:
     return (as_key_spec(key),)
 
 
-def _check_common(strategy: str, n_tasks: Any, threshold: Any) -> None:
+def _check_common(strategy: str, n_tasks: Any, threshold: Any
+                  ) -> tuple[int | None, float | None]:
+    """Checks ``strategy``, ``n_tasks`` and ``threshold``; the last two as Python numbers
+    (NumPy's are accepted: a threshold read from the pairs is ``np.float32``)."""
     if strategy not in STRATEGY_NAMES:
         get_strategy(strategy)  # raises, naming the choices
-    if n_tasks is not None and (
-        not isinstance(n_tasks, int) or isinstance(n_tasks, bool) or n_tasks < 1
-    ):
+    if n_tasks is not None and (not is_int(n_tasks) or n_tasks < 1):
         raise ValueError(f"n_tasks must be an integer >= 1 (or None for automatic), got {n_tasks!r}")
-    if threshold is not None and (
-        not isinstance(threshold, (int, float)) or isinstance(threshold, bool)
-        or not 0.0 <= float(threshold) <= 1.0
-    ):
+    if threshold is not None and (not is_number(threshold) or not 0.0 <= float(threshold) <= 1.0):
         raise ValueError(
             f"threshold must be a number in [0, 1] (scores are in [0, 1]), got {threshold!r}"
         )
+    return (None if n_tasks is None else int(n_tasks),
+            None if threshold is None else float(threshold))
 
 
 def run_options(strategy: str, options: Mapping[str, Any]) -> RunOptions:
@@ -135,7 +136,7 @@ def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any,
                id: Any, options: Mapping[str, Any]) -> tuple[Job, list[bool]]:
     for name, df in frames:
         check_frame(df, name)
-    _check_common(strategy, n_tasks, threshold)
+    n_tasks, threshold = _check_common(strategy, n_tasks, threshold)
     keys = _as_keys(key)
     check_keys(keys, frames)
     comparisons = as_comparisons(compare) if compare is not None else ()  # None: candidates
@@ -145,7 +146,7 @@ def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any,
     for src, (name, df) in enumerate(frames if output is not None else ()):
         check_writable_ids(df, name, ids[src])
     job = Job(mode=mode, keys=keys, comparisons=comparisons, strategy=strategy,
-              n_tasks=n_tasks, threshold=None if threshold is None else float(threshold),
+              n_tasks=n_tasks, threshold=threshold,
               output=output, id_columns=(ids[0], ids[1]),
               options=run_options(strategy, options))
     return job, check
@@ -387,7 +388,7 @@ def plan(
     frames = [("df_r", df_r)] + ([("df_s", df_s)] if df_s is not None else [])
     for name, df in frames:
         check_frame(df, name)
-    _check_common(strategy, n_tasks, threshold)
+    n_tasks, threshold = _check_common(strategy, n_tasks, threshold)
     keys = _as_keys(key)
     check_keys(keys, frames)
     comparisons: tuple[Comparison, ...] = ()

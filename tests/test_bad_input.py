@@ -5,6 +5,8 @@ against the brute force.
 
 from __future__ import annotations
 
+import json
+
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
@@ -314,6 +316,31 @@ def test_thresholds_on_the_edges_are_accepted(client, edge, kept):
     df = pd.concat([DF, pd.DataFrame({"k": ["c"], "name": ["cy"]})], ignore_index=True)
     pairs = erblock.dedupe(df, key="k", compare=JW, threshold=edge, client=client)
     assert len(pairs) == kept and (pairs["score"] >= float(edge)).all()
+
+
+def test_numpy_numbers_are_numbers(client):
+    """A threshold read from the pairs is np.float32, a count np.int64: both are taken
+    as the Python numbers (and stored as those: specs and reports stay JSON)."""
+    pairs = erblock.dedupe(DF, key="k", compare=JW, client=client)
+    top = pairs["score"].max()
+    assert isinstance(top, np.float32)
+    kept = erblock.dedupe(DF, key="k", compare=JW, threshold=top, n_tasks=np.int64(2),
+                          npartitions=np.int64(2), client=client)
+    assert len(kept) == int((pairs["score"] >= float(top)).sum())
+    rep = erblock.RunReport.of(kept)
+    assert type(rep.settings["threshold"]) is float
+    json.dumps(rep.to_dict())
+    weighted = erblock.Comparison("name", "jaro_winkler", weight=np.float32(2.0))
+    assert type(weighted.weight) is float and weighted.to_dict()["weight"] == 2.0
+    num = erblock.Comparison("x", "numeric", options={"scale": np.int64(5)})
+    json.dumps(num.to_dict())
+    model = erblock.FellegiSunter(u_pairs=np.int64(1000), max_iter=np.int64(50))
+    assert type(model.u_pairs) is int and type(model.max_iter) is int
+    plan = erblock.plan(DF, key="k", n_tasks=np.int64(3))
+    assert plan.n_tasks == 3
+    for bad in (np.bool_(True), np.float64(2.5)):
+        with pytest.raises(ValueError, match=r"n_tasks must be an integer >= 1"):
+            erblock.dedupe(DF, key="k", compare=JW, n_tasks=bad)
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True, "4"])

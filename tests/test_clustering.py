@@ -98,6 +98,20 @@ def test_cluster_mixed_id_types_fall_back_to_str_order():
     assert got.to_dict() == {375: 375, 376: 376, "conf/x": 375, "conf/y": 376}
 
 
+def test_ids_of_different_integer_dtypes_stay_apart():
+    """int64 with uint64 ids (or float truth) promote to float64 in a plain concat, and
+    19-digit ids beyond 2**53 then merge: each id must stay its own."""
+    b = 1_500_000_000_000_000_000
+    pairs = pd.DataFrame({"left_id": np.array([b, b + 2], dtype="int64"),
+                          "right_id": np.array([b + 1, b + 3], dtype="uint64"),
+                          "score": [0.9, 0.9]})
+    got = cluster(pairs, 0.5, ids=[b, b + 1, b + 2, b + 3, b + 4])
+    assert got.to_dict() == {b: b, b + 1: b, b + 2: b + 2, b + 3: b + 2, b + 4: b + 4}
+    alone = cluster(pairs, 0.5)
+    assert alone.index.dtype == np.int64 and alone.dtype == np.int64
+    assert alone.to_dict() == {b: b, b + 1: b, b + 2: b + 2, b + 3: b + 2}
+
+
 def test_cluster_errors_name_the_problem():
     with pytest.raises(ValueError, match=r"missing column\(s\) \['score'\]"):
         cluster(pd.DataFrame({"left_id": [1], "right_id": [2]}), 0.5)
@@ -106,6 +120,11 @@ def test_cluster_errors_name_the_problem():
     scored = pd.DataFrame({"left_id": [1, 3], "right_id": [2, 4], "score": [0.9, 0.2]})
     with pytest.raises(TypeError, match="threshold must be a number"):
         cluster(scored, "0.5")
+    with pytest.raises(ValueError, match=r"score lies in \[0, 1\], so 2 would keep no pair"):
+        cluster(scored, 2)
+    weighted = scored.assign(match_weight=[5.0, -3.0])
+    assert cluster(weighted, 2, score_column="match_weight").to_dict() == {1: 1, 2: 1, 3: 3,
+                                                                          4: 4}
     with pytest.raises(ValueError, match="missing record ids"):
         cluster(pd.DataFrame({"left_id": [1.0, np.nan], "right_id": [2.0, 3.0]}))
     with pytest.warns(UserWarning, match="no id of ids= .* is among the pairs' ids"):

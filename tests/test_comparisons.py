@@ -39,7 +39,7 @@ def test_string_kernel_equals_per_pair_reference(method, left, right):
     assert m.shape == (len(left), len(right)) and m.dtype == np.float32
     for i, a in enumerate(left):
         for j, b in enumerate(right):
-            if not a or not b:  # None and "" are both missing values
+            if not a or not b or not a.strip() or not b.strip():  # None, "", " ": missing
                 assert np.isnan(m[i, j])
             else:
                 assert m[i, j] == pytest.approx(REFERENCE[method](a, b), abs=1e-5)
@@ -51,11 +51,13 @@ def test_missing_values_give_null_similarity(method):
     c = Comparison("x", method)
     valid = {"numeric": 1.0, "date": "2001-02-03", "phone": "555 123 4567",
              "postcode": "02139", "email": "a@b.c"}.get(method, "a")
-    left = pd.Series([valid, None, np.nan, ""], dtype=object)
-    right = pd.Series([valid], dtype=object)
+    # a blank cell is missing too, as it is for blocking keys: not 0 against a value,
+    # and two blanks do not agree
+    left = pd.Series([valid, None, np.nan, "", " ", "\t \u3000"], dtype=object)
+    right = pd.Series([valid, " "], dtype=object)
     m = c.matrix(c.prepare(left), c.prepare(right))
     assert m[0, 0] == 1.0
-    assert np.isnan(m[1:, 0]).all()
+    assert np.isnan(m[1:, 0]).all() and np.isnan(m[:, 1]).all()
 
 
 def test_exact_and_numeric():

@@ -12,7 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from erblock.matchers.evaluate import cluster_metrics, evaluate, plot_pr_curve, pr_curve
+from erblock.matchers.evaluate import (
+    cluster_metrics,
+    evaluate,
+    ids_in_common,
+    plot_pr_curve,
+    pr_curve,
+)
 
 
 def frame(rows, score=None):
@@ -321,3 +327,28 @@ def dd_of(df: pd.DataFrame):
     import dask.dataframe as dd
 
     return dd.from_pandas(df, npartitions=2)
+
+
+def test_ids_of_different_dtypes_are_matched_exactly():
+    """uint64 pairs against int64 truth (as read_csv gives): a plain concat makes both
+    float64, where 19-digit neighbours are one id (precision 1.0 for a pair that is
+    not true)."""
+    b = 1_500_000_000_000_000_000
+    pairs = pd.DataFrame({"left_id": np.array([b, b + 2], dtype="uint64"),
+                          "right_id": np.array([b + 1, b + 3], dtype="uint64")})
+    truth = pd.DataFrame({"left_id": [b], "right_id": [b + 1]})
+    for dedupe in (True, False):
+        m = evaluate(pairs, truth, dedupe=dedupe)
+        assert (m["n_predicted"], m["tp"], m["precision"]) == (2, 1, 0.5), (dedupe, m)
+    assert ids_in_common(pairs, truth) == 2
+    assert ids_in_common(pairs, truth.assign(right_id=b + 5)) == 1
+    # ints and floats of one value are still one id
+    assert evaluate(pairs, truth.astype("float64").iloc[:0], dedupe=True)["n_true"] == 0
+    small = pd.DataFrame({"left_id": [1], "right_id": [2]})
+    assert evaluate(small, small.astype("float64"), dedupe=True)["tp"] == 1
+
+
+def test_truth_that_is_no_frame_is_refused_naming_what_to_pass():
+    pairs = pd.DataFrame({"left_id": [1], "right_id": [2]})
+    with pytest.raises(TypeError, match=r"truth must be a pandas or Dask DataFrame.*list"):
+        evaluate(pairs, [(1, 2)])

@@ -595,12 +595,24 @@ def test_fitted_model_scores_without_refitting(client, people, tmp_path):
     assert back.attrs["erblock_model"] == first.attrs["erblock_model"]
     assert load_model(back).to_dict() == model.to_dict()
     # written by the workers, with the model next to the parts
-    erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="em",
-                   client=client, output=str(tmp_path / "out"), threshold=0.5)
+    lazy = erblock.dedupe(df, key="block_key", compare=COMPARE, scoring="em",
+                          client=client, output=str(tmp_path / "out"), threshold=0.5)
     report = erblock.read_report(tmp_path / "out")
     written = pd.read_parquet(tmp_path / "out")
     assert len(written) == report.pairs and (written["match_probability"] >= 0.5).all()
-    assert isinstance(load_model(tmp_path / "out" / "_erblock_model.json"), FellegiSunter)
+    saved = load_model(tmp_path / "out" / "_erblock_model.json")
+    assert isinstance(saved, FellegiSunter)
+    # the Dask frame output= returns explains its pairs with the saved model: pair i is
+    # the i-th of the computed frame, whichever partition holds it
+    with pytest.raises(ValueError, match="_erblock_model.json"):
+        erblock.explain_pair(lazy, 0)
+    whole = lazy.compute()
+    assert lazy.npartitions > 1
+    for i in (0, len(whole) // 2, len(whole) - 1):
+        pd.testing.assert_frame_equal(erblock.explain_pair(lazy, i, model=saved),
+                                      erblock.explain_pair(whole, i, model=saved))
+    with pytest.raises(IndexError, match=f"pair {len(whole)} of {len(whole)}"):
+        erblock.explain_pair(lazy, len(whole), model=saved)
 
 
 def test_em_with_tf_adjustment_end_to_end(client, people):

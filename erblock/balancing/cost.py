@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ..scalars import is_number
 from .packing import lpt_makespan
 from .plan import Plan
 
@@ -83,11 +84,12 @@ class CostModel:
             rates.append("per_small_comparison")
         for name in rates:
             value = getattr(self, name)
-            if (not isinstance(value, (int, float)) or isinstance(value, bool)
-                    or not math.isfinite(value) or value < 0):
+            if not is_number(value) or not math.isfinite(value) or value < 0:
                 raise ValueError(
                     f"CostModel.{name} must be a finite number of seconds >= 0, got {value!r}"
                 )
+            if isinstance(value, np.number):  # NumPy's number as Python's
+                object.__setattr__(self, name, value.item())
 
     def task_seconds(self, comparisons: np.ndarray, records: np.ndarray | float = 0,
                      match_tasks: np.ndarray | float = 0, small: np.ndarray | float = 0

@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from ..scalars import is_int, is_number
 from .bdm import BDM, SRC_R, SRC_S
 from .plan import Plan
 
@@ -83,7 +84,7 @@ class SampleGoal:
 
         for name in ("delta", "alpha", "initial", "growth", "max_fraction", "small", "chop"):
             v = getattr(self, name)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            if not is_number(v) or not math.isfinite(v):
                 raise bad(name, "a number")
         if self.delta <= 0:
             raise bad("delta", "> 0 (the accepted overload, e.g. 0.1 for 10 %)")
@@ -101,10 +102,14 @@ class SampleGoal:
             raise bad("chop", ">= 1")
         for name in ("min_partitions", "seed"):
             v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < (
+            if not is_int(v) or v < (
                     1 if name == "min_partitions" else 0):
                 raise bad(name, "an integer >= 1" if name == "min_partitions"
                           else "an integer >= 0")
+            object.__setattr__(self, name, int(v))  # a NumPy integer as Python's
+        for name in ("delta", "alpha", "initial", "growth", "max_fraction", "small", "chop"):
+            if isinstance(getattr(self, name), np.number):
+                object.__setattr__(self, name, getattr(self, name).item())
 
     @classmethod
     def from_option(cls, value: Any) -> SampleGoal:

@@ -19,6 +19,7 @@ from ..blocking.keys import KeySpec
 from ..blocking.registry import key_from_dict
 from ..matchers.assignment import check_cardinality
 from ..matchers.comparisons import Comparison
+from ..scalars import is_int
 from .schema import value_column
 
 MODES = ("link", "dedupe")
@@ -78,8 +79,10 @@ class RunOptions:
             raise ValueError(f"shuffle_method must be one of {', '.join(SHUFFLE_METHODS)}, "
                              f"got {self.shuffle_method!r}")
         n = self.npartitions
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        if n is not None and (not is_int(n) or n < 1):
             raise ValueError(f"npartitions must be an integer >= 1 or None, got {n!r}")
+        if n is not None:
+            object.__setattr__(self, "npartitions", int(n))
         c = self.cost_model
         if not (c is None or isinstance(c, CostModel) or c in COST_MODEL_CHOICES):
             raise ValueError(f"cost_model must be None, 'calibrate', 'default' or a CostModel, "

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from .._version import __version__
+from ..scalars import is_int
 
 
 def erblock_requirement() -> str:
@@ -83,9 +84,9 @@ def cluster_spec(
         raise ValueError(
             f"name: {name!r} is not a valid DaskCluster name (lower-case letters, digits, '-' "
             "and '.', starting and ending with a letter or digit, at most 53 characters)")
-    if not isinstance(n_workers, int) or isinstance(n_workers, bool) or n_workers < 0:
+    if not is_int(n_workers) or n_workers < 0:
         raise ValueError(f"n_workers must be an integer >= 0, got {n_workers!r}")
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+    if not is_int(threads) or threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
     for arg, value in (("memory", memory), ("cpu", cpu)):
         if value is not None and not _QUANTITY.match(str(value)):

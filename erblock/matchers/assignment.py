@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..scalars import is_number
+
 __all__ = ["CARDINALITIES", "assign", "check_cardinality", "check_pairs", "rank_column_of",
            "unique_sides"]
 
@@ -51,6 +53,11 @@ def check_pairs(pairs: Any, score_column: str, threshold: float | None) -> None:
         missing |= {score_column} - set(pairs.columns)
     if missing:
         raise ValueError(f"pairs: missing column(s) {sorted(missing)}; got {list(pairs.columns)}")
+    if (threshold is not None and score_column in ("score", "match_probability")
+            and is_number(threshold) and not 0.0 <= float(threshold) <= 1.0):
+        raise ValueError(f"threshold: {score_column} lies in [0, 1], so {threshold!r} would "
+                         "keep no pair or every pair; give a threshold in [0, 1] (or "
+                         "score_column='match_weight' to cut on match weights)")
 
 
 def check_cardinality(cardinality: Any, mode: str = "link") -> str | None:

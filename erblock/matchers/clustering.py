@@ -17,7 +17,7 @@ comparable (all ints or all strings); otherwise they are ordered by their ``str`
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,24 @@ def in_memory(pairs: Any, columns: list[str]) -> pd.DataFrame:
     if not hasattr(pairs, "compute") or not hasattr(pairs, "columns"):
         raise TypeError(f"pairs must be a pandas or Dask DataFrame, got {type(pairs).__name__}")
     return pairs[columns].compute()
+
+
+def joined_ids(parts: Sequence[pd.Series | pd.Index]) -> pd.Index:
+    """Ids of several columns as one Index, each id as it is. Columns of one dtype are
+    appended as they are; where dtypes differ, as Python objects: numpy promotes int64
+    with uint64 (or integers with floats) to float64, which merges ids beyond 2**53 (a
+    19-digit id equal to its neighbour), while objects keep them exact and still match
+    ``3`` with ``3.0`` by value."""
+    idx = [p if isinstance(p, pd.Index) else pd.Index(p) for p in parts]
+    if len({str(i.dtype) for i in idx}) <= 1:
+        return idx[0].append(idx[1:]) if len(idx) > 1 else idx[0]
+    return pd.Index(np.concatenate([i.astype(object).to_numpy() for i in idx]), dtype=object)
+
+
+def _as_inferred(index: pd.Index) -> pd.Index:
+    """An object Index of ids back in its values' own dtype where they share one (int64,
+    uint64, ...), as the inputs gave them."""
+    return index.infer_objects() if index.dtype == object else index
 
 
 def _sorted_unique(values: pd.Index) -> pd.Index:
@@ -107,8 +125,8 @@ def cluster(
             "cluster: these pairs are a link's: the ids of its two inputs may coincide, so "
             "one set of entities cannot hold them; for one link per record pass "
             "cardinality='1:1' to erblock.link")
-    seen = pd.Index(pairs["left_id"]).append(pd.Index(pairs["right_id"]))
     given = None if ids is None else (ids if isinstance(ids, pd.Index) else pd.Index(list(ids)))
+    seen = joined_ids([pairs["left_id"], pairs["right_id"]])
     if given is not None and not given.is_unique:
         raise ValueError("ids: record ids must be unique")
     for name, index in (("pairs", seen), ("ids", given)):
@@ -119,7 +137,7 @@ def cluster(
                       f"({seen.dtype}; 1 is not '1'): each of ids= is its own entity",
                       UserWarning, stacklevel=2)
     kept = _selected(pairs, threshold, score_column)
-    nodes = _sorted_unique(seen if given is None else given.append(seen))
+    nodes = _sorted_unique(seen if given is None else joined_ids([given, seen]))
     # codes follow the sorted order, so the smallest code of a component is its smallest id
     li = nodes.get_indexer(pd.Index(kept["left_id"]))
     ri = nodes.get_indexer(pd.Index(kept["right_id"]))
@@ -128,11 +146,12 @@ def cluster(
     _, comp = connected_components(graph, directed=False)
     # first occurrence of each component label in code order = its smallest member
     _, first = np.unique(comp, return_index=True)
-    out = pd.Series(nodes[first[comp]], index=nodes.rename("id"), name="entity_id")
+    out = pd.Series(_as_inferred(nodes[first[comp]]).to_numpy(),
+                    index=_as_inferred(nodes).rename("id"), name="entity_id")
     if given is not None:
         extra = nodes.difference(given, sort=False)
-        order = given.append(_sorted_unique(extra)) if len(extra) else given
-        out = out.reindex(order.rename("id"))
+        order = joined_ids([given, _sorted_unique(extra)]) if len(extra) else given
+        out = out.reindex(_as_inferred(order).rename("id"))
     return out
 
 

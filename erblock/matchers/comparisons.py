@@ -9,7 +9,8 @@ values fail with the column named) and round-trips through ``to_dict``/``from_di
 
 Every method maps a pair of values to a similarity in [0, 1] (1 = identical) and has one
 rule for missing values: **a missing value on either side gives a null (NaN)
-similarity**, never a silent 0. Missing means None, NaN, pd.NA or an empty string.
+similarity**, never a silent 0. Missing means None, NaN, pd.NA or a blank string (empty or
+only white space).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..scalars import is_number
 from .methods import METHODS, Method, Prepared, get_method
 
 STRING_METHODS = tuple(n for n, m in METHODS.items() if m.accepts == "text")
@@ -51,16 +53,20 @@ class Comparison:
             raise ValueError(f"compare: column must be a non-empty string, got {self.column!r}")
         get_method(self.method, self.column)
         w = self.weight
-        if not isinstance(w, (int, float)) or isinstance(w, bool) or not np.isfinite(w) or w <= 0:
+        if not is_number(w) or not np.isfinite(w) or w <= 0:
             raise ValueError(
                 f"compare: weight of {self.column!r} must be a positive number, got {w!r}"
             )
         if not 1e-6 <= w <= 1e6:  # scores are float32: 1e-300 is 0 there (a 0/0 score)
             raise ValueError(f"compare: weight of {self.column!r} must be between 1e-6 and "
                              f"1e6 (only the weights' ratios count), got {w!r}")
-        # a list option (read back from JSON) is the tuple it was given as
+        object.__setattr__(self, "weight", float(w) if isinstance(w, np.floating) else
+                           int(w) if isinstance(w, np.integer) else w)
+        # a list option (read back from JSON) is the tuple it was given as, a NumPy
+        # scalar (a scale read from a frame) the Python value
         object.__setattr__(self, "options", tuple(sorted(
-            (k, tuple(v) if isinstance(v, list) else v) for k, v in dict(self.options).items())))
+            (k, tuple(v) if isinstance(v, list) else v.item() if isinstance(v, np.generic)
+             else v) for k, v in dict(self.options).items())))
         self.kernel  # noqa: B018 - options are checked when the spec is built
         if not self.name:
             object.__setattr__(self, "name", f"{self.column}_{self.method}")

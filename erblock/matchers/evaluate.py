@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .clustering import in_memory
+from .clustering import in_memory, joined_ids
 
 __all__ = ["cluster_metrics", "evaluate", "ids_in_common", "plot_pr_curve", "pr_curve"]
 
@@ -41,7 +41,7 @@ def _pair_codes(frames: list[pd.DataFrame], dedupe: bool, names: list[str]) -> l
     for f, name in zip(frames, names):
         _check_columns(f, name)
     if dedupe:  # one id space
-        allv = pd.concat([pd.concat([f["left_id"], f["right_id"]]) for f in frames])
+        allv = joined_ids([f[c] for f in frames for c in ("left_id", "right_id")])
         codes, uniq = pd.factorize(allv)
         k = len(uniq)
         out, start = [], 0
@@ -51,8 +51,8 @@ def _pair_codes(frames: list[pd.DataFrame], dedupe: bool, names: list[str]) -> l
             start += 2 * n
             out.append(np.minimum(a, b).astype(np.int64) * k + np.maximum(a, b))
         return out
-    lcodes, _ = pd.factorize(pd.concat([f["left_id"] for f in frames]))
-    rcodes, ru = pd.factorize(pd.concat([f["right_id"] for f in frames]))
+    lcodes, _ = pd.factorize(joined_ids([f["left_id"] for f in frames]))
+    rcodes, ru = pd.factorize(joined_ids([f["right_id"] for f in frames]))
     out, start = [], 0
     for f in frames:
         n = len(f)
@@ -63,6 +63,11 @@ def _pair_codes(frames: list[pd.DataFrame], dedupe: bool, names: list[str]) -> l
 
 
 def _check_columns(f: pd.DataFrame, name: str) -> None:
+    if not hasattr(f, "columns"):
+        raise TypeError(
+            f"{name} must be a pandas or Dask DataFrame with columns left_id and right_id, "
+            f"got {type(f).__name__} (e.g. pd.DataFrame(list_of_pairs, "
+            "columns=['left_id', 'right_id']))")
     missing = {"left_id", "right_id"} - set(f.columns)
     if missing:
         raise ValueError(f"{name}: missing column(s) {sorted(missing)}; got {list(f.columns)}")
@@ -414,5 +419,7 @@ def cluster_metrics(pred_labels: pd.Series, true_labels: pd.Series) -> dict[str,
 def ids_in_common(pairs: pd.DataFrame, truth: pd.DataFrame) -> int:
     """How many ids of the true pairs occur among the pairs' ids (0: the two use
     different ids, e.g. row numbers against a register's ids)."""
-    ids = pd.Index(pairs["left_id"]).append(pd.Index(pairs["right_id"]))
-    return int(pd.Index(truth["left_id"]).append(pd.Index(truth["right_id"])).isin(ids).sum())
+    codes, _ = pd.factorize(joined_ids([truth["left_id"], truth["right_id"],
+                                        pairs["left_id"], pairs["right_id"]]))
+    n_true = 2 * len(truth)
+    return int(np.isin(codes[:n_true], codes[n_true:]).sum())

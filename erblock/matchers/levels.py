@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ..scalars import is_number
 from .comparisons import Comparison
 from .methods import METHODS
 
@@ -93,7 +94,7 @@ class LevelSpec:
 
 
 def check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
-    if isinstance(thresholds, (int, float)) and not isinstance(thresholds, bool):
+    if is_number(thresholds):
         thresholds = (thresholds,)
     try:
         ts = tuple(sorted(float(t) for t in thresholds))

@@ -4,7 +4,8 @@ A :class:`Method` is a frozen dataclass whose fields are its options (so ``Numer
 is a checked, inspectable spec), modelled on rapidfuzz's scorer protocol: it maps a pair of
 values to a similarity in [0, 1] (1 = identical) with one rule for missing values — a
 missing value on either side gives a null (NaN) similarity, never a silent 0. Missing
-means None, NaN, pd.NA or an empty string (a blank field carries no evidence).
+means None, NaN, pd.NA or a string that is empty or only white space (a blank field
+carries no evidence).
 
 * :meth:`Method.prepare` runs once per record: values ready for the kernel and a missing
   mask (:class:`Prepared`);
@@ -29,12 +30,14 @@ import numpy as np
 import pandas as pd
 
 from ...blocking.neighbourhood import is_sortable_number
+from ...blocking.text import blank
+from ...scalars import is_number
 
 
 def check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
     """Distinct similarity thresholds in (0, 1), as a descending tuple (one number: one
     threshold)."""
-    if isinstance(thresholds, (int, float)) and not isinstance(thresholds, bool):
+    if is_number(thresholds):
         thresholds = (thresholds,)
     try:
         ts = tuple(sorted((float(t) for t in thresholds), reverse=True))
@@ -221,11 +224,12 @@ class Method:
     def prepare(self, values: pd.Series) -> Prepared:
         """Values ready for the kernel and a missing mask (runs once per record).
 
-        The default: text (an empty string is missing too, as it is for blocking keys).
+        The default: text. A string that is empty or only white space is missing too, as
+        it is for blocking keys: a blank cell carries no evidence (``"abc"`` against
+        ``" "`` would otherwise score 0 and pull the mean down, and two blanks agree).
         """
-        missing = values.isna().to_numpy()
-        text = values.astype("string").fillna("").to_numpy(dtype=object)
-        return Prepared(text, missing | (text == ""))
+        strings = values.astype("string")
+        return Prepared(strings.fillna("").to_numpy(dtype=object), blank(strings))
 
     def matrix(self, left: Prepared, right: Prepared,
                score_cutoff: float | None = None) -> np.ndarray:

@@ -19,6 +19,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from ...scalars import is_number
 from .base import Method, Prepared
 
 #: a currency, unit or words before or after the number (never inside it)
@@ -68,10 +69,11 @@ class NumericMethod(Method):
         if self.mode not in ("abs", "rel"):
             raise ValueError(f"numeric mode must be 'abs' or 'rel', got {self.mode!r}")
         s = self.scale
-        if isinstance(s, bool) or not isinstance(s, (int, float)):
+        if not is_number(s):
             raise ValueError(f"numeric scale must be a number > 0, got {s!r}")
         if not s > 0:
             raise ValueError(f"numeric scale must be > 0, got {s!r}")
+        object.__setattr__(self, "scale", float(s))
 
     def prepare(self, values: pd.Series) -> Prepared:
         missing = values.isna().to_numpy()

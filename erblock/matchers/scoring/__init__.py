@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .base import FitContext, FitRequest, ModelWarning, ScoringModel, read_json
@@ -88,7 +89,21 @@ def as_scoring(scoring: Any, comparisons: Any, keys: Any = None) -> ScoringModel
 def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
                  path: Any = None) -> pd.DataFrame:
     """The waterfall of pair ``i`` (by position) of scored ``pairs``: the model is the one
-    in ``pairs.attrs["erblock_model"]`` unless given; with ``path`` it is drawn as a PNG."""
+    in ``pairs.attrs["erblock_model"]`` unless given; with ``path`` it is drawn as a PNG.
+
+    ``pairs`` may be the Dask frame that ``output=`` returns (or the written pairs read
+    back): only the partition holding pair ``i`` is computed. Such a frame carries no
+    model, so pass ``model=erblock.load_model("<output>/_erblock_model.json")``."""
+    if not isinstance(pairs, pd.DataFrame):
+        if not (hasattr(pairs, "npartitions") and hasattr(pairs, "get_partition")):
+            raise TypeError("explain_pair: pairs must be a pandas or Dask DataFrame, got "
+                            f"{type(pairs).__name__}")
+        if model is None:
+            raise ValueError(
+                "explain_pair: a Dask frame of pairs (output='dir' returns one) carries no "
+                "model; pass model=erblock.load_model('dir/_erblock_model.json'), the model "
+                "the run wrote beside its pairs")
+        return explain_pair(_row_frame(pairs, i), 0, model, path)
     own = model is None or (isinstance(model, Mapping)
                             and model == pairs.attrs.get("erblock_model"))
     if model is None:
@@ -104,6 +119,19 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
         plot_waterfall(table, path, title=f"{pairs.iloc[i].get('left_id')} ~ "
                                            f"{pairs.iloc[i].get('right_id')}")
     return table
+
+
+def _row_frame(pairs: Any, i: int) -> pd.DataFrame:
+    """Row ``i`` (by position) of a Dask frame as a one-row pandas frame, computing only
+    the partition that holds it (and every partition's length)."""
+    lengths = np.asarray(pairs.map_partitions(len).compute(), dtype=np.int64)
+    total = int(lengths.sum())
+    if not 0 <= i < total:
+        raise IndexError(f"explain_pair: pair {i} of {total}")
+    ends = np.cumsum(lengths)
+    k = int(np.searchsorted(ends, i, side="right"))
+    part = pairs.get_partition(k).compute()
+    return part.iloc[[i - int(ends[k] - lengths[k])]]
 
 
 __all__ = ["MODELS", "NAMED", "FellegiSunter", "FitContext", "FitRequest", "ModelWarning",

@@ -128,8 +128,8 @@ class FellegiSunter(ScoredParts, ScoringModel):
         self.recall = float(recall)
         self.detect = bool(detect)
         self.groups = check_groups(groups)
-        self.u_pairs = u_pairs
-        self.max_iter = max_iter
+        self.u_pairs = int(u_pairs)
+        self.max_iter = int(max_iter)
         self.tol = float(tol)
         self.seed = int(seed)
         self.specs_: tuple[LevelSpec, ...] | None = None

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from ...scalars import is_int, is_number
 from ..comparisons import Comparison
 from ..levels import LevelSpec, check_thresholds
 
@@ -26,12 +27,11 @@ def check_options(levels: Any, tf_adjust: Any, recall: Any, u_pairs: Any, max_it
             isinstance(tf_adjust, Sequence) and all(isinstance(t, str) for t in tf_adjust))):
         raise TypeError("tf_adjust must be comparison names or columns, None (the methods' "
                         f"defaults) or False, got {tf_adjust!r}")
-    if not isinstance(recall, (int, float)) or isinstance(recall, bool) or \
-            not 0.0 < float(recall) <= 1.0:
+    if not is_number(recall) or not 0.0 < float(recall) <= 1.0:
         raise ValueError(f"recall must be in (0, 1], got {recall!r}")
-    if not isinstance(u_pairs, int) or isinstance(u_pairs, bool) or u_pairs < 1:
+    if not is_int(u_pairs) or u_pairs < 1:
         raise ValueError(f"u_pairs must be an integer >= 1, got {u_pairs!r}")
-    if not isinstance(max_iter, int) or isinstance(max_iter, bool) or max_iter < 1:
+    if not is_int(max_iter) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
     if tf_adjust is None or tf_adjust is False:
         return tf_adjust

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ...scalars import is_number
 from ..comparisons import as_comparisons
 from ..evaluate import infer_dedupe
 from .base import RESERVED_COLUMNS, ScoringModel, model_columns, probability
@@ -263,8 +264,7 @@ class ScoreThreshold(ScoringModel):
     decision: ClassVar[str] = "score"  # a rule on the mean score: the run's threshold
 
     def __init__(self, threshold: float = 0.8) -> None:
-        if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) \
-                or not 0.0 <= float(threshold) <= 1.0:
+        if not is_number(threshold) or not 0.0 <= float(threshold) <= 1.0:
             raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
         self.threshold = float(threshold)
 
