@@ -23,7 +23,11 @@ if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
 
 def summary(model: FellegiSunter) -> pd.DataFrame:
     """One row per comparison level (lowest first): label, m, u, match weight
-    (``log2 m/u``), where m came from, and whether term frequencies adjust the level."""
+    (``log2 m/u``), where m came from, and whether term frequencies adjust the level.
+
+    These are the model's own parameters. A pair found by a key pass that selects on a
+    comparison is weighed with that pass's prior and parameters for it (what its
+    blocking guarantees); :func:`waterfall` shows the weights a pair actually got."""
     model.require_fitted()
     rows = []
     specs = model.specs_ or ()
