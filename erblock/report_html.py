@@ -125,10 +125,14 @@ def _read_pairs(src: Any, name: str) -> Any:
     path = str(src)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{name}: no such file or directory {path!r}")
-    if path.lower().endswith((".csv", ".csv.gz", ".tsv")):
-        df = pd.read_csv(path, sep="\t" if path.lower().endswith(".tsv") else ",")
-    else:
-        df = pd.read_parquet(path)
+    try:
+        if path.lower().endswith((".csv", ".csv.gz", ".tsv")):
+            df = pd.read_csv(path, sep="\t" if path.lower().endswith(".tsv") else ",")
+        else:
+            df = pd.read_parquet(path)
+    except (ValueError, OSError) as exc:  # an empty file, one that is not parquet, …
+        raise ValueError(f"{name}: {path!r} could not be read as a table of pairs "
+                         f"(columns left_id, right_id): {exc}") from exc
     missing = {"left_id", "right_id"} - set(df.columns)
     if missing:
         raise ValueError(f"{name}: {path!r} has no column(s) {sorted(missing)} "

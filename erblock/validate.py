@@ -17,6 +17,7 @@ from .blocking.ids import block_id_items
 from .blocking.keys import KeySpec
 from .blocking.neighbourhood import SortedNeighbourhood
 from .engine.schema import PREFIX
+from .errors import InputTypeError
 from .matchers.comparisons import Comparison
 
 
@@ -113,7 +114,7 @@ def check_scalar(df: Any, name: str, column: str) -> None:
         first = df[column].dropna().head(100)
         nested = any(isinstance(v, (list, tuple, dict, set, np.ndarray)) for v in first)
     if nested:
-        raise TypeError(f"compare: column {column!r} of {name} holds lists or records, not "
+        raise InputTypeError(f"compare: column {column!r} of {name} holds lists or records, not "
                         "one value per record; compare a column of values (join or explode "
                         "them first; a list of keys can be a blocking key: erblock.items)")
 

@@ -107,6 +107,24 @@ def test_csv_separator_and_missing_markers(tmp_path, capsys):
     capsys.readouterr()
     assert main(["dedupe", str(twice), "--key", "v.1", "--compare", "name:jaro"]) == 2
     assert "names the column 'name' more than once" in capsys.readouterr().err
+    # a column really named "city.1" beside "city" is two names, not a repeated one
+    dotted = tmp_path / "dotted.csv"
+    dotted.write_text("city,city.1\nx,1\nx,2\n")
+    got = run_json(["dedupe", str(dotted), "--key", "city", "--compare", "city.1:exact"],
+                   capsys)
+    assert got["pairs"] == 1
+
+
+def test_a_column_type_error_names_the_file_and_the_flags(tmp_path, capsys):
+    """A parquet column keeps its type: numbers given to a text comparison are a bad
+    input (exit 2) in command-line words, naming the file, not the API's df/.astype."""
+    typed = tmp_path / "typed.parquet"
+    pd.DataFrame({"k": ["a", "a"], "year": [1987, 1988]}).to_parquet(typed, index=False)
+    capsys.readouterr()
+    assert main(["dedupe", str(typed), "--key", "k", "--compare", "year:jaro"]) == 2
+    err = capsys.readouterr().err
+    assert f"of input {str(typed)!r} holds numbers" in err
+    assert "compare it with numeric or exact" in err and "astype" not in err
 
 
 def test_multi_valued_and_sorted_neighbourhood_keys(people, tmp_path):
@@ -186,7 +204,7 @@ def test_sorted_neighbourhood_on_csv_and_typed_parquet_says_why(tmp_path, capsys
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert main(["link", str(tmp_path / "r.csv"), str(tmp_path / "s.parquet"), "--key",
-                     "name", "--compare", "zip:postcode", "--quiet"]) == 0
+                     "name", "--compare", "zip:postcode"]) == 0
     assert len(caught) == 1
     paths = [str(tmp_path / "r.csv"), str(tmp_path / "s.parquet")]
     with in_cli_terms(paths):
@@ -325,3 +343,24 @@ def test_input_errors_name_the_file_and_the_flag(people, tmp_path, capsys):
     assert f"input {str(dup)!r}: record ids are not unique" in err
     assert "pick an --id column whose values are unique" in err
     assert "reset_index" not in err and "id='" not in err
+
+
+def test_quiet_holds_back_warnings_and_compressed_csv_reads_whole(people, tmp_path, capsys):
+    """``--quiet``: nothing on stderr but errors, so no warning either (the model's are in
+    the run report); a gzip CSV is read whole without Dask's blocksize warning, which
+    asks for an argument no command-line user can give."""
+    df, path = people
+    gz = tmp_path / "people.csv.gz"
+    df.to_csv(gz, index=False)
+    one = ["dedupe", str(gz), "--key", "surname", "--compare", "first:name", "--scoring",
+           "em"]  # EM on one comparison: a ModelWarning
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        assert main(one + ["--quiet"]) == 0
+    assert shown == [] and capsys.readouterr().err == ""
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        assert main(one) == 0
+    said = [str(w.message) for w in shown]
+    assert any("EM needs at least 2 comparisons" in s for s in said), said
+    assert not any("blocksize" in s for s in said), said

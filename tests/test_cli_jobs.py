@@ -131,7 +131,7 @@ def test_a_model_used_with_other_keys_says_so_in_the_report(fitted, tmp_path, ca
     path, model = fitted
     with pytest.warns(ModelWarning):
         res = _json(["dedupe", str(path), "--key", "dob", *COMPARE, "--model", str(model),
-                     "-o", str(tmp_path / "o"), "--quiet"], capsys)
+                     "-o", str(tmp_path / "o")], capsys)
     differ = [w for w in res["model"]["warnings"]
               if w.startswith("scoring: the run's blocking keys differ from those the model "
                               "was fitted on")]
@@ -165,6 +165,22 @@ def test_report_reads_an_output_directory_and_warns_when_truth_ids_differ(tmp_pa
     out, err = capsys.readouterr()
     assert "quality:" in out
     assert "no id of --truth" in err
+    # an output flag naming a directory is a bad argument (2), said before any work
+    (tmp_path / "dir").mkdir()
+    for argv in (["report", str(tmp_path / "o"), "--html", str(tmp_path / "dir")],
+                 ["plan", str(tmp_path / "d.csv"), "--key", "year", "--plot",
+                  str(tmp_path / "dir")],
+                 ["kube-spec", "-o", str(tmp_path / "dir")]):
+        assert main(argv) == 2, argv
+        assert f"{str(tmp_path / 'dir')!r} is a directory; give a file name" in \
+            capsys.readouterr().err
+    assert main(["plan", str(tmp_path / "d.csv"), "--key", "year", "--plot",
+                 str(tmp_path / "no" / "p.png")]) == 2
+    assert "--plot" in capsys.readouterr().err
+    # --html makes its directory
+    assert main(["report", str(tmp_path / "o"), "--html",
+                 str(tmp_path / "new" / "r.html"), "--quiet"]) == 0
+    assert (tmp_path / "new" / "r.html").is_file()
 
 
 def test_option_switches_and_cross_column_dedupe_are_refused(people, capsys):

@@ -111,6 +111,24 @@ def test_id_column_becomes_the_index(people, tmp_path):
         read_table(str(path), id_column="id")
 
 
+@pytest.mark.parametrize("names", [None, ["g", "n"]])
+def test_a_parquet_multiindex_needs_an_id_column(tmp_path, names):
+    """A MultiIndex's ids would be tuples, which no written id column holds (the run broke
+    at its end, in a worker): refused up front naming the file and --id; with --id the
+    file reads, its named levels as columns."""
+    df = pd.DataFrame({"city": ["x", "x", "y"], "rid": [5, 6, 7]},
+                      index=pd.MultiIndex.from_arrays([["a", "a", "b"], [1, 2, 1]],
+                                                      names=names))
+    path = tmp_path / "mi.parquet"
+    df.to_parquet(path)
+    with pytest.raises(ValueError, match=r"'.*mi.parquet' was written with a pandas "
+                                         r"MultiIndex \(2 levels\).*give --id COLUMN"):
+        read_table(str(path))
+    got = read_table(str(path), id_column="rid").compute()
+    assert got.index.tolist() == [5, 6, 7] and got["city"].tolist() == ["x", "x", "y"]
+    assert sorted(got.columns) == sorted(["city"] + (names or []))
+
+
 def test_fsspec_url_of_another_filesystem(people):
     """A non-local protocol (fsspec's in-memory filesystem) is read the same way."""
     fs = fsspec.filesystem("memory")

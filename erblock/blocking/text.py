@@ -19,6 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import InputTypeError
+
 __all__ = ["arrow_text", "as_key_strings", "blank", "blank_arrow", "distinct_list", "empty",
            "empty_arrow", "explode_flat", "explode_uniques", "explode_values",
            "factorize_text", "fold_text", "fold_texts", "has_nested", "normalise_text",
@@ -300,7 +302,7 @@ def explode_values(values: pd.Series, name: str) -> tuple[np.ndarray, pd.Series]
     ex = s.explode().astype(object)
     flat = _flat_factorize(ex)
     if flat is None:
-        raise TypeError(f"{name}: expected a list of keys per record, got nested lists or "
+        raise InputTypeError(f"{name}: expected a list of keys per record, got nested lists or "
                         "dicts")
     # written once per distinct element, not per element, unless factorize merged values
     # that are written differently (True == 1, Decimal(1) == 1 as Python objects)
@@ -338,7 +340,7 @@ def _refuse_list_texts(values: pd.Series, name: str) -> None:
     listed = text.str.fullmatch(_LIST_TEXT) & ~text.str.fullmatch(_ONE_NUMBER)
     bad = text[listed.fillna(False).astype(bool)]
     if len(bad):
-        raise TypeError(
+        raise InputTypeError(
             f"{name}: the column holds texts written like lists ({bad.iloc[0][:40]!r}), "
             "not lists: such a record would block on its whole text. Dask turns list "
             "columns into strings: build the frame under dask.config.set("

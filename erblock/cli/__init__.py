@@ -5,10 +5,13 @@ Exit codes: 0 ok, 2 bad arguments or input (the message says which), 1 failure.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
 from . import commands, entities
 from .parser import UsageError, build_parser, parse_id, parse_pairs
@@ -34,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(COMMANDS[args.command_name](args))
+        with _quiet(getattr(args, "quiet", False)):
+            return int(COMMANDS[args.command_name](args))
     except (UsageError, ValueError, KeyError, TypeError, FileNotFoundError, FileExistsError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         if os.environ.get("ERBLOCK_TRACEBACK"):
@@ -49,6 +53,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"erblock {args.command}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+
+
+@contextlib.contextmanager
+def _quiet(quiet: bool) -> Iterator[None]:
+    """``--quiet``: nothing on stderr but errors. Warnings (the model's, Dask's) and log
+    records (a worker's "Compute Failed" of a task whose error the run then reports) are
+    held back; the run report still holds the model's warnings."""
+    if not quiet:
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logging.disable(logging.ERROR)
+        try:
+            yield
+        finally:
+            logging.disable(logging.NOTSET)
 
 
 __all__ = ["COMMANDS", "UsageError", "build_parser", "main", "parse_id", "parse_pairs"]

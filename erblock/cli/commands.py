@@ -66,14 +66,15 @@ def _scoring(args: argparse.Namespace) -> Any:
     return model
 
 
-def _check_writable(flag: str, path: str | None) -> None:
-    """A file the run writes at its end: refused now when it cannot be written then."""
+def _check_writable(flag: str, path: str | None, make_parent: bool = False) -> None:
+    """A file the run writes at its end: refused now when it cannot be written then
+    (``make_parent``: the writer makes a missing directory itself)."""
     if path is None:
         return
     if os.path.isdir(path):
         raise UsageError(f"{flag} {path!r} is a directory; give a file name")
     parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
+    if not make_parent and not os.path.isdir(parent):
         raise UsageError(f"{flag} {path!r}: no directory {parent!r}")
 
 
@@ -197,6 +198,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     import erblock
 
     keys = _keys(args)
+    _check_writable("--plot", args.plot)  # before the profile, not after it
     client = _client(args)
     frames = _inputs(args, [args.left] + ([args.right] if args.right else []), client)
     with in_cli_terms([args.left] + ([args.right] if args.right else [])):
@@ -226,6 +228,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"--threshold must be in [0, 1], got {args.threshold}")
     if args.pairs is not None and args.truth is None:
         raise UsageError("--pairs is evaluated against --truth; give --truth FILE too")
+    _check_writable("--html", args.html, make_parent=True)
     path = args.report  # an output directory holds its run's report
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, REPORT_FILE)):
         path = os.path.join(path, REPORT_FILE)
@@ -264,6 +267,7 @@ def cmd_kube_spec(args: argparse.Namespace) -> int:
     """``erblock kube-spec``: a DaskCluster manifest for the Dask Kubernetes operator."""
     from ..engine.kube import cluster_spec, to_yaml
 
+    _check_writable("-o", args.output)
     spec = cluster_spec(args.name, n_workers=args.workers, image=args.image,
                         threads=args.threads, memory=args.memory, cpu=args.cpu)
     text = json.dumps(spec, indent=2) + "\n" if args.json else to_yaml(spec)

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..blocking.registry import parse_key
+from ..errors import InputTypeError
 from ..matchers.methods.base import ONE_TYPE
 from .parser import UsageError, parse_id, parse_pairs
 
@@ -182,7 +183,7 @@ def in_cli_terms(paths: Sequence[str]) -> Iterator[None]:
         raise UsageError(f"input {' / '.join(map(repr, paths))} is not text in the encoding "
                          f"it was read with (--encoding, utf-8 by default): {detail}; pass "
                          "the file's encoding, e.g. --encoding latin-1") from exc
-    except (ValueError, KeyError) as exc:
+    except (ValueError, KeyError, InputTypeError) as exc:
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         raise UsageError(_reworded(text, names)) from exc
     finally:

@@ -95,22 +95,35 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
         if fmt == "csv":
             markers = {} if na_values is None else {
                 "keep_default_na": False, "na_values": sorted({"", *na_values})}
-            ddf = dd.read_csv(files, dtype=str, blocksize=blocksize, sep=sep,
+            # a compressed file is read whole (it cannot be cut into blocks: Dask warns
+            # and asks for blocksize=None, which no command-line user can give)
+            whole = any(f.lower().endswith(_COMPRESSED) for f in files)
+            ddf = dd.read_csv(files, dtype=str, blocksize=None if whole else blocksize,
+                              sep=sep,
                               encoding=encoding or "utf-8", storage_options=opts or None,
                               **({"keep_default_na": True} | markers))
         else:
+            stored, names = _index_columns(files, opts)
+            if len(stored) > 1 and id_column is None:
+                raise _multi_index(path, len(stored))
+            # with --id, a MultiIndex's named levels are columns like the others
+            levels = {"index": False, "columns": [
+                n for n in names if not n.startswith("__index_level_")]} \
+                if len(stored) > 1 else {}
             ddf = dd.read_parquet(files if len(files) > 1 else files[0],
-                                  storage_options=opts or None)
+                                  storage_options=opts or None, **levels)
     except (FileNotFoundError, OSError) as exc:
         raise FileNotFoundError(f"input {path!r} could not be read: {exc}") from exc
+    except _MultiIndexError:
+        raise
     except ValueError as exc:  # an empty CSV, a file that is not parquet, …
         hint = ("; give its encoding (encoding=, --encoding on the command line)"
                 if isinstance(exc, UnicodeError) else "")
         raise ValueError(f"input {path!r} could not be read as {fmt}: {exc}{hint}") from exc
     if fmt == "csv":
-        _refuse_repeated_names(path, [str(c) for c in ddf.columns])
+        _refuse_repeated_names(path, _header(files[0], encoding or "utf-8", sep, opts))
         _same_headers(files, encoding or "utf-8", sep, opts)
-    if id_column is None and fmt == "parquet" and _stored_index(files, opts):
+    if id_column is None and fmt == "parquet" and _stored_index(_index_columns(files, opts)[0]):
         return ddf  # the index pandas wrote (``df.to_parquet()``) is the record id
     if id_column is not None:
         if id_column not in ddf.columns:
@@ -142,8 +155,21 @@ def rename_columns(ddf: dd.DataFrame, mapping: Mapping[str, str], name: str) -> 
     return ddf.rename(columns=renames) if renames else ddf
 
 
+#: endings of compressed files, which are read whole (one partition per file)
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
 #: what a directory of CSV parts holds (its other files, e.g. a README, are not read)
 _CSV_PARTS = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
+
+
+def _header(file: str, encoding: str, sep: str, opts: Mapping[str, Any]) -> list[str]:
+    """The column names a CSV file's first line holds, as written (pandas renames a
+    repeated one ``name.1``, which cannot be told from a column really named so)."""
+    import csv
+
+    import fsspec
+
+    with fsspec.open(file, "rt", encoding=encoding, compression="infer", **dict(opts)) as fh:
+        return next(csv.reader([fh.readline()], delimiter=sep), [])  # type: ignore[arg-type]
 
 
 def _same_headers(files: list[str], encoding: str, sep: str,
@@ -152,15 +178,9 @@ def _same_headers(files: list[str], encoding: str, sep: str,
     later, in a task, without saying which)."""
     if len(files) < 2:
         return
-    import csv
-
-    import fsspec
-
     first: list[str] | None = None
     for f in files:
-        with fsspec.open(f, "rt", encoding=encoding, compression="infer",
-                         **dict(opts)) as fh:
-            head = next(csv.reader([fh.readline()], delimiter=sep), [])  # type: ignore[arg-type]
+        head = _header(f, encoding, sep, opts)
         if first is None:
             first = head
         elif head != first:
@@ -168,15 +188,17 @@ def _same_headers(files: list[str], encoding: str, sep: str,
                              f"{first}: every part needs the same header")
 
 
-def _refuse_repeated_names(path: str, columns: list[str]) -> None:
-    """A CSV header naming a column twice: pandas renamed the second ``name.1``, and a
-    key or comparison on ``name`` would silently read the first."""
-    names = set(columns)
-    for c in columns:
-        base, dot, n = c.rpartition(".")
-        if dot and n.isdigit() and base in names:
-            raise ValueError(f"input {path!r}: its header names the column {base!r} more "
-                             f"than once (read as {base!r} and {c!r}); rename them")
+def _refuse_repeated_names(path: str, header: list[str]) -> None:
+    """A CSV header naming a column twice (as written: ``city,city.1`` is two names):
+    pandas renames the second ``name.1``, and a key or comparison on ``name`` would
+    silently read the first."""
+    seen: set[str] = set()
+    for c in header:
+        if c in seen and c:
+            raise ValueError(f"input {path!r}: its header names the column {c!r} more than "
+                             f"once (pandas would read the second as {c + '.1'!r}); rename "
+                             "them")
+        seen.add(c)
 
 
 def _directory_parts(path: str, files: list[str], fmt: str | None,
@@ -219,9 +241,29 @@ def _directory_parts(path: str, files: list[str], fmt: str | None,
     return [n if local else fs.unstrip_protocol(n) for n in csvs], "csv"
 
 
-def _stored_index(files: list[str], storage_options: Mapping[str, Any]) -> bool:
+class _MultiIndexError(ValueError):
+    pass
+
+
+def _multi_index(path: str, levels: int) -> ValueError:
+    return _MultiIndexError(
+        f"input {path!r} was written with a pandas MultiIndex ({levels} levels) as its "
+        "index, and a record id is one value: give --id COLUMN (the id column of a file "
+        "written with df.reset_index().to_parquet(...))")
+
+
+def _stored_index(stored: list[Any]) -> bool:
     """True when the parquet data carries a pandas index stored as a column (a named index,
     or any index that is not the default range): dask reads it back as the index."""
+    return any(isinstance(c, str) or c.get("name") is not None or c.get("start", 0) != 0
+               or c.get("step", 1) != 1 for c in stored)
+
+
+def _index_columns(files: list[str], storage_options: Mapping[str, Any]
+                   ) -> tuple[list[Any], list[str]]:
+    """The pandas index a parquet input was written with: its ``index_columns`` metadata
+    (a column name per stored level, or a range's description), and the file's column
+    names, of the first part."""
     import pyarrow.parquet as pq
     from fsspec.core import url_to_fs
 
@@ -229,12 +271,11 @@ def _stored_index(files: list[str], storage_options: Mapping[str, Any]) -> bool:
     if fs.isdir(root):
         parts = sorted(f for f in fs.find(root) if f.endswith(_PARQUET_SUFFIXES))
         if not parts:
-            return False
+            return [], []
         root = parts[0]
     with fs.open(root, "rb") as fh:
-        meta = pq.read_schema(fh).pandas_metadata or {}
-    return any(isinstance(c, str) or c.get("name") is not None or c.get("start", 0) != 0
-               or c.get("step", 1) != 1 for c in meta.get("index_columns", []))
+        schema = pq.read_schema(fh)
+    return list((schema.pandas_metadata or {}).get("index_columns", [])), list(schema.names)
 
 
 def _index_by(ddf: dd.DataFrame, column: str) -> dd.DataFrame:

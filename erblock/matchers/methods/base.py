@@ -31,6 +31,7 @@ import pandas as pd
 
 from ...blocking.neighbourhood import is_sortable_number
 from ...blocking.text import blank
+from ...errors import InputTypeError
 from ...scalars import is_number
 
 
@@ -169,10 +170,10 @@ class Method:
         return 0
 
     def check_dtype(self, dtype: Any, column: str, frame: str) -> None:
-        """Raise a TypeError naming the column when this method cannot compare ``dtype``."""
+        """Raise an InputTypeError (a TypeError) naming the column when this method cannot compare ``dtype``."""
         numeric = is_sortable_number(dtype)
         if self.accepts == "text" and numeric:
-            raise TypeError(
+            raise InputTypeError(
                 f"compare: column {column!r} of {frame} holds numbers ({dtype}) but method "
                 f"{self.name!r} compares text; use 'numeric' or 'exact', or convert the "
                 "column with .astype(str)"
@@ -185,7 +186,7 @@ class Method:
             or pd.api.types.is_object_dtype(cats.dtype)
             or pd.api.types.is_string_dtype(cats.dtype))
         if self.accepts == "number" and not (numeric or textual or coded):
-            raise TypeError(
+            raise InputTypeError(
                 f"compare: column {column!r} of {frame} is {dtype}, but method "
                 f"{self.name!r} needs numbers"
             )
