@@ -119,9 +119,8 @@ def _read_pairs(src: Any, name: str) -> Any:
     if isinstance(src, pd.DataFrame):
         return src
     if src is None:
-        raise ValueError(
-            f"{name}: the report has no output directory (the run returned its pairs in "
-            f"memory); pass the pairs explicitly (--pairs DIR)")
+        raise ValueError(f"{name}: the report has no output directory (the run returned its "
+                         "pairs in memory); pass the pairs explicitly (--pairs DIR)")
     path = str(src)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{name}: no such file or directory {path!r}")
@@ -131,8 +130,7 @@ def _read_pairs(src: Any, name: str) -> Any:
         else:
             df = pd.read_parquet(path)
     except (ValueError, OSError) as exc:  # an empty file, one that is not parquet, …
-        raise ValueError(f"{name}: {path!r} could not be read as a table of pairs "
-                         f"(columns left_id, right_id): {exc}") from exc
+        raise ValueError(f"{name}: {path!r} could not be read as pairs: {exc}") from exc
     missing = {"left_id", "right_id"} - set(df.columns)
     if missing:
         raise ValueError(f"{name}: {path!r} has no column(s) {sorted(missing)} "

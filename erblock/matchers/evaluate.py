@@ -41,8 +41,8 @@ def _pair_codes(frames: list[pd.DataFrame], dedupe: bool, names: list[str]) -> l
     for f, name in zip(frames, names):
         _check_columns(f, name)
     if dedupe:  # one id space
-        allv = joined_ids([f[c] for f in frames for c in ("left_id", "right_id")])
-        codes, uniq = pd.factorize(allv)
+        codes, uniq = pd.factorize(joined_ids([f[c] for f in frames
+                                               for c in ("left_id", "right_id")]))
         k = len(uniq)
         out, start = [], 0
         for f in frames:
@@ -54,20 +54,17 @@ def _pair_codes(frames: list[pd.DataFrame], dedupe: bool, names: list[str]) -> l
     lcodes, _ = pd.factorize(joined_ids([f["left_id"] for f in frames]))
     rcodes, ru = pd.factorize(joined_ids([f["right_id"] for f in frames]))
     out, start = [], 0
-    for f in frames:
-        n = len(f)
-        key = lcodes[start : start + n].astype(np.int64) * len(ru) + rcodes[start : start + n]
-        out.append(key)
+    for n in (len(f) for f in frames):
+        out.append(lcodes[start:start + n].astype(np.int64) * len(ru) + rcodes[start:start + n])
         start += n
     return out
 
 
 def _check_columns(f: pd.DataFrame, name: str) -> None:
     if not hasattr(f, "columns"):
-        raise TypeError(
-            f"{name} must be a pandas or Dask DataFrame with columns left_id and right_id, "
-            f"got {type(f).__name__} (e.g. pd.DataFrame(list_of_pairs, "
-            "columns=['left_id', 'right_id']))")
+        raise TypeError(f"{name} must be a pandas or Dask DataFrame with columns left_id and "
+                        f"right_id, got {type(f).__name__} (e.g. pd.DataFrame(list_of_pairs, "
+                        "columns=['left_id', 'right_id']))")
     missing = {"left_id", "right_id"} - set(f.columns)
     if missing:
         raise ValueError(f"{name}: missing column(s) {sorted(missing)}; got {list(f.columns)}")
@@ -76,22 +73,14 @@ def _check_columns(f: pd.DataFrame, name: str) -> None:
 def _check_id_types(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) -> None:
     """Warn when ids cannot match because one side is numbers and the other text."""
     for col in ("left_id", "right_id"):
-        kinds = {
-            "int"
-            if pd.api.types.is_integer_dtype(f[col])
-            else "str"
-            if pd.api.types.is_string_dtype(f[col])
-            else "other"
-            for f in (a, b)
-        }
+        kinds = {"int" if pd.api.types.is_integer_dtype(f[col]) else
+                 "str" if pd.api.types.is_string_dtype(f[col]) else "other" for f in (a, b)}
         if kinds == {"int", "str"}:
             warnings.warn(
                 f"{col}: {names[0]} has {a[col].dtype} ids and {names[1]} has "
                 f"{b[col].dtype} ids; ids are compared by value, so 1 never equals '1'. "
                 "Convert one side, e.g. truth.astype({'" + col + "': 'int64'}).",
-                UserWarning,
-                stacklevel=3,
-            )
+                UserWarning, stacklevel=3)
 
 
 def infer_dedupe(dedupe: bool | None, n_left: int | None, n_right: int | None,
@@ -419,7 +408,6 @@ def cluster_metrics(pred_labels: pd.Series, true_labels: pd.Series) -> dict[str,
 def ids_in_common(pairs: pd.DataFrame, truth: pd.DataFrame) -> int:
     """How many ids of the true pairs occur among the pairs' ids (0: the two use
     different ids, e.g. row numbers against a register's ids)."""
-    codes, _ = pd.factorize(joined_ids([truth["left_id"], truth["right_id"],
-                                        pairs["left_id"], pairs["right_id"]]))
-    n_true = 2 * len(truth)
-    return int(np.isin(codes[:n_true], codes[n_true:]).sum())
+    codes, _ = pd.factorize(joined_ids([truth[c] for c in ("left_id", "right_id")]
+                                       + [pairs[c] for c in ("left_id", "right_id")]))
+    return int(np.isin(codes[:2 * len(truth)], codes[2 * len(truth):]).sum())
