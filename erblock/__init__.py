@@ -82,7 +82,15 @@ __all__ = [
 ]
 
 
+#: subpackages a user reaches as attributes (``erblock.blocking.column(...)``,
+#: ``erblock.datasets.generate(...)``), imported on first use like the names above
+_SUBMODULES = frozenset({"attrs", "balancing", "blocking", "datasets", "engine", "matchers",
+                         "report", "validate"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"erblock.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'erblock' has no attribute {name!r}")

@@ -18,10 +18,11 @@ __all__ = ["is_int", "is_number"]
 
 def is_int(x: Any) -> bool:
     """Whether ``x`` is an integer, Python's or NumPy's (not a bool)."""
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+    return (isinstance(x, (int, np.integer))
+            and not isinstance(x, (bool, np.bool_, np.timedelta64)))
 
 
 def is_number(x: Any) -> bool:
     """Whether ``x`` is a real number, Python's or NumPy's (not a bool)."""
     return (isinstance(x, (int, float, np.integer, np.floating))
-            and not isinstance(x, (bool, np.bool_)))
+            and not isinstance(x, (bool, np.bool_, np.timedelta64)))

@@ -286,6 +286,26 @@ def test_empty_inputs(client):
         assert list(pairs.columns) == ["left_id", "right_id", "name_jaro_winkler", "score"]
 
 
+def test_a_model_with_no_candidate_pairs_to_fit_says_so(client, tmp_path, capsys):
+    """No pair to fit: the run warns that the model stays unfitted (it said nothing, and
+    the command line saved the unfitted model as if it were one)."""
+    from erblock.cli import main
+    from erblock.matchers.scoring import ModelWarning
+
+    alone = pd.DataFrame({"name": ["Anna", "Bob", "Cleo"], "k": ["a", "b", "c"]})
+    with pytest.warns(ModelWarning, match="no candidate pairs.*stays unfitted"):
+        pairs = erblock.dedupe(alone, key="k", compare={"name": "name"}, scoring="em",
+                               client=client)
+    assert len(pairs) == 0
+    alone.to_csv(tmp_path / "a.csv", index=False)
+    with pytest.warns(ModelWarning):
+        assert main(["dedupe", str(tmp_path / "a.csv"), "--key", "k", "--compare",
+                     "name:name", "--scoring", "em", "--save-model",
+                     str(tmp_path / "m.json")]) == 0
+    assert not (tmp_path / "m.json").exists()
+    assert "model not saved: it is not fitted" in capsys.readouterr().err
+
+
 def test_one_record(client):
     pairs = erblock.dedupe(DF.iloc[:1], key="k", compare=JW, client=client, n_tasks=3)
     assert len(pairs) == 0

@@ -364,3 +364,12 @@ def test_quiet_holds_back_warnings_and_compressed_csv_reads_whole(people, tmp_pa
     said = [str(w.message) for w in shown]
     assert any("EM needs at least 2 comparisons" in s for s in said), said
     assert not any("blocksize" in s for s in said), said
+    # the caller's own logging switch is left as it was
+    import logging
+
+    logging.disable(logging.WARNING)
+    try:
+        assert main(one + ["--quiet"]) == 0
+        assert logging.root.manager.disable == logging.WARNING
+    finally:
+        logging.disable(logging.NOTSET)

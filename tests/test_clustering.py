@@ -112,6 +112,28 @@ def test_ids_of_different_integer_dtypes_stay_apart():
     assert alone.to_dict() == {b: b, b + 1: b, b + 2: b + 2, b + 3: b + 2}
 
 
+def test_ids_keep_their_dtype_and_mixed_ids_stay_apart():
+    b = 1_500_000_000_000_000_000
+    # categoricals of int64 and uint64 ids: promoted to float64 by a plain append
+    cats = pd.DataFrame({"left_id": pd.Categorical(np.array([b, b + 2], dtype="int64")),
+                         "right_id": pd.Categorical(np.array([b + 1, b + 3], dtype="uint64")),
+                         "score": [0.9, 0.9]})
+    assert cluster(cats, 0.5).to_dict() == {b: b, b + 1: b, b + 2: b + 2, b + 3: b + 2}
+    # ints and floats: floats where they are, ints exact, no duplicate ids
+    mixed = pd.DataFrame({"left_id": [5.0], "right_id": [7.0], "score": [0.9]})
+    got = cluster(mixed, 0.5, ids=pd.Index([b + 1, b + 3, 5]))
+    assert got.to_dict() == {b + 1: b + 1, b + 3: b + 3, 5: 5, 7.0: 5}
+    # entity ids come back in the ids' own dtype
+    for dtype, ids in (("Int64", [1, 2, 3, 4]), ("int64[pyarrow]", [1, 2, 3, 4]),
+                       ("string", ["1", "2", "3", "4"]), ("uint64", [1, 2, 3, 4])):
+        pairs = pd.DataFrame({"left_id": pd.array(ids[::2], dtype=dtype),
+                              "right_id": pd.array(ids[1::2], dtype=dtype),
+                              "score": [0.9, 0.1]})
+        out = cluster(pairs, 0.5)
+        assert out.dtype == out.index.dtype == pd.Series(ids, dtype=dtype).dtype, dtype
+        assert out.tolist() == [ids[0], ids[0], ids[2], ids[3]], dtype
+
+
 def test_cluster_errors_name_the_problem():
     with pytest.raises(ValueError, match=r"missing column\(s\) \['score'\]"):
         cluster(pd.DataFrame({"left_id": [1], "right_id": [2]}), 0.5)

@@ -60,6 +60,21 @@ def test_missing_values_give_null_similarity(method):
     assert np.isnan(m[1:, 0]).all() and np.isnan(m[:, 1]).all()
 
 
+def test_term_frequencies_leave_blank_values_out():
+    """A blank value is missing for the comparison, so it is no term either: counted, it
+    took a share of every frequency (and could be the rarest 'value')."""
+    import warnings
+
+    import erblock
+
+    df = pd.DataFrame({"k": ["a"] * 6, "name": ["ann", " ", "\t", "ann", "bo", " "]})
+    model = erblock.FellegiSunter(tf_adjust="name")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        erblock.dedupe(df, key="k", compare={"name": "exact", "k": "exact"}, scoring=model)
+    assert model.tf_["name_exact"].to_dict() == pytest.approx({"ann": 2 / 3, "bo": 1 / 3})
+
+
 def test_exact_and_numeric():
     e = Comparison("x", "exact")
     m = e.matrix(e.prepare(pd.Series([1, 2])), e.prepare(pd.Series([2, 1, 3])))

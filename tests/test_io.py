@@ -127,6 +127,12 @@ def test_a_parquet_multiindex_needs_an_id_column(tmp_path, names):
     got = read_table(str(path), id_column="rid").compute()
     assert got.index.tolist() == [5, 6, 7] and got["city"].tolist() == ["x", "x", "y"]
     assert sorted(got.columns) == sorted(["city"] + (names or []))
+    # a hive-partitioned directory keeps its partition column
+    hive = tmp_path / "hive"
+    df.to_parquet(hive, partition_cols=["city"])
+    got = read_table(str(hive), id_column="rid").compute().sort_index()
+    assert got.index.tolist() == [5, 6, 7] and got["city"].astype(str).tolist() == [
+        "x", "x", "y"]
 
 
 def test_fsspec_url_of_another_filesystem(people):

@@ -9,10 +9,12 @@ would) and the controller's builders (what the operator turns the resource into)
 from __future__ import annotations
 
 import copy
+import json
 import os
 from pathlib import Path
 
 import jsonschema
+import numpy as np
 import pytest
 import yaml
 
@@ -145,6 +147,10 @@ def test_kube_spec_command_prints_the_spec(capsys, tmp_path, crd_schema):
     out = tmp_path / "c.json"
     assert main(["kube-spec", "--json", "-o", str(out)]) == 0
     assert yaml.safe_load(out.read_text()) == kube.cluster_spec()
+    # NumPy counts are counts, written as plain numbers
+    spec = kube.cluster_spec("x", n_workers=np.int64(2), threads=np.int64(3))
+    assert json.loads(json.dumps(spec)) == kube.cluster_spec("x", n_workers=2, threads=3)
+    kube.to_yaml(spec)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

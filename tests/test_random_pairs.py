@@ -175,3 +175,24 @@ def test_held_memory_is_what_dask_counts(sample):
     assert sizeof(prepared) > frame + sum(p.values.nbytes for p in prepared.columns)
     twice = prepare_sample(df, [*comps, comps[0]], [*cols, cols[0]])
     assert sizeof(twice) == sizeof(prepared)  # the repeated comparison shares its column
+
+
+def test_random_pairs_do_not_depend_on_the_partitioning():
+    """The u sample is drawn by a hash of each record's id, not of its position: the
+    model, and so every match weight, is the same for 1, 2 or 3 input partitions and for
+    a Dask frame cut elsewhere (a position-based draw moved weights by up to 2 bits)."""
+    import dask.dataframe as dd
+
+    df, _ = generate(1000, kind="person", task="dedupe", seed=1)
+    compare = {"first_name": "name", "surname": "name", "dob": "date", "zip": "postcode"}
+    runs = []
+    for data, n in ((df, 1), (df, 2), (df, 3), (dd.from_pandas(df, npartitions=4), None)):
+        model = FellegiSunter(u_pairs=50_000)  # fewer than the record pairs: a sample
+        pairs = erblock.dedupe(data, key=erblock.soundex("surname"), compare=compare,
+                               scoring=model, npartitions=n)
+        runs.append((model.n_u_pairs_, model.lambda_,
+                     pairs.sort_values(["left_id", "right_id"]).reset_index(drop=True)))
+    assert runs[0][0] < 1000 * 999 // 2
+    for n_u, lam, pairs in runs[1:]:
+        assert (n_u, lam) == runs[0][:2]
+        np.testing.assert_array_equal(pairs["match_weight"], runs[0][2]["match_weight"])

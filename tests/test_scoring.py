@@ -289,6 +289,18 @@ def test_resolve_levels_defaults_overrides_and_errors():
         FellegiSunter(recall=0)
     with pytest.raises(ValueError, match=r"tf_adjust: \['city'\] names no comparison"):
         FellegiSunter(tf_adjust="city").bind(comps)
+    # EM's stopping rule, the sample's seed and the detection switch are checked too (a
+    # negative or NaN tol ran every iteration and then warned "did not converge")
+    for bad, message in ((dict(tol=-1), "tol must be a number in"),
+                         (dict(tol=float("nan")), "tol must be a number in"),
+                         (dict(seed="a"), "seed must be an integer"),
+                         (dict(detect="no"), "detect must be True or False")):
+        with pytest.raises(ValueError, match=message):
+            FellegiSunter(**bad)
+    assert FellegiSunter(tol=np.float64(1e-6), seed=np.int64(3)).seed == 3
+    # a date format's bad directive is refused when the comparison is made
+    with pytest.raises(ValueError, match=r"date format '%Q'.*bad directive.*column 'dob'"):
+        erblock.comparison("dob", "date", format="%Q")
 
 
 # ------------------------------------------------------------------ model on pandas

@@ -63,13 +63,14 @@ def _quiet(quiet: bool) -> Iterator[None]:
     if not quiet:
         yield
         return
+    before = logging.root.manager.disable
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        logging.disable(logging.ERROR)
+        logging.disable(max(before, logging.ERROR))
         try:
             yield
         finally:
-            logging.disable(logging.NOTSET)
+            logging.disable(before)
 
 
 __all__ = ["COMMANDS", "UsageError", "build_parser", "main", "parse_id", "parse_pairs"]

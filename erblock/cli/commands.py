@@ -117,7 +117,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
         report = _moved(report, os.path.join(os.path.abspath(args.output), "pairs"))
     if args.report:
         report.to_json(args.report)
-    if args.save_model:
+    saved = args.save_model and getattr(result.model, "fitted", False)
+    if saved:  # a run without candidate pairs fits nothing (it warned)
         result.model.to_json(args.save_model)  # type: ignore[union-attr]
     wall = time.perf_counter() - start
     if args.json:
@@ -136,7 +137,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
                        + (f"; written to {args.output}/entities" if args.output
                           else "; the entity ids are not kept: use -o DIR to write them"))
         if args.save_model:
-            _say(args, f"model saved to {args.save_model}")
+            _say(args, f"model saved to {args.save_model}" if saved else
+                 "model not saved: it is not fitted (no candidate pairs)")
         if pairs is None:
             _say(args, "pairs written to " + (os.path.join(args.output, "pairs")
                                               if work is not None else str(report.output)))

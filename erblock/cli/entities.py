@@ -116,9 +116,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"pairs {args.pairs!r}: no {sorted(missing)} column (expected the "
                          "output of erblock dedupe/link -o)")
-    kinds = {c: pd.api.types.is_string_dtype(pairs[c].dtype) or
-             pd.api.types.is_object_dtype(pairs[c].dtype) for c in ("left_id", "right_id")}
-    if kinds["left_id"] != kinds["right_id"]:
+    if pairs["left_id"].dtype != pairs["right_id"].dtype:  # one input's ids: one type
         raise UsageError(f"pairs {args.pairs!r}: left_id is {pairs['left_id'].dtype} but "
                          f"right_id is {pairs['right_id'].dtype}; the ids of one input's "
                          "records are of one type (a dedupe's pairs)")

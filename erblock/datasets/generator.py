@@ -71,6 +71,7 @@ from erblock.datasets.structure import (
     link_structure,
     rng_for,
 )
+from erblock.scalars import is_number
 
 __all__ = ["block_shares", "columns_of", "generate"]
 
@@ -216,7 +217,7 @@ def _check_choice(name: str, value: object, options: Sequence[str] | dict) -> No
 
 
 def _check_rate(name: str, value: float) -> None:
-    if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
+    if not (is_number(value) and 0.0 <= value <= 1.0):
         raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
 
 
@@ -256,8 +257,9 @@ def generate(
         that are copies of distinct ``df_r`` records; the rest of ``df_s`` is unrelated.
     typo_rate
         Probability that a field of a duplicate (link: of a copy) gets one error: a
-        character insert, delete, substitute or transpose (dob and zip: substitute or
-        transpose of digits; year: +-1). Originals and ``df_r`` are clean.
+        character insert, delete, substitute or transpose (dob and zip: a digit substituted
+        or two characters transposed, at any position: a date's hyphen too, so some typo
+        dates are no dates, ``1956411-23``; year: +-1). Originals and ``df_r`` are clean.
     token_drop_rate
         Probability that a duplicate's ``title`` / ``authors`` loses one token / author.
     missing_rate

@@ -91,6 +91,7 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     opts = dict(storage_options or {})
     files, fmt = _directory_parts(path, files, fmt, opts)
     fmt = fmt or guess_format(path)
+    stored: list[Any] = []  # a parquet input's stored pandas index
     try:
         if fmt == "csv":
             markers = {} if na_values is None else {
@@ -103,7 +104,7 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
                               encoding=encoding or "utf-8", storage_options=opts or None,
                               **({"keep_default_na": True} | markers))
         else:
-            stored, names = _index_columns(files, opts)
+            stored, names = _index_columns(files, opts)  # the index pandas wrote, if any
             if len(stored) > 1 and id_column is None:
                 raise _multi_index(path, len(stored))
             # with --id, a MultiIndex's named levels are columns like the others
@@ -123,7 +124,7 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     if fmt == "csv":
         _refuse_repeated_names(path, _header(files[0], encoding or "utf-8", sep, opts))
         _same_headers(files, encoding or "utf-8", sep, opts)
-    if id_column is None and fmt == "parquet" and _stored_index(_index_columns(files, opts)[0]):
+    if id_column is None and fmt == "parquet" and _stored_index(stored):
         return ddf  # the index pandas wrote (``df.to_parquet()``) is the record id
     if id_column is not None:
         if id_column not in ddf.columns:
@@ -262,20 +263,24 @@ def _stored_index(stored: list[Any]) -> bool:
 def _index_columns(files: list[str], storage_options: Mapping[str, Any]
                    ) -> tuple[list[Any], list[str]]:
     """The pandas index a parquet input was written with: its ``index_columns`` metadata
-    (a column name per stored level, or a range's description), and the file's column
-    names, of the first part."""
+    (a column name per stored level, or a range's description), and its column names:
+    the first part's, then the hive partition keys of its path (``city=x/``)."""
     import pyarrow.parquet as pq
     from fsspec.core import url_to_fs
 
     fs, root = url_to_fs(files[0], **dict(storage_options))
+    hive: list[str] = []
     if fs.isdir(root):
         parts = sorted(f for f in fs.find(root) if f.endswith(_PARQUET_SUFFIXES))
         if not parts:
             return [], []
+        hive = [seg.split("=", 1)[0] for seg in
+                parts[0][len(root.rstrip("/")) + 1:].split("/")[:-1] if "=" in seg]
         root = parts[0]
     with fs.open(root, "rb") as fh:
         schema = pq.read_schema(fh)
-    return list((schema.pandas_metadata or {}).get("index_columns", [])), list(schema.names)
+    return (list((schema.pandas_metadata or {}).get("index_columns", [])),
+            list(schema.names) + [k for k in hive if k not in schema.names])
 
 
 def _index_by(ddf: dd.DataFrame, column: str) -> dd.DataFrame:

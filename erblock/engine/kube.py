@@ -88,6 +88,7 @@ def cluster_spec(
         raise ValueError(f"n_workers must be an integer >= 0, got {n_workers!r}")
     if not is_int(threads) or threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    n_workers, threads = int(n_workers), int(threads)  # NumPy's as Python's (JSON, YAML)
     for arg, value in (("memory", memory), ("cpu", cpu)):
         if value is not None and not _QUANTITY.match(str(value)):
             raise ValueError(

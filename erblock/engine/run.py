@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ import pandas as pd
 
 from ..attrs import SharedDict
 from ..matchers.assignment import assign
-from ..matchers.scoring.base import PASS_COLUMN, ScoringModel
+from ..matchers.scoring.base import PASS_COLUMN, ModelWarning, ScoringModel
 from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
 from .assignment import assign_output
 from .cluster import total_threads
@@ -191,6 +192,11 @@ def run(job: Job, frames: Sequence[Any], client: Executor, *, check_ids: Sequenc
             results, settings["scoring_seconds"] = run_two_phase(
                 client, job, ex, scoring, threshold, sources, profile.records, out_dir,
                 fit_keys=fit_keys)
+    elif scoring is not None and not scoring.fitted:
+        warnings.warn("the blocking gives no candidate pairs, so the model has nothing to "
+                      "fit and stays unfitted; check the key (records not blocked: "
+                      f"{profile.records.get('not_blocked', 0):,})", ModelWarning,
+                      stacklevel=3)
     phases["route_compare"] = time.perf_counter() - t2
 
     t3 = time.perf_counter()

@@ -57,20 +57,34 @@ def in_memory(pairs: Any, columns: list[str]) -> pd.DataFrame:
 
 def joined_ids(parts: Sequence[pd.Series | pd.Index]) -> pd.Index:
     """Ids of several columns as one Index, each id as it is. Columns of one dtype are
-    appended as they are; where dtypes differ, as Python objects: numpy promotes int64
-    with uint64 (or integers with floats) to float64, which merges ids beyond 2**53 (a
-    19-digit id equal to its neighbour), while objects keep them exact and still match
-    ``3`` with ``3.0`` by value."""
+    appended as pandas appends them (int64 with Int64 or int32 stays integer) unless that
+    turns integer ids into floats: numpy promotes int64 with uint64 (or integers with
+    floats) to float64, which merges ids beyond 2**53 (a 19-digit id equal to its
+    neighbour). Those are appended as Python objects, which keep them exact and still
+    match ``3`` with ``3.0`` by value."""
     idx = [p if isinstance(p, pd.Index) else pd.Index(p) for p in parts]
-    if len({str(i.dtype) for i in idx}) <= 1:
-        return idx[0].append(idx[1:]) if len(idx) > 1 else idx[0]
-    return pd.Index(np.concatenate([i.astype(object).to_numpy() for i in idx]), dtype=object)
+    out = idx[0].append(idx[1:]) if len(idx) > 1 else idx[0]
+    if pd.api.types.is_float_dtype(out.dtype) and any(_integers(i.dtype) for i in idx):
+        return pd.Index(np.concatenate([i.astype(object).to_numpy() for i in idx]),
+                        dtype=object)
+    return out
+
+
+def _integers(dtype: Any) -> bool:
+    """Whether ids of ``dtype`` are integers (a categorical's: its categories')."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        dtype = dtype.categories.dtype
+    return pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
 def _as_inferred(index: pd.Index) -> pd.Index:
-    """An object Index of ids back in its values' own dtype where they share one (int64,
-    uint64, ...), as the inputs gave them."""
-    return index.infer_objects() if index.dtype == object else index
+    """An object Index of ids (:func:`joined_ids`' exact path) back in its values' own
+    integer dtype where they share one, as the inputs gave them; kept as objects where
+    that would make them floats (ints mixed with floats)."""
+    if index.dtype != object:
+        return index
+    inferred = index.infer_objects()
+    return index if pd.api.types.is_float_dtype(inferred.dtype) else inferred
 
 
 def _sorted_unique(values: pd.Index) -> pd.Index:
@@ -146,8 +160,8 @@ def cluster(
     _, comp = connected_components(graph, directed=False)
     # first occurrence of each component label in code order = its smallest member
     _, first = np.unique(comp, return_index=True)
-    out = pd.Series(_as_inferred(nodes[first[comp]]).to_numpy(),
-                    index=_as_inferred(nodes).rename("id"), name="entity_id")
+    final = _as_inferred(nodes)  # one dtype for the ids and the entity ids
+    out = pd.Series(final[first[comp]], index=final.rename("id"), name="entity_id")
     if given is not None:
         extra = nodes.difference(given, sort=False)
         order = joined_ids([given, _sorted_unique(extra)]) if len(extra) else given

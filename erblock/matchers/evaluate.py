@@ -60,6 +60,13 @@ def _pair_codes(frames: list[pd.DataFrame], dedupe: bool, names: list[str]) -> l
     return out
 
 
+def _self_pairs(truth: pd.DataFrame) -> np.ndarray:
+    """Rows of a dedupe's truth that pair a record with itself, ids compared exactly (not
+    after numpy's promotion of int64 and float ids to float64)."""
+    codes, _ = pd.factorize(joined_ids([truth["left_id"], truth["right_id"]]))
+    return codes[:len(truth)] == codes[len(truth):]
+
+
 def _check_columns(f: pd.DataFrame, name: str) -> None:
     if not hasattr(f, "columns"):
         raise TypeError(f"{name} must be a pandas or Dask DataFrame with columns left_id and "
@@ -219,7 +226,7 @@ def evaluate(
     _check_id_types(pairs, truth, ("pairs", "truth"))
     pred_k, true_k, cand_k = _pair_codes([predicted, truth, cand], dedupe, names)
     if dedupe:  # a record is never its own duplicate
-        true_k = true_k[truth["left_id"].to_numpy() != truth["right_id"].to_numpy()]
+        true_k = true_k[~_self_pairs(truth)]
     pred_k, true_k, cand_k = np.unique(pred_k), np.unique(true_k), np.unique(cand_k)
     tp = int(np.isin(pred_k, true_k, assume_unique=True).sum())
     if not dedupe and tp == 0 and len(truth) and len(predicted):
@@ -291,7 +298,7 @@ def pr_curve(
     _check_id_types(pairs, truth, ("pairs", "truth"))
     keys, true_k = _pair_codes([pairs, truth], dedupe, ["pairs", "truth"])
     if dedupe:
-        true_k = true_k[truth["left_id"].to_numpy() != truth["right_id"].to_numpy()]
+        true_k = true_k[~_self_pairs(truth)]
     true_k = np.unique(true_k)
     ok = ~np.isnan(score)
     keys, score = keys[ok], score[ok]

@@ -16,6 +16,7 @@ from ...balancing.sketch import merge as merge_sketches
 from ...blocking.ids import block_id_items
 from ...blocking.keys import NULL_BLOCK, KeySpec
 from ...blocking.neighbourhood import SortedNeighbourhood, SortOrder, positions
+from ...blocking.text import blank
 from ...matchers.comparisons import Comparison
 from ..schema import (
     BLOCK,
@@ -191,12 +192,15 @@ def sample_records(part: pd.DataFrame, fraction: float, seed: int) -> pd.DataFra
 
 
 def _record_keys(part: pd.DataFrame) -> np.ndarray:
-    """Record ids with the source mixed in: record ids restart in every input, so a link
-    sampled on the ids alone would draw the same positions on both sides (pair (i, i)
-    with probability f instead of f²: two extracts of one table in the same order would
-    give a random-pair sample full of true matches)."""
+    """The records' own ids, hashed, with the source mixed in. Their ids, not their
+    positions: a sample drawn by position changed with the partitioning (and with it u,
+    and every match weight, between npartitions=1 and 3, or a laptop and a cluster). The
+    source: ids often restart in every input, so a link sampled on the ids alone would
+    draw the same records on both sides (pair (i, i) with probability f instead of f²:
+    two extracts of one table would give a random-pair sample full of true matches)."""
+    ids = pd.util.hash_pandas_object(part[ID], index=False).to_numpy().view(np.int64)
     with np.errstate(over="ignore"):
-        return part[RID].to_numpy(np.int64) + part[SRC].to_numpy(np.int64) * PASS_MIX
+        return ids + part[SRC].to_numpy(np.int64) * PASS_MIX
 
 
 def _sampled(keys: np.ndarray, fraction: float, seed: int) -> np.ndarray:
@@ -218,7 +222,7 @@ def value_counts(part: pd.DataFrame, column: str, comparison: Comparison) -> pd.
     normalised as ``comparison`` compares them (term frequencies)."""
     first = part.drop_duplicates(RID)
     vals = comparison.kernel.tf_values(first[column]).dropna().astype(str)
-    return vals[vals != ""].value_counts(sort=False)
+    return vals[~blank(vals)].value_counts(sort=False)  # a blank value is missing
 
 
 def corpus_counts(part: pd.DataFrame, column: str, comparison: Comparison

@@ -28,6 +28,7 @@ Everything is vectorised with numpy over whole matrices; no Python loop per pair
 
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -226,6 +227,12 @@ class DateMethod(Method):
                                         self.format):
             raise ValueError(f"date format must be a strptime format such as '%d.%m.%Y', "
                              f"got {self.format!r}")
+        if self.format is not None:
+            try:  # a bad directive (%Q) is refused now, not when the first task parses
+                _dt.datetime.strptime("", self.format)
+            except ValueError as exc:
+                if "directive" in str(exc):
+                    raise ValueError(f"date format {self.format!r}: {exc}") from None
 
     def prepare_key(self) -> Any:
         return (type(self).prepare, self.format)

@@ -92,7 +92,7 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
     in ``pairs.attrs["erblock_model"]`` unless given; with ``path`` it is drawn as a PNG.
 
     ``pairs`` may be the Dask frame that ``output=`` returns (or the written pairs read
-    back): only the partition holding pair ``i`` is computed. Such a frame carries no
+    back): only the partition holding pair ``i`` is read whole. Such a frame carries no
     model, so pass ``model=erblock.load_model("<output>/_erblock_model.json")``."""
     if not isinstance(pairs, pd.DataFrame):
         if not (hasattr(pairs, "npartitions") and hasattr(pairs, "get_partition")):
@@ -116,15 +116,18 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
         raise IndexError(f"explain_pair: pair {i} of {len(pairs)}")
     table = waterfall(model, pairs.iloc[i], scored=own)
     if path is not None:
-        plot_waterfall(table, path, title=f"{pairs.iloc[i].get('left_id')} ~ "
-                                           f"{pairs.iloc[i].get('right_id')}")
+        ids = [pairs[c].iloc[i] if c in pairs.columns else None
+               for c in ("left_id", "right_id")]  # a row of mixed dtypes makes them floats
+        plot_waterfall(table, path, title=f"{ids[0]} ~ {ids[1]}")
     return table
 
 
 def _row_frame(pairs: Any, i: int) -> pd.DataFrame:
-    """Row ``i`` (by position) of a Dask frame as a one-row pandas frame, computing only
-    the partition that holds it (and every partition's length)."""
-    lengths = np.asarray(pairs.map_partitions(len).compute(), dtype=np.int64)
+    """Row ``i`` (by position) of a Dask frame as a one-row pandas frame: every
+    partition's length (of one column: parquet reads only that), then the partition that
+    holds it."""
+    lengths = np.asarray(pairs[[pairs.columns[0]]].map_partitions(len).compute(),
+                         dtype=np.int64)
     total = int(lengths.sum())
     if not 0 <= i < total:
         raise IndexError(f"explain_pair: pair {i} of {total}")

@@ -123,7 +123,8 @@ class FellegiSunter(ScoredParts, ScoringModel):
                  detect: bool = True,
                  groups: str | Sequence[Sequence[str]] | None = "auto", u_pairs: int = 3_000_000,
                  max_iter: int = 1000, tol: float = 1e-4, seed: int = 0) -> None:
-        self.tf_adjust = check_options(levels, tf_adjust, recall, u_pairs, max_iter)
+        self.tf_adjust = check_options(levels, tf_adjust, recall, u_pairs, max_iter, tol, seed,
+                                       detect)
         self.levels = dict(levels or {})
         self.recall = float(recall)
         self.detect = bool(detect)

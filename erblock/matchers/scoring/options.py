@@ -7,6 +7,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+import numpy as np
+
 from ...scalars import is_int, is_number
 from ..comparisons import Comparison
 from ..levels import LevelSpec, check_thresholds
@@ -14,7 +16,8 @@ from ..levels import LevelSpec, check_thresholds
 __all__ = ["canonical_key", "check_options", "check_same_comparisons", "keys_differ_message"]
 
 
-def check_options(levels: Any, tf_adjust: Any, recall: Any, u_pairs: Any, max_iter: Any
+def check_options(levels: Any, tf_adjust: Any, recall: Any, u_pairs: Any, max_iter: Any,
+                  tol: Any = 1e-4, seed: Any = 0, detect: Any = True
                   ) -> tuple[str, ...] | Literal[False] | None:
     """Raise on a bad option; return ``tf_adjust`` normalised (a str becomes a 1-tuple)."""
     if levels is not None and not isinstance(levels, Mapping):
@@ -31,6 +34,13 @@ def check_options(levels: Any, tf_adjust: Any, recall: Any, u_pairs: Any, max_it
         raise ValueError(f"recall must be in (0, 1], got {recall!r}")
     if not is_int(u_pairs) or u_pairs < 1:
         raise ValueError(f"u_pairs must be an integer >= 1, got {u_pairs!r}")
+    if not is_number(tol) or not 0.0 < float(tol) < 1.0:
+        raise ValueError(f"tol must be a number in (0, 1) (EM's relative change at "
+                         f"convergence, e.g. 1e-4), got {tol!r}")
+    if not is_int(seed):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    if not isinstance(detect, (bool, np.bool_)):
+        raise ValueError(f"detect must be True or False, got {detect!r}")
     if not is_int(max_iter) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
     if tf_adjust is None or tf_adjust is False:
