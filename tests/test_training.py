@@ -430,13 +430,13 @@ def test_link_random_pair_sample_draws_the_two_sides_independently():
     """Record ids restart in every input: the random-pair sample of a link must not draw
     the same positions on both sides (two extracts of one table in the same order would
     make pair (i, i), a true match, f times likelier than a random pair)."""
-    from erblock.engine.schema import RID, SRC
+    from erblock.engine.schema import ID, RID, SRC
     from erblock.engine.tasks.prepare import sample_records
 
     n, f = 20_000, 0.1
     rid = np.arange(n, dtype=np.int64)
-    r = pd.DataFrame({RID: rid, SRC: np.int8(0)})
-    s = pd.DataFrame({RID: rid, SRC: np.int8(1)})
+    r = pd.DataFrame({ID: rid, RID: rid, SRC: np.int8(0)})  # the same ids on both sides
+    s = pd.DataFrame({ID: rid, RID: rid, SRC: np.int8(1)})
     a, b = set(sample_records(r, f, 7)[RID]), set(sample_records(s, f, 7)[RID])
     assert abs(len(a) - f * n) < 5 * np.sqrt(f * n) and abs(len(b) - f * n) < 5 * np.sqrt(f * n)
     # independent draws share about n f² = 200 positions; the same draw would share n f

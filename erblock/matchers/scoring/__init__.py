@@ -92,8 +92,9 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
     in ``pairs.attrs["erblock_model"]`` unless given; with ``path`` it is drawn as a PNG.
 
     ``pairs`` may be the Dask frame that ``output=`` returns (or the written pairs read
-    back): only the partition holding pair ``i`` is read whole. Such a frame carries no
-    model, so pass ``model=erblock.load_model("<output>/_erblock_model.json")``."""
+    back): its partitions' lengths are computed, then the one holding pair ``i``. Such a
+    frame carries no model, so pass
+    ``model=erblock.load_model("<output>/_erblock_model.json")``."""
     if not isinstance(pairs, pd.DataFrame):
         if not (hasattr(pairs, "npartitions") and hasattr(pairs, "get_partition")):
             raise TypeError("explain_pair: pairs must be a pandas or Dask DataFrame, got "
@@ -124,10 +125,10 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
 
 def _row_frame(pairs: Any, i: int) -> pd.DataFrame:
     """Row ``i`` (by position) of a Dask frame as a one-row pandas frame: every
-    partition's length (of one column: parquet reads only that), then the partition that
-    holds it."""
-    lengths = np.asarray(pairs[[pairs.columns[0]]].map_partitions(len).compute(),
-                         dtype=np.int64)
+    partition's length, then the partition that holds it. (The lengths are of the whole
+    frame: Dask may read a one-column projection of parquet parts in fewer, fused
+    partitions, whose lengths would not be the frame's.)"""
+    lengths = np.asarray(pairs.map_partitions(len).compute(), dtype=np.int64)
     total = int(lengths.sum())
     if not 0 <= i < total:
         raise IndexError(f"explain_pair: pair {i} of {total}")
