@@ -100,8 +100,8 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
             # and asks for blocksize=None, which no command-line user can give)
             whole = any(f.lower().endswith(_COMPRESSED) for f in files)
             ddf = dd.read_csv(files, dtype=str, blocksize=None if whole else blocksize,
-                              sep=sep,
-                              encoding=encoding or "utf-8", storage_options=opts or None,
+                              sep=sep, encoding=encoding or "utf-8",
+                              storage_options=opts or None,
                               **({"keep_default_na": True} | markers))
         else:
             stored, names = _index_columns(files, opts)  # the index pandas wrote, if any

@@ -56,9 +56,9 @@ def in_memory(pairs: Any, columns: list[str]) -> pd.DataFrame:
 
 
 def joined_ids(parts: Sequence[pd.Series | pd.Index]) -> pd.Index:
-    """Ids of several columns as one Index, each id as it is. Columns of one dtype are
-    appended as pandas appends them (int64 with Int64 or int32 stays integer) unless that
-    turns integer ids into floats: numpy promotes int64 with uint64 (or integers with
+    """Ids of several columns as one Index, each id as it is. The columns are appended as
+    pandas appends them (int64 with Int64 or int32 stays integer) unless that turns
+    integer ids into floats: numpy promotes int64 with uint64 (or integers with
     floats) to float64, which merges ids beyond 2**53 (a 19-digit id equal to its
     neighbour). Those are appended as Python objects, which keep them exact and still
     match ``3`` with ``3.0`` by value."""
