@@ -170,7 +170,8 @@ class Method:
         return 0
 
     def check_dtype(self, dtype: Any, column: str, frame: str) -> None:
-        """Raise an InputTypeError (a TypeError) naming the column when this method cannot compare ``dtype``."""
+        """Raise an InputTypeError (a TypeError) naming the column when this method
+        cannot compare ``dtype``."""
         numeric = is_sortable_number(dtype)
         if self.accepts == "text" and numeric:
             raise InputTypeError(
