@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_int", "is_number"]
+__all__ = ["as_python", "is_int", "is_number"]
 
 
 def is_int(x: Any) -> bool:
@@ -26,3 +26,12 @@ def is_number(x: Any) -> bool:
     """Whether ``x`` is a real number, Python's or NumPy's (not a bool)."""
     return (isinstance(x, (int, float, np.integer, np.floating))
             and not isinstance(x, (bool, np.bool_, np.timedelta64)))
+
+
+def as_python(x: Any) -> Any:
+    """``x`` as Python's own scalar when it is NumPy's (``np.float32(0.5)`` is ``0.5``).
+
+    Anything else is returned as it is, so a checked argument can be stored through this
+    whatever its type.
+    """
+    return x.item() if isinstance(x, np.generic) else x

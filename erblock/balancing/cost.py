@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ..scalars import is_number
+from ..scalars import as_python, is_number
 from .packing import lpt_makespan
 from .plan import Plan
 
@@ -88,8 +88,7 @@ class CostModel:
                 raise ValueError(
                     f"CostModel.{name} must be a finite number of seconds >= 0, got {value!r}"
                 )
-            if isinstance(value, np.number):  # NumPy's number as Python's
-                object.__setattr__(self, name, value.item())
+            object.__setattr__(self, name, as_python(value))  # NumPy's number as Python's
 
     def task_seconds(self, comparisons: np.ndarray, records: np.ndarray | float = 0,
                      match_tasks: np.ndarray | float = 0, small: np.ndarray | float = 0
@@ -220,8 +219,7 @@ def _measurement(run: Mapping[str, Any]) -> dict[str, Any]:
                          "number per reduce task")
     if len({len(a) for a in arrays.values()}) != 1:
         raise ValueError("CostModel: a measured run's per-task arrays differ in length")
-    out = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in run.items()
-           if k not in arrays}
+    out = {k: as_python(v) for k, v in run.items() if k not in arrays}
     out.update({k: a.tolist() for k, a in arrays.items()})
     return out
 

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ..scalars import is_int, is_number
+from ..scalars import as_python, is_int, is_number
 from .bdm import BDM, SRC_R, SRC_S
 from .plan import Plan
 
@@ -106,10 +106,9 @@ class SampleGoal:
                     1 if name == "min_partitions" else 0):
                 raise bad(name, "an integer >= 1" if name == "min_partitions"
                           else "an integer >= 0")
-            object.__setattr__(self, name, int(v))  # a NumPy integer as Python's
+            object.__setattr__(self, name, as_python(v))  # a NumPy integer as Python's
         for name in ("delta", "alpha", "initial", "growth", "max_fraction", "small", "chop"):
-            if isinstance(getattr(self, name), np.number):
-                object.__setattr__(self, name, getattr(self, name).item())
+            object.__setattr__(self, name, as_python(getattr(self, name)))
 
     @classmethod
     def from_option(cls, value: Any) -> SampleGoal:

@@ -140,7 +140,10 @@ def cluster(
             "one set of entities cannot hold them; for one link per record pass "
             "cardinality='1:1' to erblock.link")
     given = None if ids is None else (ids if isinstance(ids, pd.Index) else pd.Index(list(ids)))
-    seen = joined_ids([pairs["left_id"], pairs["right_id"]])
+    # the ids of ids= and of the pairs joined once: the nodes are all of them
+    joined = joined_ids([pairs["left_id"], pairs["right_id"]] if given is None
+                        else [given, pairs["left_id"], pairs["right_id"]])
+    seen = joined if given is None else joined[len(given):]
     if given is not None and not given.is_unique:
         raise ValueError("ids: record ids must be unique")
     for name, index in (("pairs", seen), ("ids", given)):
@@ -148,10 +151,10 @@ def cluster(
             raise ValueError(f"cluster: {name} hold missing record ids; every record needs one")
     if given is not None and len(given) and len(seen) and not given.isin(seen).any():
         warnings.warn(f"cluster: no id of ids= ({given.dtype}) is among the pairs' ids "
-                      f"({seen.dtype}; 1 is not '1'): each of ids= is its own entity",
+                      f"({pairs['left_id'].dtype}; 1 is not '1'): each of ids= is its own entity",
                       UserWarning, stacklevel=2)
     kept = _selected(pairs, threshold, score_column)
-    nodes = _sorted_unique(seen if given is None else joined_ids([given, seen]))
+    nodes = _sorted_unique(joined)
     # codes follow the sorted order, so the smallest code of a component is its smallest id
     li = nodes.get_indexer(pd.Index(kept["left_id"]))
     ri = nodes.get_indexer(pd.Index(kept["right_id"]))

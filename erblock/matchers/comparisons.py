@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..scalars import is_number
+from ..scalars import as_python, is_number
 from .methods import METHODS, Method, Prepared, get_method
 
 STRING_METHODS = tuple(n for n, m in METHODS.items() if m.accepts == "text")
@@ -60,13 +60,12 @@ class Comparison:
         if not 1e-6 <= w <= 1e6:  # scores are float32: 1e-300 is 0 there (a 0/0 score)
             raise ValueError(f"compare: weight of {self.column!r} must be between 1e-6 and "
                              f"1e6 (only the weights' ratios count), got {w!r}")
-        object.__setattr__(self, "weight", float(w) if isinstance(w, np.floating) else
-                           int(w) if isinstance(w, np.integer) else w)
+        object.__setattr__(self, "weight", as_python(w))
         # a list option (read back from JSON) is the tuple it was given as, a NumPy
         # scalar (a scale read from a frame) the Python value
         object.__setattr__(self, "options", tuple(sorted(
-            (k, tuple(v) if isinstance(v, list) else v.item() if isinstance(v, np.generic)
-             else v) for k, v in dict(self.options).items())))
+            (k, tuple(v) if isinstance(v, list) else as_python(v))
+            for k, v in dict(self.options).items())))
         self.kernel  # noqa: B018 - options are checked when the spec is built
         if not self.name:
             object.__setattr__(self, "name", f"{self.column}_{self.method}")

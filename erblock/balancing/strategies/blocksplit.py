@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ...scalars import is_number
+from ...scalars import as_python, is_number
 from ..bdm import BDM, SRC_R, SRC_S, block_comparisons
 from ..packing import Packing, lpt
 from ..placement import SplitPieces
@@ -47,8 +47,7 @@ class BlockSplitOptions:
         t = self.threshold
         if t is not None and (not is_number(t) or not t >= 0):
             raise ValueError(f"threshold must be a number of comparisons >= 0, got {t!r}")
-        if isinstance(t, np.number):  # a count read from data is NumPy's
-            object.__setattr__(self, "threshold", t.item())
+        object.__setattr__(self, "threshold", as_python(t))  # a count read from data is NumPy's
 
     def to_dict(self) -> dict[str, Any]:
         return {"threshold": self.threshold}

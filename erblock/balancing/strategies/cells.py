@@ -69,7 +69,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...scalars import is_number
+from ...scalars import as_python, is_number
 from ..bdm import BDM, SRC_R, SRC_S
 from ..packing import Packing, lpt
 from ..placement import POSITION_BITS, CellMap, CellPieces, WholeUnits
@@ -106,8 +106,7 @@ class CellOptions:
         g = self.granularity
         if not is_number(g) or not g >= 1:
             raise ValueError(f"granularity must be a number >= 1, got {g!r}")
-        if isinstance(g, np.number):  # NumPy's number as Python's
-            object.__setattr__(self, "granularity", g.item())
+        object.__setattr__(self, "granularity", as_python(g))  # NumPy's number as Python's
 
     def to_dict(self) -> dict[str, Any]:
         return {"sketch": None if self.sketch is None else self.sketch.to_dict(),
