@@ -101,8 +101,13 @@ def test_evaluate_empty_predictions_give_nan_precision():
     assert (m["tp"], m["fp"], m["fn"]) == (0, 0, 1)
     assert math.isnan(m["precision"])
     assert m["recall"] == 0.0
-    assert math.isnan(m["f1"])
+    assert m["f1"] == 0.0  # 2 tp / (predicted + true), as sklearn's f1_score gives it
     assert m["pair_completeness"] == 1.0
+    with warnings.catch_warnings():  # an empty truth's object ids are no mismatch
+        warnings.simplefilter("error")
+        none = evaluate(frame([(1, 2)], [0.1]), frame([]), threshold=0.5)
+    assert math.isnan(none["f1"]) and math.isnan(none["recall"])  # nothing either side
+    assert evaluate(frame([(1, 2)], [0.9]), frame([]), threshold=0.5)["f1"] == 0.0
 
 
 def test_evaluate_errors_and_warnings():

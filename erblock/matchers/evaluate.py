@@ -79,6 +79,8 @@ def _check_columns(f: pd.DataFrame, name: str) -> None:
 
 def _check_id_types(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) -> None:
     """Warn when ids cannot match because one side is numbers and the other text."""
+    if a.empty or b.empty:  # an empty frame's columns are objects by default
+        return
     for col in ("left_id", "right_id"):
         kinds = {"int" if pd.api.types.is_integer_dtype(f[col]) else
                  "str" if pd.api.types.is_string_dtype(f[col]) else "other" for f in (a, b)}
@@ -140,10 +142,9 @@ def _ratio(num: float, den: float) -> float:
     return num / den if den else math.nan
 
 
-def _f1(p: float, r: float) -> float:
-    if math.isnan(p) or math.isnan(r):
-        return math.nan
-    return 2 * p * r / (p + r) if p + r else 0.0
+def _f1(tp: float, n_predicted: float, n_true: float) -> float:
+    """2 tp / (predicted + true): 0 when nothing is predicted, NaN only without either."""
+    return _ratio(2 * tp, n_predicted + n_true)
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -192,7 +193,8 @@ def evaluate(
     ``reduction_ratio`` (1 - candidates / possible pairs, ``None`` without ``n_left``),
     ``n_predicted``, ``n_candidates``, ``n_true`` and ``threshold``. Counts are over
     distinct pairs (self-pairs in dedupe truth are ignored). A ratio with a zero
-    denominator is NaN; F1 is 0 when precision and recall are both 0.
+    denominator is NaN; F1 is 2 tp / (predicted + true pairs), so 0 when nothing is
+    predicted, and NaN only when there are neither predicted nor true pairs.
     """
     for f, name in ((pairs, "pairs"), (truth, "truth"), (candidates, "candidates")):
         if f is not None:
@@ -241,7 +243,7 @@ def evaluate(
     return {
         "precision": precision,
         "recall": recall,
-        "f1": _f1(precision, recall),
+        "f1": _f1(tp, pred_k.size, true_k.size),
         "tp": tp,
         "fp": fp,
         "fn": fn,
@@ -316,9 +318,7 @@ def pr_curve(
     tp, n, thr = tp[last], n[last], score[last]  # ties: all pairs at one score together
     precision = tp / n
     recall = tp / true_k.size if true_k.size else np.full(tp.size, np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
-    f1 = np.where(np.isnan(recall), np.nan, f1)
+    f1 = 2 * tp / (n + true_k.size)  # as evaluate's: 0 at every threshold without truth
     return pd.DataFrame({"threshold": thr, "precision": precision, "recall": recall, "f1": f1})
 
 
@@ -338,7 +338,7 @@ def plot_pr_curve(curve: pd.DataFrame, path: str | os.PathLike, *, title: str | 
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.plot(curve["recall"], curve["precision"], ".-", label="PR")
-    if len(curve) and curve["f1"].notna().any():
+    if len(curve) and curve["f1"].gt(0).any():  # no best point when no pair is true
         best = curve.loc[cast(Any, curve["f1"].idxmax())]
         ax.plot(
             [best["recall"]],
@@ -401,7 +401,7 @@ def cluster_metrics(pred_labels: pd.Series, true_labels: pd.Series) -> dict[str,
     return {
         "precision": precision,
         "recall": recall,
-        "f1": _f1(precision, recall),
+        "f1": _f1(tp, pred_pairs, true_pairs),
         "adjusted_rand_index": ari,
         "tp": int(tp),
         "pred_pairs": int(pred_pairs),
