@@ -24,6 +24,7 @@ from erblock.balancing.cost import (
     default_task_count,
     most_tasks,
     nnls_subsets,
+    overhead_warning,
     plan_task_features,
 )
 from erblock.balancing.packing import lpt_makespan
@@ -279,6 +280,39 @@ def test_default_task_count_gives_a_small_job_fewer_tasks():
     assert most_tasks(3) == 12 and most_tasks(1) == 4
     with pytest.raises(ValueError, match="threads"):
         most_tasks(0)
+
+
+def test_overhead_warning_only_when_the_tasks_fixed_cost_swamps_the_job():
+    m = CostModel()  # 10 ms a task, 5e-8 s a comparison
+    # 100 tasks of a few thousand comparisons (a balance experiment): nothing to say
+    assert overhead_warning(100, 242_334, m, threads=2) is None
+    assert overhead_warning(2_000, 17_000, m, threads=2) is None  # 10 s: at the limit
+    why = overhead_warning(100_000, 16_960, m, threads=2)
+    assert why is not None and "n_tasks=100,000 for 16,960 comparisons" in why
+    assert "83,040 of them can hold no comparison" in why and "~500 s on 2" in why
+    assert "n_tasks=None" in why
+    # more than 10 s of overhead, but the comparisons take longer still: a big job
+    assert overhead_warning(4_000, 1e10, m, threads=2) is None
+    assert overhead_warning(4_000, 1e7, m, threads=2) is not None
+
+
+def test_planning_absurdly_many_tasks_warns_and_a_sensible_count_does_not(client):
+    """The warning comes from planning, so a run and erblock.plan say it alike (a run
+    of 3,000 tasks is the half minute the warning is about: not run here)."""
+    import warnings
+
+    import pandas as pd
+
+    import erblock
+
+    df = pd.DataFrame({"k": ["a"] * 8 + ["b"] * 4, "name": list("abcdefghijkl")})
+    with pytest.warns(UserWarning, match=r"n_tasks=3,000 for 34 comparisons \(0.0 a task; "
+                      r"2,966 of them can hold no comparison\)"):
+        plan = erblock.plan(df, key="k", n_tasks=3_000, client=client)
+    assert plan.n_tasks == 3_000 and plan.total_comparisons == 34  # honoured as asked
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        erblock.plan(df, key="k", n_tasks=40, client=client)
 
 
 def test_plan_task_features_add_up_to_the_plan():

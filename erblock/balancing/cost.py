@@ -330,6 +330,39 @@ def default_task_count(comparisons: float, records: float, model: CostModel,
     return int(min(most, max(threads, need)))
 
 
+#: a requested task count is worth a warning when its tasks' fixed cost alone is
+#: predicted above this many seconds and above this many times the comparisons' work
+OVERHEAD_WARN_SECONDS = 10.0
+OVERHEAD_WARN_RATIO = 10.0
+
+
+def overhead_warning(n_tasks: int, comparisons: float, model: CostModel, threads: int
+                     ) -> str | None:
+    """Why a requested ``n_tasks`` will run slowly, or None.
+
+    Every reduce task has a fixed cost (``model.overhead_per_task``: tens of milliseconds
+    to schedule it, build its sides and write its pairs), so far more tasks than the
+    comparisons need make the run last as long as those costs add up: 100,000 tasks for
+    17,000 comparisons take minutes where 4 take a second. Warned only when the tasks'
+    overhead is predicted above :data:`OVERHEAD_WARN_SECONDS` and above
+    :data:`OVERHEAD_WARN_RATIO` times the comparisons' own seconds, so a task count chosen
+    for balance (100 tasks of a few thousand comparisons) is never flagged.
+    """
+    threads = check_threads(threads)
+    overhead = n_tasks * model.overhead_per_task / threads
+    work = float(comparisons) * model.per_comparison / threads
+    if overhead <= max(OVERHEAD_WARN_SECONDS, OVERHEAD_WARN_RATIO * work):
+        return None
+    empty = f"; {n_tasks - int(comparisons):,} of them can hold no comparison" if (
+        n_tasks > comparisons) else ""
+    return (f"n_tasks={n_tasks:,} for {float(comparisons):,.0f} comparisons "
+            f"({float(comparisons) / n_tasks:,.1f} a task{empty}): the tasks' fixed cost "
+            f"(~{model.overhead_per_task * 1e3:.0f} ms each, cost model "
+            f"{model.source!r}) is predicted at ~{overhead:,.0f} s on {threads} thread(s), "
+            f"the comparisons at ~{work:,.2f} s; pass fewer tasks, or n_tasks=None to let "
+            "erblock choose")
+
+
 def plan_task_features(plan: Plan
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per reduce task: predicted comparisons, records received, match tasks, and the

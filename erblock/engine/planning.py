@@ -20,11 +20,12 @@ computed, and so the time, still follow the plan. The report shows both.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from ..balancing.auto import annotate, candidate_plans, choose
-from ..balancing.cost import CostModel, default_task_count, most_tasks
+from ..balancing.cost import CostModel, default_task_count, most_tasks, overhead_warning
 from ..balancing.plan import Plan
 from ..balancing.sampled import plan_sampled
 from ..balancing.strategies import AUTO, get_strategy
@@ -73,6 +74,10 @@ def task_count(job: Job, profile: Profile, model: CostModel, threads: int) -> in
     """The reduce tasks of the plan: the job's ``n_tasks``, else fewer than
     :func:`first_task_count` for a small job whose exact profile (the BDM) says so
     (:func:`~erblock.balancing.cost.default_task_count`)."""
+    if job.n_tasks is not None:  # honoured as asked, but said when absurd
+        why = overhead_warning(job.n_tasks, profile.total_comparisons, model, threads)
+        if why is not None:
+            warnings.warn(why, UserWarning, stacklevel=2)
     if job.n_tasks is not None or profile.kind != "bdm":
         return first_task_count(job, threads)
     return default_task_count(profile.total_comparisons, profile.records_with_key, model,
