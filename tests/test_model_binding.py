@@ -194,3 +194,33 @@ def test_derivation_tests_each_comparison_s_own_right_column(client):
     assert settings["derived_keys"] == {"0": ["name"]}
     assert settings["scoring_seconds"]["summary_bytes"] > 0
     assert settings["scoring_seconds"]["random_summary_bytes"] > 0
+
+
+def test_summary_of_a_key_pass_is_what_its_pairs_are_weighed_with(client):
+    """summary(key_pass=i): the pass's λ and, on the comparisons its key selects on, its
+    m and u; each comparison step of a pass's pair's waterfall is that table's weight at
+    the pair's level (the model's own table would differ on the selected comparison)."""
+    df, _ = erblock.datasets.generate(n=1_500, seed=3)
+    pairs = erblock.dedupe(df, key=["surname", "dob"], client=client, scoring="em",
+                           compare={"first_name": "jaro_winkler", "surname": "jaro_winkler",
+                                    "dob": "date", "city": "exact"})
+    model = load_model(pairs.attrs["erblock_model"])
+    own = model.summary()
+    assert own.attrs == {"lambda": model.lambda_, "key_pass": None, "related": False}
+    for p, selected in ((0, "surname_jaro_winkler"), (1, "dob_date")):
+        table = model.summary(key_pass=p)
+        assert table.attrs["lambda"] == model.sessions_[p]["lambda"] != model.lambda_
+        assert set(table.loc[table["m_source"] == f"key pass {p}", "comparison"]) >= {selected}
+        assert not np.allclose(table["match_weight"], own["match_weight"])
+        i = int(np.flatnonzero(pairs["match_key"].to_numpy() == p)[0])
+        steps = waterfall(model, pairs.iloc[[i]]).iloc[1:]  # the prior first
+        for step, label, weight in zip(steps["step"], steps["level"], steps["weight"]):
+            row = table[(table["comparison"] == step) & (table["label"] == label)]
+            if label.startswith("null"):  # a missing value is no evidence: no level
+                assert row.empty and weight == 0.0
+                continue
+            assert row["match_weight"].item() == pytest.approx(weight)
+    for bad in (2, -1, True, "0"):
+        with pytest.raises(ValueError, match="key_pass must be the index of one of the "
+                                             r"model's 2 key pass\(es\)"):
+            model.summary(key_pass=bad)

@@ -21,27 +21,47 @@ if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
     from .fellegi_sunter import FellegiSunter
 
 
-def summary(model: FellegiSunter) -> pd.DataFrame:
+def summary(model: FellegiSunter, key_pass: int | None = None) -> pd.DataFrame:
     """One row per comparison level (lowest first): label, m, u, match weight
     (``log2 m/u``), where m came from, and whether term frequencies adjust the level.
 
-    These are the model's own parameters. A pair found by a key pass that selects on a
-    comparison is weighed with that pass's prior and parameters for it (what its
-    blocking guarantees); :func:`waterfall` shows the weights a pair actually got."""
+    Without ``key_pass``, the model's own parameters; ``attrs["lambda"]`` is its prior.
+    A pair found by a key pass that selects on a comparison is weighed with that pass's
+    prior and parameters for it (what its blocking guarantees): ``key_pass=i`` (the
+    pass's index in the run's list of keys) gives the table its pairs are weighed with,
+    the pass's λ in ``attrs`` and ``m_source`` ``"key pass i"`` on the levels it
+    overrides; ``attrs["related"]`` says that a third class (related records) adds a
+    term no level table shows. :func:`waterfall` shows the weights one pair got.
+    """
     model.require_fitted()
+    sess: Any = {}
+    if key_pass is not None:
+        n = len(model.pass_keys_)
+        if isinstance(key_pass, bool) or not isinstance(key_pass, (int, np.integer)) or not (
+                0 <= key_pass < max(n, 1)):
+            raise ValueError(f"summary: key_pass must be the index of one of the model's "
+                             f"{n} key pass(es) (0 to {max(n - 1, 0)}), got {key_pass!r}")
+        sess = model._pass_sessions().get(int(key_pass), {})
+    over_m, over_u = sess.get("m_selected", {}), sess.get("u_selected", {})
     rows = []
     specs = model.specs_ or ()
     for k, (s, m, u) in enumerate(zip(specs, model.m_ or (), model.u_ or ())):
+        source = model.m_source_[k] if k < len(model.m_source_) else "em"
+        if s.name in over_m:
+            m, u, source = over_m[s.name], over_u[s.name], f"key pass {key_pass}"
         for level, label in enumerate(s.labels()):
             rows.append({
                 "comparison": s.name, "level": level, "label": label,
                 "m": float(m[level]), "u": float(u[level]),
                 "match_weight": math.log2(max(m[level], PROB_FLOOR))
                 - math.log2(max(u[level], PROB_FLOOR)),
-                "m_source": model.m_source_[k] if k < len(model.m_source_) else "em",
+                "m_source": source,
                 "tf": bool(s.tf and level == s.n_levels - 1),
             })
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs.update({"lambda": float(sess.get("lambda", model.lambda_)),
+                      "key_pass": key_pass, "related": bool(sess.get("related"))})
+    return out
 
 
 def model_report(model: FellegiSunter) -> dict[str, Any]:

@@ -338,9 +338,10 @@ class FellegiSunter(ScoredParts, ScoringModel):
         """The ``k`` scored pairs nearest the decision boundary, explained level by level."""
         return boundary_examples(self, pairs, k)
 
-    def summary(self) -> pd.DataFrame:
-        """One row per comparison level: label, m, u and match weight (log2 m/u)."""
-        return summary(self)
+    def summary(self, key_pass: int | None = None) -> pd.DataFrame:
+        """One row per comparison level: label, m, u and match weight (log2 m/u); with
+        ``key_pass``, what that pass's pairs are weighed with (see :func:`.explain.summary`)."""
+        return summary(self, key_pass)
 
     def report(self) -> dict[str, Any]:
         return model_report(self)
