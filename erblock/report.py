@@ -63,6 +63,16 @@ class TaskStats:
         return cls(**out)
 
 
+def report_path(path: Any) -> Any:
+    """The report file of ``path``: itself, an output directory's ``_erblock_report.json``,
+    or for a clustered run's directory (``pairs/`` and ``entities/`` inside) its pairs'."""
+    if not os.path.isdir(path):
+        return path
+    mine = os.path.join(path, REPORT_FILE)
+    pairs = os.path.join(path, "pairs", REPORT_FILE)
+    return pairs if not os.path.exists(mine) and os.path.exists(pairs) else mine
+
+
 @dataclass(frozen=True)
 class RunReport:
     """Everything one ``link``/``dedupe`` run did.
@@ -170,14 +180,14 @@ class RunReport:
             return cls.from_dict(attrs[ATTRS_KEY])
         if isinstance(source, Mapping):
             return cls.from_dict(source)
-        path = os.fspath(source)
-        if os.path.isdir(path):
-            if not os.path.exists(os.path.join(path, REPORT_FILE)) and \
-                    os.path.exists(os.path.join(path, "pairs", REPORT_FILE)):
-                raise FileNotFoundError(  # a --cluster run: pairs/ and entities/ inside
-                    f"{path!r} holds a clustered run: its report is in "
-                    f"{os.path.join(path, 'pairs')!r}")
-            path = os.path.join(path, REPORT_FILE)
+        if hasattr(source, "npartitions"):  # what output= returns
+            raise TypeError("a Dask frame of pairs carries no report: read it from the "
+                            "output directory, erblock.read_report('<output>')")
+        if not isinstance(source, (str, bytes, os.PathLike)):
+            raise TypeError("the report of a run is read from its pairs (a pandas frame), "
+                            "its output directory, a JSON file or a dict; got "
+                            f"{type(source).__name__}")
+        path = report_path(os.fspath(source))
         with open(path, encoding="utf-8") as f:
             return cls.from_dict(json.load(f))
 

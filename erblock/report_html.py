@@ -78,8 +78,8 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
 
     ``truth``: a DataFrame or a CSV/parquet path with ``left_id``, ``right_id``.
     ``pairs``: a DataFrame or a parquet path; by default the run's output directory. When
-    those pairs were cut by the run's threshold, the candidates are the compared pairs the
-    report counts: the reduction ratio uses that count and pair completeness is None.
+    the run's pairs (as many as it wrote) were cut by its threshold, the candidates are the
+    compared pairs it counts: the reduction ratio uses that, pair completeness is None.
     ``threshold`` (on ``match_probability`` if present, else ``score``); None: a model's
     default decision (``match_probability >= 0.5``), else every pair is predicted.
     Ids are compared as text when their types differ (CSV gives numbers as text).
@@ -101,9 +101,9 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     m = evaluate(pairs_df, truth_df, threshold=threshold, n_left=n_left, n_right=n_right,
                  dedupe=not link)
     m["ids_in_common"] = ids_in_common(pairs_df, truth_df)  # 0: the run used other ids
-    if pairs is None and d.get("settings", {}).get("threshold") is not None:
-        # The workers kept only pairs above the run's threshold: the candidates were all
-        # compared pairs, which the report counts but did not keep.
+    own = pairs is None or len(pairs_df) == int(d.get("pairs", -1))  # the run's pairs
+    if own and d.get("settings", {}).get("threshold") is not None:
+        # kept only above the threshold: the candidates were all compared pairs (counted)
         compared = sum(int(t.get("comparisons", 0)) for t in d.get("tasks", []))
         m["n_candidates"] = compared
         m["pair_completeness"] = None  # unknown: the candidates below the threshold are gone

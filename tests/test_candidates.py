@@ -75,8 +75,14 @@ def test_written_candidates_hold_the_same_pairs(client, tmp_path, sort):
     df = pd.DataFrame({"t": ["a b", "b c", "c d", "x", None, "a"]},
                       index=pd.Index([f"r{i}" for i in range(6)], name="rid"))
     memory = erblock.candidates(df, key=[tokens("t"), "t"], client=client)
-    written = erblock.candidates(df, key=[tokens("t"), "t"], client=client,
-                                 output=str(tmp_path / "out"), sort=sort).compute()
+    lazy = erblock.candidates(df, key=[tokens("t"), "t"], client=client,
+                              output=str(tmp_path / "out"), sort=sort)
+    with pytest.raises(TypeError, match=r"a Dask frame of pairs carries no report: read it "
+                                        r"from the output directory"):
+        RunReport.of(lazy)
+    with pytest.raises(TypeError, match="got int"):
+        RunReport.of(3)
+    written = lazy.compute()
     assert list(written.columns) == COLUMNS
     assert sorted(pair_list(written)) == sorted(pair_list(memory))
     assert sorted(zip(pair_list(written), written["match_key"])) == sorted(

@@ -3,6 +3,7 @@ ids that survive the trip through CSV and parquet files."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import dask.dataframe as dd
@@ -97,6 +98,11 @@ def test_dedupe_cluster_writes_pairs_and_an_entity_per_record(people, tmp_path, 
     final = os.path.abspath(out / "pairs")
     assert erblock.read_report(str(rep)).output == final == res["output"]
     assert erblock.read_report(str(out / "pairs")).output == final
+    # the run's directory holds pairs/ and entities/: its report is the pairs'
+    assert erblock.read_report(str(out)).output == final
+    capsys.readouterr()
+    assert main(["report", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["output"] == final
     pairs = pd.read_parquet(out / "pairs")
     entities = pd.read_parquet(out / "entities").set_index("id")["entity_id"]
     expected = erblock.cluster(pairs, 0.9, ids=people.index, score_column="match_probability")

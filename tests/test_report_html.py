@@ -164,11 +164,16 @@ def test_quality_from_truth_counts_against_sets(run_dir):
     assert compared > len(got)
     assert q["reduction_ratio"] == pytest.approx(1 - compared / (n * (n - 1) / 2))
     assert q["pair_completeness"] is None
-    # given the pairs explicitly, they are the candidates
-    q2 = quality_from_truth(json.loads(rep.read_text()), truth, pairs=pairs)
+    # the run's own pairs given explicitly (erblock report --pairs) are still cut pairs
+    q1 = quality_from_truth(json.loads(rep.read_text()), truth, pairs=pairs)
+    assert q1 == q
+    # other pairs given explicitly (here: all but one of them) are the candidates
+    fewer = pairs.iloc[1:]
+    q2 = quality_from_truth(json.loads(rep.read_text()), truth, pairs=fewer)
+    kept = {tuple(sorted(p)) for p in zip(fewer["left_id"], fewer["right_id"])}
     found = len({tuple(sorted(p)) for p in brute_dedupe(df, ["k"])} & true)
-    assert q2["reduction_ratio"] == pytest.approx(1 - len(got) / (n * (n - 1) / 2))
-    assert q2["pair_completeness"] == pytest.approx(len(got & true) / len(true))
+    assert q2["reduction_ratio"] == pytest.approx(1 - len(kept) / (n * (n - 1) / 2))
+    assert q2["pair_completeness"] == pytest.approx(len(kept & true) / len(true))
     assert found >= len(got & true)
 
 

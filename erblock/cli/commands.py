@@ -223,7 +223,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """``erblock report run.json [--html FILE] [--truth FILE]``."""
-    from ..report import REPORT_FILE, RunReport
+    from ..report import RunReport, report_path
     from ..report_html import load_report, quality_from_truth, write_html
 
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
@@ -232,8 +232,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError("--pairs is evaluated against --truth; give --truth FILE too")
     _check_writable("--html", args.html, make_parent=True)
     path = args.report  # an output directory holds its run's report
-    if os.path.isdir(path) and os.path.isfile(os.path.join(path, REPORT_FILE)):
-        path = os.path.join(path, REPORT_FILE)
+    if os.path.isdir(path) and os.path.isfile(report_path(path)):
+        path = report_path(path)
     data = load_report(path)
     quality = data.get("quality")
     if args.truth is not None:
