@@ -21,7 +21,7 @@ is its own gram), ``items`` the elements of a list (a scalar is a list of one),
 ``minhash`` one key per band: the band's minima over the shingles of
 ``splitmix64(hash(shingle) XOR seed_i)``, written here in plain Python integers.
 ``sorted_neighbourhood`` is the sequential method: records sorted by the key's text (a raw
-numeric column, or a categorical of numbers: by number)
+numeric column: by number)
 (then source, then input order), every pair less than ``window`` apart (link: across
 the sources only).
 """
@@ -244,10 +244,7 @@ def _window(frames: list[pd.DataFrame], key: KeySpec) -> set[tuple]:
     rows: list[tuple[Any, int, int]] = []
     for src, df in enumerate(frames):
         col = d["key"].get("column") if d["key"]["kind"] == "column" else None
-        dtype = df[col].dtype if col is not None else None
-        if isinstance(dtype, pd.CategoricalDtype):  # a categorical of numbers: as numbers
-            dtype = dtype.categories.dtype
-        if col is not None and dtype.kind in "iuf":  # a raw numeric column:
+        if col is not None and df[col].dtype.kind in "iuf":  # a raw numeric column:
             for pos, x in enumerate(df[col].tolist()):  # ordered by number
                 if x is not None and x == x:
                     rows.append((float(x), src, pos))

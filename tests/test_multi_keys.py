@@ -143,21 +143,6 @@ def test_sorted_neighbourhood_orders_a_numeric_column_by_number(client):
                      client=client)
 
 
-def test_sorted_neighbourhood_orders_a_categorical_of_numbers_by_number(client):
-    """A numeric column made categorical keeps its numbers' order (9 < 10 < 100), in a
-    dedupe and across a link's sources (one categorical, one plain float column)."""
-    df = pd.DataFrame({"num": [100, 9, np.nan, -3.5, 10]})
-    cat = df.assign(num=df["num"].astype("category"))
-    key = sorted_neighbourhood("num", 2)
-    got = set(pair_list(erblock.dedupe(cat, key=key, compare={"num": "numeric"},
-                                       client=client)))
-    assert got == {(1, 3), (1, 4), (0, 4)} == brute_dedupe(cat, [key])
-    right = pd.DataFrame({"num": [9.5, 50.0]}, index=[10, 11])
-    got = set(pair_list(erblock.link(cat, right, key=key, compare={"num": "numeric"},
-                                     client=client, npartitions=2)))
-    assert got == {(1, 10), (4, 10), (4, 11), (0, 11)} == brute_link(cat, right, [key])
-
-
 def test_sorted_neighbourhood_decides_number_or_text_once_from_the_meta(client):
     """A Dask partition whose dtype strays from the meta (text meta, one partition of
     ints) is ordered as text like the others, not by number: one order for the pass."""

@@ -96,7 +96,7 @@ class SortedNeighbourhood(KeySpec):
         (``dtypes``: source name -> the column's dtype): numbers and text have no one order."""
         if self.numeric_column is None:
             return
-        num = {name: _numbers(d) for name, d in dtypes.items()}
+        num = {name: is_sortable_number(d) for name, d in dtypes.items()}
         if len(set(num.values())) > 1:
             raise ValueError(
                 f"key {self!r}: column {self.numeric_column!r} is numeric in "
@@ -109,7 +109,7 @@ class SortedNeighbourhood(KeySpec):
         """Whether the pass orders by number: a raw column numeric in every input
         (``dtypes``: the column's dtype in each input's meta). Decided once per pass, so
         a partition whose dtype strays from its meta cannot mix the two orders."""
-        return self.numeric_column is not None and all(_numbers(d) for d in dtypes)
+        return self.numeric_column is not None and all(is_sortable_number(d) for d in dtypes)
 
     def sort_text(self, df: pd.DataFrame, numeric: bool) -> pd.Series:
         """The text records are sorted by (missing, empty or blank: not in the order);
@@ -156,14 +156,6 @@ def is_sortable_number(dtype: Any) -> bool:
     """Whether a column of this dtype holds numbers (not booleans; a categorical is not
     numeric): the one rule for sorting by number and for comparing numbers with text."""
     return bool(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype))
-
-
-def _numbers(dtype: Any) -> bool:
-    """Whether a sort column of this dtype orders by number: numbers, or a categorical of
-    numbers (a numeric column made categorical to save memory keeps its order)."""
-    if isinstance(dtype, pd.CategoricalDtype):
-        dtype = dtype.categories.dtype
-    return is_sortable_number(dtype)
 
 
 def numeric_order(values: pd.Series) -> pd.Series:
