@@ -77,9 +77,9 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     """Precision, recall, F1, pair completeness and reduction ratio of a run's pairs.
 
     ``truth``: a DataFrame or a CSV/parquet path with ``left_id``, ``right_id``.
-    ``pairs``: a DataFrame or a parquet path; by default the run's output directory. When
-    the run's pairs (as many as it wrote) were cut by its threshold, the candidates are the
-    compared pairs it counts: the reduction ratio uses that, pair completeness is None.
+    ``pairs``: a DataFrame or a parquet path; by default the run's output directory. The
+    run's pairs cut by its threshold (as many as it wrote, none below it) leave the compared
+    pairs it counts as the candidates: the reduction ratio uses that, pair completeness is None.
     ``threshold`` (on ``match_probability`` if present, else ``score``); None: a model's
     default decision (``match_probability >= 0.5``), else every pair is predicted.
     Ids are compared as text when their types differ (CSV gives numbers as text).
@@ -101,9 +101,11 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     m = evaluate(pairs_df, truth_df, threshold=threshold, n_left=n_left, n_right=n_right,
                  dedupe=not link)
     m["ids_in_common"] = ids_in_common(pairs_df, truth_df)  # 0: the run used other ids
-    own = pairs is None or len(pairs_df) == int(d.get("pairs", -1))  # the run's pairs
-    if own and d.get("settings", {}).get("threshold") is not None:
-        # kept only above the threshold: the candidates were all compared pairs (counted)
+    cut = d.get("settings", {}).get("threshold")
+    col = "match_probability" if "match_probability" in pairs_df else "score"
+    own = pairs is None or (len(pairs_df) == int(d.get("pairs", -1)) and (  # the run's own
+        col not in pairs_df or bool((pairs_df[col] >= (cut or 0)).all())))
+    if own and cut is not None:  # the candidates were all compared pairs (counted)
         compared = sum(int(t.get("comparisons", 0)) for t in d.get("tasks", []))
         m["n_candidates"] = compared
         m["pair_completeness"] = None  # unknown: the candidates below the threshold are gone
@@ -320,10 +322,8 @@ def _prediction_table(prediction: Any) -> str:
 def render_html(report: Any, *, quality: Mapping[str, Any] | None = None,
                 title: str | None = None) -> str:
     """The HTML page (a string) for ``report`` (a RunReport or its dict/JSON form).
-
     ``quality`` (e.g. from :func:`quality_from_truth` or ``erblock.evaluate``) adds the
-    quality section; without it the report's own ``quality`` entry is used if present.
-    """
+    quality section; without it the report's own ``quality`` entry is used if present."""
     d = _as_dict(report)
     quality = quality if quality is not None else d.get("quality")
     n = int(d["n_tasks"])

@@ -34,4 +34,6 @@ def as_python(x: Any) -> Any:
     Anything else is returned as it is, so a checked argument can be stored through this
     whatever its type.
     """
+    if isinstance(x, np.floating):  # float(), not .item(): np.longdouble stays NumPy's
+        return float(x)
     return x.item() if isinstance(x, np.generic) else x

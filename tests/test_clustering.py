@@ -151,6 +151,10 @@ def test_cluster_errors_name_the_problem():
         cluster(pd.DataFrame({"left_id": [1.0, np.nan], "right_id": [2.0, 3.0]}))
     with pytest.warns(UserWarning, match="no id of ids= .* is among the pairs' ids"):
         cluster(scored, 0.5, ids=["1", "2", "3", "4"])
+    mixed = pd.DataFrame({"left_id": [1, 2], "right_id": ["2", "3"]})
+    with pytest.warns(UserWarning, match=r"ids= \(int64\) is among the pairs' ids "
+                                         r"\(int64/(object|str); 1 is not '1'\)"):
+        cluster(mixed, ids=[7, 8])
     with warnings.catch_warnings():  # object ids that do meet the pairs' int ids: silent
         warnings.simplefilter("error")
         got = cluster(scored, 0.5, ids=pd.Index([1, 2, 3, 4, 5], dtype=object))

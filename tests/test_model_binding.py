@@ -220,6 +220,11 @@ def test_summary_of_a_key_pass_is_what_its_pairs_are_weighed_with(client):
                 assert row.empty and weight == 0.0
                 continue
             assert row["match_weight"].item() == pytest.approx(weight)
+    assert type(model.summary(key_pass=np.int64(1)).attrs["key_pass"]) is int  # parquet-able
+    model.pass_keys_ = []  # as a model fitted on given pairs alone
+    with pytest.raises(ValueError, match="fitted without key passes .* got 0"):
+        model.summary(key_pass=0)
+    model.pass_keys_ = ["a", "b"]
     for bad in (2, -1, True, "0"):
         with pytest.raises(ValueError, match="key_pass must be the index of one of the "
                                              r"model's 2 key pass\(es\)"):

@@ -167,6 +167,10 @@ def test_quality_from_truth_counts_against_sets(run_dir):
     # the run's own pairs given explicitly (erblock report --pairs) are still cut pairs
     q1 = quality_from_truth(json.loads(rep.read_text()), truth, pairs=pairs)
     assert q1 == q
+    # as many pairs, but some below the run's threshold: not its pairs, the candidates
+    low = pairs.assign(score=pairs["score"].to_numpy() * 0 + 0.1)
+    q3 = quality_from_truth(json.loads(rep.read_text()), truth, pairs=low, threshold=0.0)
+    assert q3["n_candidates"] == len(got) and q3["pair_completeness"] is not None
     # other pairs given explicitly (here: all but one of them) are the candidates
     fewer = pairs.iloc[1:]
     q2 = quality_from_truth(json.loads(rep.read_text()), truth, pairs=fewer)

@@ -150,8 +150,9 @@ def cluster(
         if index is not None and index.hasnans:
             raise ValueError(f"cluster: {name} hold missing record ids; every record needs one")
     if given is not None and len(given) and len(seen) and not given.isin(seen).any():
+        dtypes = "/".join(sorted({str(pairs[c].dtype) for c in ("left_id", "right_id")}))
         warnings.warn(f"cluster: no id of ids= ({given.dtype}) is among the pairs' ids "
-                      f"({pairs['left_id'].dtype}; 1 is not '1'): each of ids= is its own entity",
+                      f"({dtypes}; 1 is not '1'): each of ids= is its own entity",
                       UserWarning, stacklevel=2)
     kept = _selected(pairs, threshold, score_column)
     nodes = _sorted_unique(joined)

@@ -38,10 +38,13 @@ def summary(model: FellegiSunter, key_pass: int | None = None) -> pd.DataFrame:
     if key_pass is not None:
         n = len(model.pass_keys_)
         if isinstance(key_pass, bool) or not isinstance(key_pass, (int, np.integer)) or not (
-                0 <= key_pass < max(n, 1)):
+                0 <= key_pass < n):
             raise ValueError(f"summary: key_pass must be the index of one of the model's "
-                             f"{n} key pass(es) (0 to {max(n - 1, 0)}), got {key_pass!r}")
-        sess = model._pass_sessions().get(int(key_pass), {})
+                             f"{n} key pass(es) (0 to {n - 1}), got {key_pass!r}" if n else
+                             "summary: this model was fitted without key passes (on given "
+                             f"pairs): no key_pass to show, got {key_pass!r}")
+        key_pass = int(key_pass)
+        sess = model._pass_sessions().get(key_pass, {})
     over_m, over_u = sess.get("m_selected", {}), sess.get("u_selected", {})
     rows = []
     specs = model.specs_ or ()
