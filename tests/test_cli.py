@@ -44,6 +44,37 @@ def test_parse_compare_forms():
         parse_compare("title")
 
 
+def test_a_backslash_escapes_the_separators_in_column_names(tmp_path, capsys):
+    """Columns named addr:city or a+b (OpenStreetMap tags, flattened JSON) are written
+    with a backslash before the separator, in --key (nested keys too) and --compare;
+    errors show the form as given; a run on such columns equals the brute force."""
+    from erblock.blocking import Column, SortedNeighbourhood, Tokens
+
+    assert parse_key(r"addr\:city") == Column("addr:city")
+    assert parse_key(r"prefix:addr\:city:3") == Prefix("addr:city", 3)
+    assert parse_key(r"a\+b+c") == Composite((Column("a+b"), Column("c")))
+    assert parse_key(r"sn:addr\:city:5") == SortedNeighbourhood(Column("addr:city"), 5)
+    assert parse_key(r"purge:auto:tokens:t\:x").to_dict()["key"] == Tokens("t:x").to_dict()
+    assert parse_key(r"back\\slash") == Column("back\\slash")
+    c = parse_compare(r"a\=b=c\:d:exact")
+    assert (c.column, c.right_column, c.method) == ("a=b", "c:d", "exact")
+    assert parse_compare(r"dob:date:format=%Y\:%m").option["format"] == "%Y:%m"
+    with pytest.raises(ValueError, match=r"'x' is not an integer"):
+        parse_key(r"prefix:addr\:city:x")
+    with pytest.raises(ValueError, match=r"cannot read 'bogus:addr\\:city:3'"):
+        parse_key(r"bogus:addr\:city:3")
+    df = pd.DataFrame({"addr:city": ["paris", "paris", "rome", "rome", "paris"],
+                       "a+b": ["x", "x", "y", "z", "x"],
+                       "name": ["anna", "anne", "bob", "rob", "zed"]})
+    df.to_csv(tmp_path / "p.csv", index=False)
+    assert main(["dedupe", str(tmp_path / "p.csv"), "--key", r"addr\:city", "--compare",
+                 r"a\+b:exact", "--compare", "name:jaro_winkler", "-o",
+                 str(tmp_path / "out"), "--quiet"]) == 0
+    got = pd.read_parquet(tmp_path / "out")
+    assert set(pair_list(got)) == brute_dedupe(df, ["addr:city"])
+    assert "a+b_exact" in got.columns
+
+
 def test_parse_compare_reads_booleans_and_number_lists():
     """tf=False was the text 'False' (true in Python: the adjustment stayed on), and
     thresholds had no command-line spelling; a date format with commas stays text."""

@@ -38,3 +38,46 @@ def option_float(spec: Any, field: str) -> None:
     v = getattr(spec, field)
     if isinstance(v, numbers.Real) and not isinstance(v, bool):
         object.__setattr__(spec, field, int(v) if isinstance(v, numbers.Integral) else float(v))
+
+
+#: separators of the command-line forms a column name may hold, written with a backslash
+#: before them (``--key addr\:city``), and the private-use characters they stand as while
+#: the form is split
+_ESCAPED = {":": "\ue000", "+": "\ue001", "=": "\ue002", "\\": "\ue003"}
+
+
+def hide_escapes(text: str) -> str:
+    """``text`` with every backslash-escaped separator (``\\:``, ``\\+``, ``\\=``,
+    ``\\\\``) as a character no split touches; :func:`restore_escapes` gives them back."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in _ESCAPED:
+            out.append(_ESCAPED[text[i + 1]])
+            i += 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def restore_escapes(value: Any) -> Any:
+    """``value`` (a string, or the dicts and lists of a spec's ``to_dict``) with the
+    hidden separators back as the literal characters they escaped."""
+    if isinstance(value, str):
+        for char, hidden in _ESCAPED.items():
+            value = value.replace(hidden, char)
+        return value
+    if isinstance(value, dict):
+        return {k: restore_escapes(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(restore_escapes(v) for v in value)
+    return value
+
+
+def restore_in_message(message: str) -> str:
+    """An error message about a form whose escapes were hidden, with them as the user
+    wrote them (``addr\\:city``), also where the message shows a part by its ``repr``."""
+    for char, hidden in _ESCAPED.items():
+        message = message.replace(hidden, "\\" + char).replace(
+            repr(hidden)[1:-1], "\\" + char)
+    return message

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
+from .cli_args import hide_escapes, restore_escapes, restore_in_message
 from .keys import Column, Composite, KeySpec, Lower, Phonetic, Prefix, Token
 from .minhash import MinHash
 from .multi import Items, QGrams, Tokens
@@ -41,12 +42,26 @@ def cli_key_forms() -> list[str]:
 
 def parse_key(text: str) -> KeySpec:
     """A key from its command-line form: ``COLUMN``, ``prefix:COLUMN:N`` and the other
-    forms of :func:`cli_key_forms`; parts joined with ``+`` make a composite key."""
+    forms of :func:`cli_key_forms`; parts joined with ``+`` make a composite key. A column
+    whose name holds ``:``, ``+`` or ``=`` is written with a backslash before them
+    (``prefix:addr\\:city:3``)."""
+    hidden = hide_escapes(text)
+    if hidden == text:
+        return _parse_key(text, text)
+    try:
+        spec = _parse_key(hidden, text)
+    except ValueError as exc:  # a part named in the message: with its escapes as given
+        raise ValueError(restore_in_message(str(exc))) from exc
+    return key_from_dict(restore_escapes(spec.to_dict()))
+
+
+def _parse_key(text: str, given: str) -> KeySpec:
+    """:func:`parse_key` of ``text`` (its escapes hidden), naming ``given`` in errors."""
     if not text.strip():
-        raise ValueError(f"--key {text!r}: empty key")
+        raise ValueError(f"--key {given!r}: empty key")
     parts = text.split("+")
     if not all(p.strip() for p in parts):
-        raise ValueError(f"--key {text!r}: an empty part between '+' signs (a composite key "
+        raise ValueError(f"--key {given!r}: an empty part between '+' signs (a composite key "
                          "is PART+PART, e.g. city+prefix:surname:3)")
     by_name = {n: k for k in KEY_KINDS.values() for n in k.cli_names}
     specs: list[KeySpec] = []
@@ -54,7 +69,7 @@ def parse_key(text: str) -> KeySpec:
         name, *args = part.split(":")
         cls = Column if not args else by_name.get(name)
         if cls is None:
-            raise ValueError(f"--key {text!r}: cannot read {part!r}; expected one of "
+            raise ValueError(f"--key {given!r}: cannot read {part!r}; expected one of "
                              f"{', '.join(cli_key_forms())}")
         try:
             # kinds that wrap a key read it with parse_key (older kinds take two arguments)
@@ -62,5 +77,5 @@ def parse_key(text: str) -> KeySpec:
             specs.append(cls.from_cli(name, args, parse_key) if nested
                          else cls.from_cli(name, args))
         except ValueError as exc:
-            raise ValueError(f"--key {text!r}: {exc}") from exc
+            raise ValueError(f"--key {given!r}: {exc}") from exc
     return specs[0] if len(specs) == 1 else Composite(tuple(specs))

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..blocking.cli_args import hide_escapes, restore_escapes, restore_in_message
 from ..scalars import as_python, is_number
 from .methods import METHODS, Method, Prepared, get_method
 
@@ -191,10 +192,22 @@ def comparison(column: str, method: str, weight: float = 1.0, name: str = "",
 def parse_compare(text: str) -> Comparison:
     """A comparison from its command-line form ``COLUMN:METHOD[:OPTION=VALUE...]``
     (``LEFT=RIGHT:METHOD`` for link with different names; option ``weight=W``). Option
-    values are read as numbers when they look like numbers."""
+    values are read as numbers when they look like numbers. A column whose name holds
+    ``:`` or ``=`` is written with a backslash before them (``addr\\:city:name``)."""
+    given, text = text, hide_escapes(text)
+    if text == given:
+        return _parse_compare(text, given)
+    try:
+        return _parse_compare(text, given)
+    except ValueError as exc:
+        raise ValueError(restore_in_message(str(exc))) from exc
+
+
+def _parse_compare(text: str, given: str) -> Comparison:
+    """:func:`parse_compare` of ``text`` (its escapes hidden), naming ``given`` in errors."""
     bits = text.split(":")
     if len(bits) < 2 or not bits[0] or not bits[1]:
-        raise ValueError(f"--compare {text!r}: expected COLUMN:METHOD, e.g. name:jaro_winkler")
+        raise ValueError(f"--compare {given!r}: expected COLUMN:METHOD, e.g. name:jaro_winkler")
     col, method, rest = bits[0], bits[1], bits[2:]
     left, _, right = col.partition("=")
     opts: dict[str, Any] = {}
@@ -202,19 +215,20 @@ def parse_compare(text: str) -> Comparison:
     for item in rest:
         key, eq, value = item.partition("=")
         if not eq or not key:
-            raise ValueError(f"--compare {text!r}: option {item!r} must be NAME=VALUE")
+            raise ValueError(f"--compare {given!r}: option {item!r} must be NAME=VALUE")
         if key == "weight":
             try:
                 weight = float(value)
             except ValueError:
-                raise ValueError(f"--compare {text!r}: {value!r} is not a number") from None
+                raise ValueError(f"--compare {given!r}: {value!r} is not a number") from None
         else:
-            opts[key] = _cli_value(value)
+            opts[restore_escapes(key)] = restore_escapes(_cli_value(value))
     try:
-        return Comparison(left, method, weight, right_column=right,
+        return Comparison(restore_escapes(left), restore_escapes(method), weight,
+                          right_column=restore_escapes(right),
                           options=tuple(sorted(opts.items())))
     except ValueError as exc:
-        raise ValueError(f"--compare {text!r}: {exc}") from None
+        raise ValueError(f"--compare {given!r}: {exc}") from None
 
 
 def _cli_value(text: str) -> Any:
