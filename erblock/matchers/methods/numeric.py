@@ -8,7 +8,9 @@ around the number is dropped (``$1,299.99``, ``USD 20``, ``20.00 EUR``, ``12 kg`
 commas between groups of three digits are thousands separators (``1,299.99`` is 1299.99).
 Nothing is guessed beyond that: ``1.299,99`` or ``2x4`` are no numbers. What is not a
 number is missing, and the present ones are counted in the run report
-(``invalid_<comparison>``), as for dates.
+(``invalid_<comparison>``), as for dates. Numbers are compared as float64, so integers
+beyond 2**53 (16 digits and more: card numbers, long ids) lose their last digits and
+neighbours compare equal; such codes are text to compare with ``exact``.
 """
 
 from __future__ import annotations
