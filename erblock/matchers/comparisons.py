@@ -195,11 +195,11 @@ def parse_compare(text: str) -> Comparison:
     values are read as numbers when they look like numbers. A column whose name holds
     ``:`` or ``=`` is written with a backslash before them (``addr\\:city:name``)."""
     given, text = text, hide_escapes(text)
-    if text == given:
-        return _parse_compare(text, given)
     try:
         return _parse_compare(text, given)
     except ValueError as exc:
+        if text == given:  # no escapes: the message as it is
+            raise
         raise ValueError(restore_in_message(str(exc))) from exc
 
 
