@@ -63,7 +63,9 @@ def require_column(df: Any, name: str, column: str, role: str) -> None:
     close = difflib.get_close_matches(column, cols, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     if column in [str(n) for n in getattr(df.index, "names", ()) if n is not None]:
-        hint = (f"; {column!r} is the record id (the index): a key or comparison on it "
+        hint = (f"; {column!r} is the index, which is the record id without id=: drop id="
+                if role == "id" else
+                f"; {column!r} is the record id (the index): a key or comparison on it "
                 "needs it as a column too (e.g. df[col] = df.index, or another --id)")
     more = "…" if len(cols) > 20 else ""
     raise KeyError(f"{role} column {column!r} is not in {name} (columns: {cols[:20]}{more}){hint}")
@@ -143,6 +145,23 @@ def holds_text(df: Any, column: str) -> bool:
             and pd.api.types.infer_dtype(df[column], skipna=True) == "string")
 
 
+def id_columns(id: Any, link: bool) -> tuple[str | None, str | None]:
+    """The id column of each input from ``id=``: None (the index), a column name for
+    both, or for a link a pair ``(left, right)`` (either None: that input's index)."""
+    pair = tuple(id) if isinstance(id, (tuple, list)) else (id, id)
+    if isinstance(id, (tuple, list)) and (len(pair) != 2 or not link and pair[1] not in (
+            None, pair[0])):
+        raise ValueError(
+            f"id: expected one column name, or for a link a pair (left, right), got {id!r}"
+            if link else f"id: a dedupe has one input, so one id column name, got {id!r}")
+    for col in pair:
+        if col is not None and not isinstance(col, str):
+            raise TypeError(f"id: the id column must be named by text (or None: the index), "
+                            f"got {col!r} ({type(col).__name__}); rename the columns "
+                            "first, e.g. df.columns = df.columns.astype(str)")
+    return pair[0], pair[1]
+
+
 def check_ids(df: Any, name: str, id_column: str | None) -> bool:
     """Check id uniqueness now for pandas; return True when the profile must check (Dask)."""
     if id_column is not None:
@@ -157,12 +176,11 @@ def check_ids(df: Any, name: str, id_column: str | None) -> bool:
     ids = df[id_column] if id_column else df.index
     if not ids.is_unique:
         dup = pd.Index(ids)[pd.Index(ids).duplicated()][:3].tolist()
-        what = f"column {id_column!r}" if id_column else "index"
-        raise ValueError(
-            f"{name}: the {what} has repeated labels (e.g. {dup}); erblock reports pairs by "
-            "record id, so each record needs its own. Use df.reset_index(drop=True) or pass "
-            "id='<a unique column>'"
-        )
+        what = f"id column {id_column!r}" if id_column else "index"
+        fix = ("pass id= a column whose values are unique, or drop id= to use the index"
+               if id_column else "use df.reset_index(drop=True) or pass id='<a unique column>'")
+        raise ValueError(f"{name}: the {what} has repeated labels (e.g. {dup}); erblock "
+                         f"reports pairs by record id, so each record needs its own: {fix}")
     if ids.hasnans:
         raise ValueError(f"{name}: record ids must not be missing")
     return False

@@ -233,6 +233,39 @@ def test_a_missing_id_on_a_dask_frame_is_refused_as_on_pandas(client):
                                strategy=strategy, client=client)
 
 
+def test_bad_id_arguments_name_id_and_what_was_expected(client):
+    """id= given a non-text label, a malformed pair, or a second column in a dedupe: a
+    clear error naming id= (they crashed with 'int' is not iterable or IndexError, or a
+    dedupe ignored the second name)."""
+    df = pd.DataFrame({0: [10, 11, 12], "rid": [1, 2, 3], "k": [1, 1, 2]})
+    with pytest.raises(TypeError, match=r"id: the id column must be named by text .*got 0 "
+                                        r"\(int\)"):
+        erblock.candidates(df, key="k", id=0)
+    with pytest.raises(ValueError, match=r"id: expected one column name, or for a link a "
+                                         r"pair \(left, right\), got \('rid',\)"):
+        erblock.candidates(df, df, key="k", id=("rid",))
+    with pytest.raises(ValueError, match=r"id: a dedupe has one input, so one id column"):
+        erblock.candidates(df, key="k", id=("rid", "no_such_col"))
+    assert len(erblock.candidates(df, key="k", id=["rid", None], client=client)) == 1
+    assert len(erblock.candidates(df, df, key="k", id=["rid", "rid"], client=client)) == 5
+
+
+def test_repeated_ids_in_an_id_column_are_named_for_pandas_and_dask(client):
+    df = pd.DataFrame({"rid": [1, 2, 2, 3], "k": ["x"] * 4})
+    fix = "pass id= a column whose values are unique"
+    with pytest.raises(ValueError, match=rf"df: the id column 'rid' has repeated labels "
+                                         rf"\(e.g. \[2\]\).*{fix}"):
+        erblock.candidates(df, key="k", id="rid")
+    with pytest.raises(ValueError, match=rf"df: the id column 'rid' holds repeated values "
+                                         rf"\(1 ids repeat.*{fix}"):
+        erblock.candidates(dd.from_pandas(df, npartitions=2), key="k", id="rid",
+                           client=client)
+    named = df.set_index("rid")
+    with pytest.raises(KeyError, match=r"'rid' is the index, which is the record id without "
+                                       r"id=: drop id="):
+        erblock.candidates(named, key="k", id="rid")
+
+
 def test_a_multiindex_is_refused_with_what_to_do():
     df = DF.set_axis(pd.MultiIndex.from_tuples([(1, "a"), (1, "b"), (2, "a"), (2, "b"),
                                                 (3, "a")]))

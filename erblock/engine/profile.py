@@ -76,8 +76,10 @@ def _record_counts(records: Sequence[int], not_blocked: Sequence[int]) -> dict[s
             "not_blocked": int(nb[SRC_R] + nb[SRC_S])}
 
 
-def check_unique_ids(ids: dict[int, list[np.ndarray]], link: bool, where: str = "") -> None:
-    """Raise when the id hashes of a source repeat (Dask input is checked while profiling)."""
+def check_unique_ids(ids: dict[int, list[np.ndarray]], link: bool, where: str = "",
+                     id_columns: Sequence[str | None] = (None, None)) -> None:
+    """Raise when the id hashes of a source repeat (Dask input is checked while profiling);
+    ``id_columns``: the id column of each source (None: its index), for the message."""
     for src, chunks in ids.items():
         if not chunks:
             continue
@@ -88,6 +90,14 @@ def check_unique_ids(ids: dict[int, list[np.ndarray]], link: bool, where: str = 
             raise ValueError(f"{which}: record ids must not be missing ({missing} are{where}); "
                              "pass id='<a unique column without missing values>'")
         _, counts = np.unique(hashes, return_counts=True)
+        column = id_columns[src] if src < len(id_columns) else None
+        if (counts > 1).any() and column is not None:
+            raise ValueError(
+                f"{which}: the id column {column!r} holds repeated values "
+                f"({int((counts > 1).sum())} ids repeat{where}; ids are told apart by a hash "
+                "of their text, so 1 and '1' in one object column count as one); erblock "
+                "reports pairs by id, so every record needs its own: pass id= a column whose "
+                "values are unique")
         if (counts > 1).any():
             raise ValueError(
                 f"{which}: record ids are not unique ({int((counts > 1).sum())} ids repeat"
@@ -136,7 +146,7 @@ def profile_bdm(client: Executor, job: Job, sources: Sequence[Source],
         records[src] += res["records"]
         if "ids" in res:
             ids[src].append(res["ids"])
-    check_unique_ids(ids, job.link)
+    check_unique_ids(ids, job.link, id_columns=job.id_columns)
     rows = _bdm_rows(results)
     return Profile("bdm", _bdm(rows, _n_parts(sources), job.link),
                    _record_counts(records[: len(sources)], _not_blocked(rows)))
@@ -159,7 +169,8 @@ def profile_sketch(client: Executor, job: Job, sources: Sequence[Source],
         show_progress(futures, "profile")
     results = client.gather(futures)
     check_unique_ids({s.src: [res["ids"]] if "ids" in res else []
-                      for s, res in zip(sources, results)}, job.link)
+                      for s, res in zip(sources, results)}, job.link,
+                     id_columns=job.id_columns)
     prof = SketchProfile(spec, results[SRC_R]["sketch"],
                          results[SRC_S]["sketch"] if job.link else None, job.link,
                          _n_parts(sources))
@@ -218,7 +229,7 @@ def profile_sample(client: Executor, job: Job, sources: Sequence[Source],
         records[src] += res["records"]
         if "ids" in res:
             ids[src].append(res["ids"])
-    check_unique_ids(ids, job.link, " in the sampled partitions")
+    check_unique_ids(ids, job.link, " in the sampled partitions", job.id_columns)
     scale = [mi / t if t else 0.0 for mi, t in zip(m, taken)]
     nb = _not_blocked(rows)
     counts = _record_counts([round(records[s] * scale[s]) for s in (SRC_R, SRC_S)],
