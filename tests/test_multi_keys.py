@@ -88,10 +88,14 @@ def _check(pairs: pd.DataFrame, expected: set, planned_raw: int | None, plan) ->
     assert report.comparisons == len(expected)
     if not plan.estimated:
         assert (report.task_comparisons <= plan.loads).all(), "a task did more than planned"
+        not_compared = report.prediction["planned_pairs_not_compared"]
+        assert not_compared == plan.total_comparisons - len(expected)
         skipped = report.prediction["repeat_pairs_skipped"]
-        assert skipped == plan.total_comparisons - len(expected)
-        if planned_raw is not None:  # sorted-neighbourhood blocks hold more than its pairs
+        if planned_raw is not None:  # no sorted neighbourhood: the rest are repeats
             assert plan.total_comparisons == planned_raw
+            assert skipped == not_compared
+        else:  # its blocks hold pairs beyond the window, which are no repeats
+            assert skipped is None
 
 
 # every strategy on the richest mix; the other key sets on a split and a cell strategy

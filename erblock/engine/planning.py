@@ -127,9 +127,10 @@ def plan_from(profile: Profile, job: Job, r: int, model: CostModel, threads: int
     return plan.with_profile(profile.data) if explain else plan
 
 
-def prediction(plan: Plan, report: RunReport, calibration_seconds: float = 0.0
-               ) -> dict[str, Any]:
-    """The plan's prediction next to what ``report`` measured."""
+def prediction(plan: Plan, report: RunReport, calibration_seconds: float = 0.0,
+               windowed: bool = False) -> dict[str, Any]:
+    """The plan's prediction next to what ``report`` measured (``windowed``: the job has
+    a sorted-neighbourhood pass)."""
     pred = plan.prediction
     measured = float(report.phases.get("route_compare", 0.0))
     predicted = pred.makespan if pred is not None else 0.0
@@ -154,9 +155,11 @@ def prediction(plan: Plan, report: RunReport, calibration_seconds: float = 0.0
         out["sample"] = sample
     if plan.estimated:
         out["loads_estimated"] = True  # planned comparisons are estimates
-    else:
-        # exact plans: the difference is the pairs found by several passes (compared once)
-        out["repeat_pairs_skipped"] = plan.total_comparisons - report.comparisons
+    else:  # exact plans: what the plan counted and no task compared
+        out["planned_pairs_not_compared"] = plan.total_comparisons - report.comparisons
+        # the pairs found by several passes or blocks (compared once); a sorted-
+        # neighbourhood pass's blocks also hold pairs beyond its window: no such count
+        out["repeat_pairs_skipped"] = None if windowed else out["planned_pairs_not_compared"]
     if pred is not None and pred.candidates:
         out["candidates"] = [c.to_dict() for c in pred.candidates]
     if pred is not None:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..attrs import SharedDict
+from ..blocking.neighbourhood import window_of
 from ..matchers.assignment import assign
 from ..matchers.scoring.base import PASS_COLUMN, ModelWarning, ScoringModel
 from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
@@ -244,7 +245,8 @@ def run(job: Job, frames: Sequence[Any], client: Executor, *, check_ids: Sequenc
                                  else sum(s.pairs for s in tasks)),  # what came out
                        model=({**scoring.report(), "examples": examples}
                               if scoring is not None and scoring.fitted else None))
-    report = dataclasses.replace(report, prediction=prediction(plan, report, calibration))
+    report = dataclasses.replace(report, prediction=prediction(
+        plan, report, calibration, windowed=any(window_of(k) for k in job.keys)))
     if out_dir is not None:
         assert final_dir is not None  # set together with out_dir
         report.to_json(os.path.join(out_dir, REPORT_FILE))
