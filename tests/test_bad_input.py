@@ -385,8 +385,9 @@ def test_numpy_numbers_are_numbers(client):
     json.dumps(rep.to_dict())
     weighted = erblock.Comparison("name", "jaro_winkler", weight=np.float32(2.0))
     assert type(weighted.weight) is float and weighted.to_dict()["weight"] == 2.0
-    long = erblock.Comparison("name", "jaro_winkler", weight=np.longdouble(2))  # .item() keeps
-    assert type(long.weight) is float and json.dumps(long.to_dict())  # longdouble NumPy's
+    # np.longdouble's .item() is still NumPy's: the weight must come out a float anyway
+    long = erblock.Comparison("name", "jaro_winkler", weight=np.longdouble(2))
+    assert type(long.weight) is float and json.loads(json.dumps(long.to_dict()))["weight"] == 2.0
     num = erblock.Comparison("x", "numeric", options={"scale": np.int64(5)})
     json.dumps(num.to_dict())
     model = erblock.FellegiSunter(u_pairs=np.int64(1000), max_iter=np.int64(50))
