@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..scalars import as_python
+
 TRIANGLE = 0  #: all pairs inside one unit (dedupe)
 RECTANGLE = 1  #: all pairs left unit × right unit
 RANGE = 2  #: pairs [lo, hi) of one block in row-major order (PairRange)
@@ -165,7 +167,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
-        return value.item()
+        return as_python(value)
     if isinstance(value, Details):
         return value.to_dict()
     return value

@@ -90,7 +90,7 @@ def check_unique_ids(ids: dict[int, list[np.ndarray]], link: bool, where: str = 
             raise ValueError(f"{which}: record ids must not be missing ({missing} are{where}); "
                              "pass id='<a unique column without missing values>'")
         _, counts = np.unique(hashes, return_counts=True)
-        column = id_columns[src] if src < len(id_columns) else None
+        column = id_columns[src]
         if (counts > 1).any() and column is not None:
             raise ValueError(
                 f"{which}: the id column {column!r} holds repeated values "

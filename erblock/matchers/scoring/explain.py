@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ...scalars import is_int
 from ..levels import PROB_FLOOR
 from .base import probability
 
@@ -37,8 +38,7 @@ def summary(model: FellegiSunter, key_pass: int | None = None) -> pd.DataFrame:
     sess: Any = {}
     if key_pass is not None:
         n = len(model.pass_keys_)
-        if isinstance(key_pass, bool) or not isinstance(key_pass, (int, np.integer)) or not (
-                0 <= key_pass < n):
+        if not is_int(key_pass) or not 0 <= key_pass < n:
             raise ValueError(f"summary: key_pass must be the index of one of the model's "
                              f"{n} key pass(es) (0 to {n - 1}), got {key_pass!r}" if n else
                              "summary: this model was fitted without key passes (on given "
