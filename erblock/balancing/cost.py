@@ -345,8 +345,10 @@ def overhead_warning(n_tasks: int, comparisons: float, model: CostModel, threads
     comparisons need make the run last as long as those costs add up: 100,000 tasks for
     17,000 comparisons take minutes where 4 take a second. Warned only when the tasks'
     overhead is predicted above :data:`OVERHEAD_WARN_SECONDS` and above
-    :data:`OVERHEAD_WARN_RATIO` times the comparisons' own seconds, so a task count chosen
-    for balance (100 tasks of a few thousand comparisons) is never flagged.
+    :data:`OVERHEAD_WARN_RATIO` times the comparisons' own seconds, so under the default
+    cost model a task count chosen for balance (100 tasks of a few thousand comparisons)
+    is not flagged; a calibrated model that measured a larger cost a task (0.2 s and more
+    on one or two threads) flags it, as that is what the run will then cost.
     """
     threads = check_threads(threads)
     overhead = n_tasks * model.overhead_per_task / threads
