@@ -99,8 +99,8 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+def __dir__() -> list[str]:  # the public names only: no ``Any`` or ``importlib`` on tab
+    return sorted(set(__all__) | _SUBMODULES)
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs

@@ -65,3 +65,15 @@ def test_scheduler_address_that_does_not_answer():
 def test_reserved_column_names(client):
     with pytest.raises(ValueError, match="reserved"):
         erblock.dedupe(DF.assign(_erb_x=1), key="k", compare={"name": "jaro"}, client=client)
+
+
+def test_public_namespace_lists_the_api_only():
+    """``dir(erblock)`` (tab completion) shows the API and its subpackages, each of which
+    resolves, and none of ``__init__``'s own imports."""
+    import erblock as eb
+
+    listed = set(dir(eb))
+    assert set(eb.__all__) <= listed
+    assert not {"Any", "TYPE_CHECKING", "annotations", "importlib"} & listed
+    for name in sorted(listed - {"__version__"}):
+        assert getattr(eb, name) is not None, name
