@@ -732,3 +732,35 @@ def test_quality_benchmark_quick_run(client, tmp_path, monkeypatch):
     assert r["candidates"] > 0 and 0 < r["default"]["f1"] <= 1
     assert (tmp_path / "quality.json").exists()
     assert "## Quality" in (tmp_path / "quality.md").read_text()
+
+
+def test_labels_correct_an_em_run_through_its_match_weight(client):
+    """The guide's recipe for a few labelled pairs: a logistic model fitted on a scored
+    run's similarities *and* its match_weight, applied to the scored pairs. It reads the
+    weight (changing it changes the probability); as ``scoring=`` of a run it is refused
+    with a message that says how to use it, not as a mismatch of ``compare=``."""
+    pytest.importorskip("sklearn")
+    from erblock.datasets import generate
+
+    df_r, df_s, *_ = generate(800, kind="person", task="link", dup_rate=0.5, seed=31)
+    truth = pd.DataFrame({"left_id": df_r.index, "entity": df_r["entity_id"]}).merge(
+        pd.DataFrame({"right_id": df_s.index, "entity": df_s["entity_id"]}), on="entity")
+    compare = {"first_name": "name", "surname": "name", "dob": "date"}
+    cols = list(compare)
+    pairs = erblock.link(df_r[cols], df_s[cols], key=erblock.prefix("surname", 1),
+                         compare=compare, scoring="em", client=client)
+    sims = [f"{c}_{k}" for c, k in compare.items()]
+    sample = pairs.sample(300, random_state=0)
+    model = SupervisedModel("logistic").fit(sample, truth[["left_id", "right_id"]],
+                                            features=[*sims, "match_weight"])
+    decided = model.apply(pairs)
+    assert len(decided) == len(pairs) and model.features_[-1] == "match_weight"
+    lower = model.apply(pairs.assign(match_weight=pairs["match_weight"] - 5.0))
+    assert (lower["match_probability"] < decided["match_probability"]).all()
+    q = erblock.evaluate(decided[decided["match_probability"] >= 0.5],
+                         truth[["left_id", "right_id"]])
+    found = erblock.evaluate(pairs, truth[["left_id", "right_id"]])  # the candidates'
+    assert q["precision"] >= 0.9 and q["tp"] >= 0.9 * found["tp"], (q, found)
+    with pytest.raises(ValueError, match=r"apply this one to the scored pairs"):
+        erblock.link(df_r[cols], df_s[cols], key=erblock.prefix("surname", 1),
+                     compare=compare, scoring=model, client=client)

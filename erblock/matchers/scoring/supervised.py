@@ -123,6 +123,12 @@ class SupervisedModel(ScoringModel):
                              "(model.fit(pairs, truth))")
         names = [c.name for c in as_comparisons(compare)]
         missing = [f for f in self.features_ or () if f not in names]
+        scored = [f for f in missing if f in ("match_weight", "match_probability")]
+        if scored:
+            raise ValueError(f"scoring: the model was fitted on {scored}, the output of "
+                             "another scoring model, which a run does not compute before "
+                             "it; run with that model (scoring='em' or its saved model) and "
+                             "apply this one to the scored pairs: model.apply(pairs)")
         if missing:
             raise ValueError(f"scoring: the model needs similarity columns {missing}, but this "
                              f"run compares {names}; use the same compare= as when fitting")
