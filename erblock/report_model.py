@@ -60,9 +60,20 @@ def _sessions_table(sessions: Sequence[Mapping[str, Any]]) -> str:
                    "λ of the session", "iterations", "converged", "used"), [
         (html.escape(", ".join(map(str, s.get("passes", [])))), _num(s.get("pairs")),
          html.escape(", ".join(s.get("deactivated", [])) or "–"),
-         html.escape(", ".join(s.get("m_fixed", [])) or "–"), _num(s.get("lambda")),
+         html.escape(", ".join(s.get("m_fixed", [])) or "–"), _num(_session_lambda(s)),
          _num(s.get("n_iter")), "yes" if s.get("converged") else "<b>no</b>",
          _used(s)) for s in sessions], numeric={1, 4, 5})
+
+
+def _session_lambda(s: Mapping[str, Any]) -> Any:
+    """The session's λ; with three classes, the prior its pairs are scored with (matches
+    against non-matches: π_M / (π_M + π_U), as
+    :func:`erblock.matchers.scoring.weights.pass_sessions` gives it)."""
+    rel = s.get("related")
+    if not rel or not rel.get("pi"):
+        return s.get("lambda")
+    pi = rel["pi"]
+    return float(pi[0]) / max(float(pi[0]) + float(pi[2]), 1e-300)
 
 
 def _used(s: Mapping[str, Any]) -> str:

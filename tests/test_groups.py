@@ -409,6 +409,33 @@ def test_a_postcode_pass_over_families_keeps_its_housemates_apart(client):
     assert late["related"]["pi"][1] > 0.02, late["related"]["pi"]
     got = erblock.evaluate(pairs[pairs["match_probability"] >= 0.5], truth)
     assert got["precision"] >= 0.98 and got["recall"] >= 0.9, got
+    _waterfalls_of_run_pairs_are_the_model_s_parts(model, pairs, a)
+
+
+def _waterfalls_of_run_pairs_are_the_model_s_parts(model, pairs, a):
+    """A run's pairs lack the values term frequencies weigh; the waterfall takes the
+    adjustment from the pair's match_weight, and the related records' and groups' steps
+    are what the model adds with the value's term frequency (they were computed without
+    it, and the step named after the tf comparison showed its weight without tf)."""
+    from erblock.matchers.scoring import explain_pair
+
+    tf = [k for k, s in enumerate(model.specs_) if s.tf]
+    gamma = model.gamma_of(pairs)
+    exact = gamma[:, tf] == [model.specs_[k].n_levels - 1 for k in tf]
+    rows = np.flatnonzero(exact.sum(axis=1) == 1)[:40]  # one tf level agrees: exact split
+    assert len(rows) and model.has_related
+    values = {model.specs_[k].name: a.loc[pairs["left_id"].to_numpy()[rows],
+                                          model.comparisons_[k].column].to_numpy(object)
+              for k in tf}
+    parts = E.contributions(model, pairs.iloc[rows], values)
+    assert (parts[E.RELATED].abs() > 1e-3).any()
+    as_model = erblock.load_model(pairs)
+    for j, i in enumerate(rows):
+        for given in (None, as_model):  # the run's model, or the same model passed in
+            steps = explain_pair(pairs, int(i), model=given).set_index("step")["weight"]
+            assert steps.sum() == pytest.approx(pairs["match_weight"].iloc[i], abs=1e-6)
+            for name in parts.columns:
+                assert steps.get(name, 0.0) == pytest.approx(parts[name].iloc[j], abs=1e-3)
 
 
 def test_a_model_fitted_on_given_pairs_scores_them_with_its_related_records(client):
@@ -430,6 +457,9 @@ def test_a_model_fitted_on_given_pairs_scores_them_with_its_related_records(clie
                   blocking_columns=["surname"])
     (s,) = model.report()["sessions"]
     assert s["related"] is not None, s
+    # the pairs (no key pass) get the related records' term: summary() says so
+    assert model.summary().attrs["related"] and model.summary(key_pass=0).attrs["related"]
     scored = model.apply(cand)
+    assert (E.contributions(model, cand)[E.RELATED] < -1).any()
     got = erblock.evaluate(scored[scored["match_probability"] >= 0.5], truth)
     assert got["precision"] >= 0.9 and got["recall"] >= 0.7, got

@@ -279,3 +279,27 @@ def test_m_is_learnt_from_three_classes(same_dob):
     s0 = next(s for s in res.sessions if s.passes == (0,))
     for k in (0, 1, 2, 3, 4):
         np.testing.assert_allclose(s0.related["m"][k], res.m[k], err_msg=NAMES2[k])
+
+
+def test_the_report_shows_the_prior_a_three_class_pass_is_scored_with():
+    """The HTML sessions table showed the two-class EM λ of a session, not the prior its
+    pairs are weighed with when it has three classes: π_M / (π_M + π_U)."""
+    from erblock.matchers.scoring.weights import pass_sessions, prior
+    from erblock.report_model import _session_lambda, _sessions_table
+
+    s = {"passes": [2], "trained": True, "trusted": False, "lambda": 0.1014,
+         "related": {"pi": [0.0001, 0.3, 0.6999], "m": {}, "u": {}, "r": {}}}
+    used = pass_sessions([s])[2]["lambda"]
+    assert _session_lambda(s) == pytest.approx(used, rel=1e-12)
+    assert prior(_session_lambda(s)) == pytest.approx(prior(used))
+    assert "0.1014" not in _sessions_table([s])
+    assert _session_lambda({"lambda": 0.25}) == 0.25  # two classes: its own λ
+
+
+def test_explain_pair_says_that_i_is_a_position():
+    from erblock.matchers.scoring import explain_pair
+
+    pairs = pd.DataFrame({"left_id": [51], "right_id": [7], "match_weight": [1.0]})
+    for bad in ("51", 1.5, True):
+        with pytest.raises(TypeError, match="i must be the pair's position"):
+            explain_pair(pairs, bad, model={"kind": "fellegi_sunter"})

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...scalars import is_int
 from .base import FitContext, FitRequest, ModelWarning, ScoringModel, read_json
 from .charts import plot_waterfall, plot_weights
 from .explain import contributions, summary, waterfall
@@ -105,17 +106,26 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
                 "model; pass model=erblock.load_model('dir/_erblock_model.json'), the model "
                 "the run wrote beside its pairs")
         return explain_pair(_row_frame(pairs, i), 0, model, path)
-    own = model is None or (isinstance(model, Mapping)
-                            and model == pairs.attrs.get("erblock_model"))
+    if not is_int(i):
+        raise TypeError(f"explain_pair: i must be the pair's position (an int, 0 to "
+                        f"{len(pairs) - 1}), got {type(i).__name__} {i!r}; the position of "
+                        "ids a, b: int(np.flatnonzero((pairs.left_id == a) & "
+                        "(pairs.right_id == b))[0])")
+    carried = pairs.attrs.get("erblock_model")
+    # the pairs' match_weight is the model's unless they carry another one (a Dask
+    # output read back carries none: the model given is the run's, as documented)
+    own = model is None or carried is None or (isinstance(model, Mapping)
+                                               and model == carried)
     if model is None:
-        if "erblock_model" not in pairs.attrs:
+        if carried is None:
             raise ValueError("explain_pair: these pairs carry no model; pass model=")
-        model = load_model(pairs.attrs["erblock_model"])
-    elif isinstance(model, dict):
+        model = load_model(carried)
+    elif isinstance(model, Mapping):
         model = load_model(model)
+    own = own or carried == model.to_dict()
     if not 0 <= i < len(pairs):
         raise IndexError(f"explain_pair: pair {i} of {len(pairs)}")
-    table = waterfall(model, pairs.iloc[i], scored=own)
+    table = waterfall(model, pairs.iloc[int(i)], scored=own)
     if path is not None:
         ids = [pairs[c].iloc[i] if c in pairs.columns else None
                for c in ("left_id", "right_id")]  # a row of mixed dtypes makes them floats

@@ -14,6 +14,8 @@ import pandas as pd
 from ...scalars import is_int
 from ..levels import PROB_FLOOR
 from .base import probability
+from .groups import groups_term
+from .offline import OFFLINE_KEYS
 
 RELATED = "related records"  #: the contribution of a pass's third class (:mod:`.related`)
 GROUPS = "groups"  #: what scoring groups as mixtures changes (:mod:`.groups`)
@@ -36,6 +38,11 @@ def summary(model: FellegiSunter, key_pass: int | None = None) -> pd.DataFrame:
     """
     model.require_fitted()
     sess: Any = {}
+    # a model fitted on given pairs (model.fit) weighs pairs without a key pass with its
+    # own table and the related records' term of its one session (pass 0) if that found
+    # them; pairs with match_key 0 are that session's (summary(key_pass=0))
+    offline = list(model.pass_keys_) == [OFFLINE_KEYS]
+    related = offline and bool(model._pass_sessions().get(0, {}).get("related"))
     if key_pass is not None:
         n = len(model.pass_keys_)
         if not is_int(key_pass) or not 0 <= key_pass < n:
@@ -45,6 +52,7 @@ def summary(model: FellegiSunter, key_pass: int | None = None) -> pd.DataFrame:
                              f"pairs): no key_pass to show, got {key_pass!r}")
         key_pass = int(key_pass)
         sess = model._pass_sessions().get(key_pass, {})
+        related = bool(sess.get("related"))
     over_m, over_u = sess.get("m_selected", {}), sess.get("u_selected", {})
     rows = []
     specs = model.specs_ or ()
@@ -63,7 +71,7 @@ def summary(model: FellegiSunter, key_pass: int | None = None) -> pd.DataFrame:
             })
     out = pd.DataFrame(rows)
     out.attrs.update({"lambda": float(sess.get("lambda", model.lambda_)),
-                      "key_pass": key_pass, "related": bool(sess.get("related"))})
+                      "key_pass": key_pass, "related": related})
     return out
 
 
@@ -132,6 +140,11 @@ def waterfalls(model: FellegiSunter, rows: pd.DataFrame,
 
 def _steps(model: FellegiSunter, row: pd.DataFrame, gamma: np.ndarray, contrib: pd.Series,
            tf_values: dict[str, Any] | None, scored: bool) -> pd.DataFrame:
+    tf_rest: tuple[list[int], float] | None = None
+    if scored:  # tf values the pair lacks: from its own match_weight (and what they move)
+        solved = _tf_from_weight(model, row, gamma, contrib, tf_values)
+        if solved is not None:
+            contrib, tf_rest = solved
     prior_w = float(contrib["prior"])
     lam = 1.0 / (1.0 + 2.0 ** -prior_w)  # the pair's own prior: its key pass's λ if any
     where = "" if math.isclose(lam, model.lambda_ or 0.0, rel_tol=1e-6) else " (its key pass)"
@@ -143,6 +156,14 @@ def _steps(model: FellegiSunter, row: pd.DataFrame, gamma: np.ndarray, contrib: 
         label = (s.labels()[g] if g >= 0 else f"implied by {by[k]} (no evidence)"
                  if k in by and pd.notna(row[s.name].iloc[0]) else "null (no evidence)")
         steps.append({"step": s.name, "level": label, "weight": float(contrib[s.name])})
+    if tf_rest is not None and len(tf_rest[0]) == 1:
+        step = steps[1 + tf_rest[0][0]]
+        step["weight"] = float(contrib[step["step"]]) + tf_rest[1]
+        step["level"] = f"{step['level']} (with its value's term frequency)"
+    elif tf_rest is not None:
+        steps.append({"step": "term frequencies", "weight": tf_rest[1],
+                      "level": "of the agreeing values of " + ", ".join(
+                          specs[k].name for k in tf_rest[0])})
     if RELATED in contrib.index and float(contrib[RELATED]) != 0.0:
         steps.append({"step": RELATED, "level": "its key pass also finds related records",
                       "weight": float(contrib[RELATED])})
@@ -151,8 +172,6 @@ def _steps(model: FellegiSunter, row: pd.DataFrame, gamma: np.ndarray, contrib: 
         steps.append({"step": GROUPS, "level": "scored together: " + "; ".join(
             f"{n} (μ = {g.mu:.3g} of matches differ on all)"
             for n, g in zip(names, model.groups_)), "weight": float(contrib[GROUPS])})
-    if scored:
-        _tf_from_weight(model, row, gamma, tf_values, steps)
     out = pd.DataFrame(steps)
     out["cumulative"] = out["weight"].cumsum()
     out["probability"] = probability(out["cumulative"].to_numpy())
@@ -160,34 +179,54 @@ def _steps(model: FellegiSunter, row: pd.DataFrame, gamma: np.ndarray, contrib: 
 
 
 def _tf_from_weight(model: FellegiSunter, row: pd.DataFrame, gamma: np.ndarray,
-                    tf_values: dict[str, Any] | None, steps: list[dict[str, Any]]) -> None:
+                    contrib: pd.Series, tf_values: dict[str, Any] | None
+                    ) -> tuple[pd.Series, tuple[list[int], float]] | None:
     """A run's pairs do not carry the values term frequencies weigh (the report's
-    examples do): where a tf comparison agrees exactly without its value, the rest of
-    the pair's own ``match_weight`` is that value's term-frequency adjustment, so the
-    steps still add up to it (on the comparison's step, or one step for several)."""
+    examples do). Where a tf comparison agrees exactly without its value, the pair's own
+    ``match_weight`` tells the adjustment: the related records' and the groups' terms
+    depend on it too, so it is solved for (bisection: the weight grows with it) and
+    those terms recomputed with it. Returns the pair's contributions with them, and the
+    lacking comparisons with their adjustments' sum (exact for one, or for several
+    outside any group; several in a group are taken at the same point of their ranges);
+    None when no value lacks, or the weight is not this model's."""
     values = tf_values if tf_values is not None else model.pair_value_columns(row)
     specs = model.specs_ or ()
     lacking = [k for k, s in enumerate(specs) if s.tf and len(model.tf_.get(s.name, ()))
                and int(gamma[k]) == s.n_levels - 1 and s.name not in values]
     if not lacking or "match_weight" not in row.columns:
-        return
-    rest = float(row["match_weight"].iloc[0]) - sum(float(s["weight"]) for s in steps)
-    lo = hi = 0.0  # what the lacking values' adjustments can add up to
-    for k in lacking:
+        return None
+    target = float(row["match_weight"].iloc[0])
+    g, passes = gamma[None, :], model.passes_of(row)
+    base = model.weights_of(g, passes=passes)  # no tf
+    tf0 = model.tf_adjustments(g, values) if values else np.zeros_like(base)
+    lo, hi = np.zeros(len(lacking)), np.zeros(len(lacking))  # each adjustment's range
+    for i, k in enumerate(lacking):
         table = model.tf_[specs[k].name].to_numpy(np.float64)
         u = math.log2(max(float((model.u_ or [])[k][-1]), PROB_FLOOR))
-        lo += u - math.log2(max(float(table.max()), PROB_FLOOR))
-        hi += u - math.log2(max(float(table.min()), PROB_FLOOR))
-    if not lo - 1e-3 <= rest <= hi + 1e-3:  # not this model's weight (or rounded away)
-        return
-    if len(lacking) == 1:
-        step = steps[1 + lacking[0]]
-        step["weight"] = float(step["weight"]) + rest
-        step["level"] = f"{step['level']} (with its value's term frequency)"
-    else:
-        steps.append({"step": "term frequencies", "weight": rest,
-                      "level": "of the agreeing values of " + ", ".join(
-                          specs[k].name for k in lacking)})
+        lo[i] = u - math.log2(max(float(table.max()), PROB_FLOOR))
+        hi[i] = u - math.log2(max(float(table.min()), PROB_FLOOR))
+
+    def parts(x: float) -> tuple[pd.Series, float]:
+        tf = tf0.copy()
+        tf[0, lacking] = lo + x * (hi - lo)
+        w = base + tf
+        out = contrib.copy()
+        for k, s in enumerate(specs):
+            out[s.name] = float(base[0, k] + tf0[0, k])  # the lacking ones without tf
+        if RELATED in out.index:
+            out[RELATED] = float(model.related_of(g, passes, tf.sum(axis=1))[0])
+        if GROUPS in out.index:
+            out[GROUPS] = float(groups_term(w, model.groups_)[0])
+        return out, float(out.sum()) + float(tf[0, lacking].sum())
+
+    if not parts(0.0)[1] - 1e-3 <= target <= parts(1.0)[1] + 1e-3:
+        return None  # not this model's weight (or rounded away)
+    a, b = 0.0, 1.0
+    for _ in range(60):
+        mid = 0.5 * (a + b)
+        a, b = (mid, b) if parts(mid)[1] < target else (a, mid)
+    out, _ = parts(0.5 * (a + b))
+    return out, (lacking, target - float(out.sum()))  # the steps add up to the weight
 
 
 def boundary_examples(model: FellegiSunter, pairs: pd.DataFrame, k: int = 3
