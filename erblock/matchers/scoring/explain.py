@@ -157,8 +157,9 @@ def _steps(model: FellegiSunter, row: pd.DataFrame, gamma: np.ndarray, contrib: 
                  if k in by and pd.notna(row[s.name].iloc[0]) else "null (no evidence)")
         steps.append({"step": s.name, "level": label, "weight": float(contrib[s.name])})
     if tf_rest is not None and len(tf_rest[0]) == 1:
-        step = steps[1 + tf_rest[0][0]]
-        step["weight"] = float(contrib[step["step"]]) + tf_rest[1]
+        k = tf_rest[0][0]
+        step = steps[1 + k]
+        step["weight"] = float(contrib[specs[k].name]) + tf_rest[1]
         step["level"] = f"{step['level']} (with its value's term frequency)"
     elif tf_rest is not None:
         steps.append({"step": "term frequencies", "weight": tf_rest[1],
