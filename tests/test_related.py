@@ -10,6 +10,8 @@ m: the session is marked ``inverted``, not trusted, and warned about.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -303,3 +305,48 @@ def test_explain_pair_says_that_i_is_a_position():
     for bad in ("51", 1.5, True):
         with pytest.raises(TypeError, match="i must be the pair's position"):
             explain_pair(pairs, bad, model={"kind": "fellegi_sunter"})
+
+
+def _edited(model, edit):
+    d = json.loads(model.to_json())
+    edit(d)
+    return d
+
+
+def _session_with(d, key):
+    return next(s for s in d["params"]["sessions"] if s.get(key))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: _session_with(d, "related")["related"]["m"].update(
+        {k: [0.0] * (len(v) - 1) + [55.0] for k, v in
+         _session_with(d, "related")["related"]["m"].items()}),
+     r"related\.m\[.*summing to 1"),
+    (lambda d: _session_with(d, "lambda").update(**{"lambda": 1.0}),
+     r"sessions\[\d\]\.lambda must be in \(0, 1\), got 1\.0"),
+    (lambda d: _session_with(d, "related")["related"].update(pi=[0.5, 0.5]),
+     r"related\.pi .* must be 3 probabilities"),
+    (lambda d: _session_with(d, "related")["related"]["r"].pop(d["specs"][-1]["name"]),
+     r"related\.r lacks the comparison\(s\) \['\w+'\]"),
+    (lambda d: _session_with(d, "related").update(deactivated=["nope"]),
+     r"deactivated: \['nope'\] are no comparisons of the model"),
+    (lambda d: _session_with(d, "m_selected")["m_selected"].update(
+        nope=_session_with(d, "m_selected")["m_selected"].popitem()[1]),
+     r"m_selected and u_selected must name the same comparisons"),
+    (lambda d: d["params"]["m"][0].__setitem__(0, 0.9), r"params\.m of .* summing to 1"),
+    (lambda d: d["settings"].update(foo=1), r"unknown setting\(s\) \['foo'\]"),
+    (lambda d: d["params"].pop("u"), r"malformed \(KeyError: 'u'\)"),
+    (lambda d: d.update(comparisons=[]), r"one entry of 'comparisons' per entry of 'specs'"),
+    (lambda d: d.update(tf={"given_name": {"values": ["ann"], "freq": [-0.1]}}),
+     r"tf\['given_name'\]: term frequencies must be shares in \(0, 1\]"),
+])
+def test_an_edited_model_file_is_refused_when_loaded(household_model, edit, message):
+    """A hand-edited model's per-session parameters were never checked: a related
+    records' m of 55 scored silently wrong, a session λ of 1 failed in the workers with
+    'math domain error', a shortened π with an IndexError."""
+    from erblock import load_model
+
+    model, pairs, _ = household_model
+    assert load_model(model.to_json()).to_dict() == model.to_dict()  # intact: loads
+    with pytest.raises(ValueError, match=message):
+        load_model(_edited(model, edit))

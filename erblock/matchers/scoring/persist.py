@@ -3,6 +3,7 @@ comparisons, levels, λ, m, u, term frequencies, what the fit reported)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ import pandas as pd
 from ..comparisons import Comparison
 from ..levels import LevelSpec
 from .groups import groups_from_dicts
+from .saved_sessions import check_sessions, probabilities
 
 if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
     from .fellegi_sunter import FellegiSunter
@@ -62,9 +64,20 @@ def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunte
     if d.get("format") != FORMAT:
         raise ValueError(f"this Fellegi-Sunter model was saved in format {d.get('format')!r}; "
                          f"this erblock reads format {FORMAT}: fit it again")
+    try:
+        return _read(cls, d)
+    except (KeyError, TypeError, IndexError, AttributeError) as e:  # a hand-edited file
+        raise ValueError(f"saved Fellegi-Sunter model: malformed ({type(e).__name__}: "
+                         f"{e}); save it again with model.to_json()") from e
+
+
+def _read(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunter:
     settings = dict(d["settings"])
     settings.setdefault("groups", None)  # saved before groups: refits as it was fitted
     tf = settings.pop("tf_adjust", None)
+    unknown = sorted(set(settings) - set(inspect.signature(cls).parameters))
+    if unknown:
+        raise ValueError(f"saved model: unknown setting(s) {unknown} in 'settings'")
     model = cls(tf_adjust=tf, **settings)
     if d.get("specs") is not None:
         model.specs_ = tuple(LevelSpec.from_dict(s) for s in d["specs"])
@@ -88,9 +101,14 @@ def fs_from_dict(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunte
         model.implied_ = tuple((index[j], index[k]) for j, k in p.get("implied", []))
         model.groups_ = groups_from_dicts(p.get("groups", []), list(index))
         _check_params(model)
+        check_sessions(model)
+    names = {s.name for s in model.specs_ or ()}
     for name, t in (d.get("tf") or {}).items():
-        model.tf_[name] = pd.Series(t["freq"], index=pd.Index(t["values"], dtype=str),
-                                    dtype=np.float64)
+        freq = pd.Series(t["freq"], index=pd.Index(t["values"], dtype=str), dtype=np.float64)
+        if name not in names or not (np.isfinite(freq) & (freq > 0) & (freq <= 1)).all():
+            raise ValueError(f"tf[{name!r}]: term frequencies must be shares in (0, 1] "
+                             f"of a comparison of the model ({sorted(names)})")
+        model.tf_[name] = freq
     return model
 
 
@@ -99,6 +117,9 @@ def _check_params(model: FellegiSunter) -> None:
     each a probability per level, and λ in (0, 1) (a hand-edited or truncated file fails
     here, not in the workers)."""
     specs = model.specs_ or ()
+    if len(model.comparisons_) != len(specs):
+        raise ValueError(f"a fitted model needs one entry of 'comparisons' per entry of "
+                         f"'specs': got {len(model.comparisons_)} and {len(specs)}")
     lam = model.lambda_
     if lam is None or not 0.0 < lam < 1.0:
         raise ValueError(f"λ (params.lambda) must be in (0, 1), got {lam!r}")
@@ -107,7 +128,4 @@ def _check_params(model: FellegiSunter) -> None:
             raise ValueError(f"params.{what} holds {len(probs)} comparisons, the model "
                              f"{len(specs)}")
         for s, x in zip(specs, probs):
-            if x.shape != (s.n_levels,) or not np.isfinite(x).all() or (x < 0).any() \
-                    or (x > 1).any():
-                raise ValueError(f"params.{what} of {s.name!r} must be {s.n_levels} "
-                                 f"probabilities (one per level), got {x.tolist()}")
+            probabilities(f"params.{what} of {s.name!r}", x, s.n_levels)
