@@ -350,3 +350,21 @@ def test_an_edited_model_file_is_refused_when_loaded(household_model, edit, mess
     assert load_model(model.to_json()).to_dict() == model.to_dict()  # intact: loads
     with pytest.raises(ValueError, match=message):
         load_model(_edited(model, edit))
+
+
+def test_a_waterfall_with_a_long_step_label_is_drawn_whole(tmp_path):
+    """A groups step names all its comparisons: the label was one line longer than the
+    figure, tight_layout gave up with a warning (an error here) and cut the labels off."""
+    from PIL import Image
+
+    from erblock.matchers.scoring import plot_waterfall
+
+    long = ("scored together: house_number_exact, street_text, suburb_name, "
+            "postcode_postcode, phone_phone (μ = 0.143 of matches differ on all)")
+    steps = [{"step": "prior", "level": "λ = 0.105 (its key pass)", "weight": -3.1},
+             {"step": "groups", "level": long, "weight": -0.22},
+             *({"step": f"c{i}", "level": "Jaro-Winkler >= 0.92", "weight": 1.0}
+               for i in range(6))]
+    path = plot_waterfall(steps, tmp_path / "w.png", title="a ~ b")
+    with Image.open(path) as im:
+        assert im.size[0] > 400 and im.size[1] > 300

@@ -4,6 +4,7 @@ weight of every level of every comparison, and one pair's waterfall."""
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -57,12 +58,16 @@ def plot_waterfall(steps: pd.DataFrame | Sequence[Mapping[str, Any]],
     weights = table["weight"].to_numpy(float)
     ends = weights.cumsum()
     starts = ends - weights
-    fig, ax = plt.subplots(figsize=(1.1 * len(table) + 2.5, 3.8))
+    # a level can be long (a group's step names its comparisons): at most 3 short lines,
+    # so the rotated labels fit the figure (tight_layout failed and cut them off)
+    names = [f"{s}\n" + textwrap.fill(textwrap.shorten(str(lv), 78, placeholder=" …"), 26)
+             for s, lv in zip(table["step"], table["level"])] + ["total"]
+    lines = max(n.count("\n") + 1 for n in names)
+    fig, ax = plt.subplots(figsize=(1.1 * len(table) + 2.5, 3.2 + 0.35 * lines))
     x = list(range(len(table)))
     ax.bar(x, weights, bottom=starts,
            color=[POSITIVE if w >= 0 else NEGATIVE for w in weights])
     ax.bar([len(table)], [ends[-1]], color=TOTAL)
-    names = [f"{s}\n{lv}" for s, lv in zip(table["step"], table["level"])] + ["total"]
     ax.set_xticks(x + [len(table)], names, fontsize=7, rotation=30, ha="right")
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_ylabel("match weight")
