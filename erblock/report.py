@@ -73,6 +73,32 @@ def report_path(path: Any) -> Any:
     return pairs if not os.path.exists(mine) and os.path.exists(pairs) else mine
 
 
+def written_report(frame: Any) -> dict[str, Any] | None:
+    """The report of the run that wrote a Dask frame's parquet (``output=``'s result, or
+    the directory read back), as a dict, or None when it has none (another frame).
+
+    A Dask frame carries no ``attrs``: the directories its parquet is read from are found
+    in its expression (any selection of it keeps the read), each looked up for the
+    report file beside the pairs. Duck-typed, so this module needs no Dask."""
+    walk = getattr(getattr(frame, "expr", None), "walk", None)
+    if walk is None:
+        return None
+    for node in walk():
+        if not type(node).__name__.startswith("ReadParquet"):
+            continue
+        try:
+            paths = node.operand("path")
+        except (AttributeError, KeyError, ValueError):
+            continue
+        for path in [paths] if isinstance(paths, (str, os.PathLike)) else list(paths):
+            file = os.path.join(os.fspath(path), REPORT_FILE)
+            if os.path.isdir(path) and os.path.isfile(file):
+                with open(file, encoding="utf-8") as fh:
+                    out = json.load(fh)
+                return out if isinstance(out, dict) else None
+    return None
+
+
 @dataclass(frozen=True)
 class RunReport:
     """Everything one ``link``/``dedupe`` run did.

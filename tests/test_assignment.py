@@ -299,3 +299,72 @@ def test_cli_writes_the_links(households, tmp_path, capsys):
         main([*args[:-2], "--cardinality", "2:2"])
     assert bad.value.code == 2
     assert "--cardinality: invalid choice" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------- refused input
+
+
+def test_a_missing_id_is_refused_as_cluster_refuses_it():
+    """pd.factorize codes a missing id -1: its pair took the last record's place and a
+    valid link was dropped."""
+    pairs = pd.DataFrame({"left_id": [np.nan, 1.0], "right_id": [1, 1], "score": [0.9, 0.8]})
+    for card in ("1:1", "1:n", "n:1", None):
+        with pytest.raises(ValueError, match=r"^assign: pairs hold missing record ids: 1 row "
+                                             r"has a missing left_id; a pair needs both ids: "
+                                             r"drop the rows without a partner$"):
+            assign(pairs, card)
+    assert links(assign(pairs.dropna(), "1:1")) == {(1.0, 1)}
+
+
+def test_thresholds_and_frames_assign_cannot_take_are_named():
+    import dask.dataframe as dd
+
+    pairs = frame([(0.9, 1, 5)])
+    with pytest.raises(ValueError, match=r"threshold: score lies in \[0, 1\], so 5 would "
+                                         r"keep no pair"):
+        assign(pairs, "1:1", threshold=5)
+    with pytest.raises(TypeError, match=r"threshold must be a number or None, got '0.5'"):
+        assign(pairs, "1:1", threshold="0.5")
+    weighted = pairs.assign(match_weight=[12.0])  # bits: any real number
+    assert len(assign(weighted, "1:1", "match_weight", threshold=5)) == 1
+    with pytest.raises(TypeError, match=r"pairs: assign works on a pandas DataFrame in "
+                                        r"memory, got a Dask DataFrame; .*cardinality= to "
+                                        r"erblock.link .*assign_dask"):
+        assign(dd.from_pandas(pairs, npartitions=1), "1:1")
+    with pytest.raises(TypeError, match="pairs must be a pandas or Dask DataFrame"):
+        assign([(1, 5)], "1:1")
+
+
+def test_a_float32_score_at_the_threshold_is_a_link_in_memory_and_on_the_cluster(client):
+    """The run keeps score >= float32(threshold); so do assign and assign_dask, whatever
+    the threshold's own type (a NumPy float64 compared in float64 before)."""
+    import dask.dataframe as dd
+
+    pairs = pd.DataFrame({"left_id": [1, 2], "right_id": [5, 6],
+                          "score": np.array([0.7, 0.5], dtype=np.float32)})
+    parts = dd.from_pandas(pairs, npartitions=2)
+    for t in (0.7, np.float64(0.7), np.float32(0.7)):
+        assert links(assign(pairs, "1:1", threshold=t)) == {(1, 5)}, t
+        for card in ("1:1", "1:n"):
+            got = client.compute(assign_dask(parts, card, threshold=t, client=client),
+                                 sync=True)
+            assert links(got) == {(1, 5)}, (t, card)
+
+
+@pytest.mark.parametrize("local_rows", [0, 10])
+def test_a_pair_listed_twice_is_one_link_on_the_cluster_as_in_memory(client, local_rows):
+    """The links were merged back with the pairs: a pair listed twice came out twice."""
+    import dask.dataframe as dd
+
+    pairs = pd.DataFrame({"left_id": [1, 1, 2, 2, 3, 1],
+                          "right_id": [5, 5, 6, 6, 5, 6],
+                          "score": [0.9, 0.9, 0.6, 0.8, 0.7, 0.5]})
+    parts = dd.from_pandas(pairs, npartitions=3)
+    for card in ("1:1", "1:n", "n:1", None):
+        got = client.compute(assign_dask(parts, card, client=client, local_rows=local_rows),
+                             sync=True)
+        want = assign(pairs, card)
+        order = ["left_id", "right_id", "score"]
+        pd.testing.assert_frame_equal(got[order].sort_values(order).reset_index(drop=True),
+                                      want[order].sort_values(order).reset_index(drop=True))
+    assert len(assign(pairs, "1:1")) == 2  # (1, 5) once, (2, 6) at its best: 0.8

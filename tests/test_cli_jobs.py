@@ -304,3 +304,50 @@ def test_entity_ids_keep_a_dtype_that_is_not_an_integer():
     assert _nullable(pd.StringDtype()) == pd.StringDtype()
     kindless = object()  # a dtype-like without a kind is left alone, not taken for an integer
     assert _nullable(kindless) is kindless
+
+
+def test_a_float32_score_at_the_cluster_threshold_joins_with_and_without_output(tmp_path,
+                                                                              capsys):
+    """Records 0 and 1 agree on a (weight 7) only: their float32 score is 0.7, which the
+    run keeps at --threshold 0.7; --cluster 0.7 joins them in memory as on the cluster
+    (without -o it compared in float64 and gave 3 entities, with -o 2)."""
+    csv = tmp_path / "f32.csv"
+    csv.write_text("rid,k,a,b\n0,1,x,p\n1,1,x,q\n2,1,y,q\n")
+    argv = ["dedupe", str(csv), "--id", "rid", "--key", "k", "--compare", "a:exact:weight=7",
+            "--compare", "b:exact:weight=3", "--threshold", "0.7", "--cluster", "0.7",
+            "--quiet"]
+    held = _json(argv, capsys)
+    written = _json(argv + ["-o", str(tmp_path / "o")], capsys)
+    assert held["pairs"] == written["pairs"] == 1
+    assert held["entities"]["entities"] == written["entities"]["entities"] == 2
+    ents = pd.read_parquet(tmp_path / "o" / "entities").set_index("id")["entity_id"]
+    assert ents.to_dict() == {"0": "0", "1": "0", "2": "2"}
+
+
+def test_cluster_command_refuses_pairs_with_a_missing_id(tmp_path, capsys):
+    """It wrote an entity with id NaN and exited 0."""
+    pairs = pd.DataFrame({"left_id": [1.0, np.nan, 3.0], "right_id": [2.0, 3.0, 4.0],
+                          "score": [0.9, 0.9, 0.9]})
+    pairs.to_parquet(tmp_path / "p.parquet")
+    err = _fails(["cluster", str(tmp_path / "p.parquet"), "-o", str(tmp_path / "e")], capsys)
+    assert ("error: cluster: pairs hold missing record ids: 1 row has a missing left_id; a "
+            "pair needs both ids: drop the rows without a partner") in err
+    assert not (tmp_path / "e").exists()
+
+
+def test_report_truth_with_a_blank_id_is_refused_and_its_float_ids_still_match(tmp_path,
+                                                                               capsys):
+    """The run's ids are text (a CSV's --id); a truth CSV column with a blank cell is
+    read as floats: 47 became "47.0" and the blank "nan", and recall was 0."""
+    csv = tmp_path / "p.csv"
+    csv.write_text("pid,k,name\n47,1,anna\n48,1,anna\n50,2,bob\n51,2,bob\n")
+    _json(["dedupe", str(csv), "--id", "pid", "--key", "k", "--compare", "name:exact",
+           "--threshold", "0.5", "-o", str(tmp_path / "o"), "--quiet"], capsys)
+    (tmp_path / "t.csv").write_text("left_id,right_id\n47,48\n50,51\n52,\n")
+    err = _fails(["report", str(tmp_path / "o"), "--truth", str(tmp_path / "t.csv")], capsys)
+    assert ("error: truth holds missing record ids: 1 row has a missing right_id; a true "
+            "pair needs both ids: drop the rows without a partner") in err
+    (tmp_path / "t.csv").write_text("left_id,right_id\n47,48.0\n50,51.0\n")
+    q = _json(["report", str(tmp_path / "o"), "--truth", str(tmp_path / "t.csv"),
+               "--quiet"], capsys)["quality"]
+    assert (q["tp"], q["recall"], q["ids_in_common"]) == (2, 1.0, 4)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import erblock
 from erblock.engine.clustering import cluster_dask
 from erblock.matchers.clustering import cluster, one_to_one
 
@@ -286,3 +287,74 @@ def test_cluster_dask_string_ids(dask_client):
     got = cluster_dask(dd.from_pandas(pairs, npartitions=2), client=dask_client)
     got = dask_client.compute(got).result().sort_index()
     assert got.to_dict() == {"b": "b", "c": "b", "d": "b", "x": "x", "y": "x", "z": "x"}
+
+
+def test_a_float32_score_at_the_threshold_joins_as_the_run_kept_it(dask_client):
+    """A run's scores are float32 and it keeps score >= float32(threshold); clustering
+    at that threshold joins the pair too, in memory, from a Dask frame and with
+    cluster_dask (float32 0.7 is below the float64 0.7, which had split it off)."""
+    import dask.dataframe as dd
+
+    pairs = pd.DataFrame({"left_id": [0, 2], "right_id": [1, 3],
+                          "score": np.array([0.7, 0.5], dtype=np.float32)})
+    want = {0: 0, 1: 0, 2: 2, 3: 3}
+    parts = dd.from_pandas(pairs, npartitions=2)
+    for t in (0.7, np.float64(0.7), np.float32(0.7)):
+        assert cluster(pairs, t).to_dict() == want, t
+        assert cluster(parts, t).to_dict() == want, t
+        got = dask_client.compute(cluster_dask(parts, t, client=dask_client)).result()
+        assert got.to_dict() == {0: 0, 1: 0}, t
+    # the model's float64 probability compares in float64: 0.7 itself is kept, below not
+    p = pairs.assign(match_probability=[0.7, np.nextafter(0.7, 0)])
+    assert cluster(p, 0.7).to_dict() == want
+
+
+def test_pairs_and_ids_that_are_not_what_cluster_takes_are_named(dask_client):
+    import dask.dataframe as dd
+
+    for bad in ([(1, 2)], None):
+        with pytest.raises(TypeError, match=r"pairs must be a pandas or Dask DataFrame with "
+                                            r"columns left_id and right_id, got "):
+            cluster(bad)
+    scored = pd.DataFrame({"left_id": [1], "right_id": [2], "score": [0.9]})
+    for bad in (5, "abc", b"ab"):
+        with pytest.raises(TypeError, match=r"ids must be the record ids \(an Index, array "
+                                            r"or list, e.g. ids=df.index\), got "):
+            cluster(scored, 0.5, ids=bad)
+    with pytest.raises(TypeError, match=r"got a DataFrame; pass its index \(ids=df.index\)"):
+        cluster(scored, 0.5, ids=scored)
+    assert cluster(scored, 0.5, ids=(i for i in [1, 2, 3])).to_dict() == {1: 1, 2: 1, 3: 3}
+    # a pair with a missing id: the same message in memory and on the cluster (the
+    # command line's erblock cluster)
+    nan = pd.DataFrame({"left_id": [1.0, np.nan, 3.0], "right_id": [2.0, 3.0, np.nan],
+                        "score": 0.9})
+    said = (r"^cluster: pairs hold missing record ids: 1 row has a missing left_id and 1 row "
+            r"has a missing right_id; a pair needs both ids: drop the rows without a partner$")
+    with pytest.raises(ValueError, match=said):
+        cluster(nan, 0.5)
+    with pytest.raises(ValueError, match=said):
+        cluster_dask(dd.from_pandas(nan, npartitions=2), 0.5, client=dask_client)
+    with pytest.raises(ValueError, match=said):  # below the threshold too
+        cluster_dask(dd.from_pandas(nan.assign(score=0.1), npartitions=2), 0.5)
+
+
+def test_a_link_s_written_pairs_are_refused_as_its_frame_is(client, tmp_path):
+    """``output=`` returns a Dask frame, which carries no attrs: cluster() took a link's
+    written pairs for a dedupe's and merged left record 0 with right record 0. The run's
+    report is read beside the parquet, also for a selection of the frame or the
+    directory read back; a dedupe's written pairs still cluster."""
+    import dask.dataframe as dd
+
+    r = pd.DataFrame({"k": [1, 1, 2], "name": ["ann", "anne", "carl"]})
+    s = pd.DataFrame({"k": [1, 2], "name": ["ann", "carl"]})
+    out = tmp_path / "link"
+    d = erblock.link(r, s, key="k", compare={"name": "jaro"}, threshold=0.5,
+                     output=str(out), client=client)
+    for frame in (d, d[d["score"] > 0.1], dd.read_parquet(out)):
+        with pytest.raises(ValueError, match="these pairs are a link's"):
+            erblock.cluster(frame, 0.5)
+    dd_out = tmp_path / "dedupe"
+    pairs = erblock.dedupe(r, key="k", compare={"name": "jaro"}, threshold=0.5,
+                           output=str(dd_out), client=client)
+    ents = erblock.cluster(pairs, 0.5)
+    assert ents.loc[0] == ents.loc[1] == 0

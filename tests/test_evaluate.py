@@ -314,10 +314,13 @@ def test_a_link_s_pairs_without_their_report_still_keep_true_pairs_of_equal_ids(
     with pytest.warns(UserWarning, match="taken as a link's"):
         m = evaluate(cand[cand["score"] >= 0.5], truth, candidates=cand)
     assert (m["n_true"], m["pair_completeness"]) == (4, 0.5)
-    # missing ids (pd.NA) compare as no pair of equal ids; a missing id column is named
+    # a missing id (pd.NA) is refused (it was coded as another pair); a missing id column
+    # is named
     na = pd.DataFrame({"left_id": pd.array(["a", None], dtype="string"),
                        "right_id": pd.array(["b", "c"], dtype="string")})
-    assert evaluate(na, na.iloc[:1])["tp"] == 1
+    with pytest.raises(ValueError, match="pairs hold missing record ids: 1 row has a "
+                                         "missing left_id"):
+        evaluate(na, na.iloc[:1])
     with pytest.raises(ValueError, match=r"pairs: missing column\(s\) \['left_id'\]"):
         evaluate(pd.DataFrame({"right_id": [1]}), truth)
     assert pr_curve(mem, truth)["recall"].iloc[-1] == 1.0
@@ -362,3 +365,106 @@ def test_truth_that_is_no_frame_is_refused_naming_what_to_pass():
     pairs = pd.DataFrame({"left_id": [1], "right_id": [2]})
     with pytest.raises(TypeError, match=r"truth must be a pandas or Dask DataFrame.*list"):
         evaluate(pairs, [(1, 2)])
+
+
+# --------------------------------------------------------------------------- refused input
+
+
+def test_a_row_without_one_of_its_ids_is_refused_naming_frame_and_column():
+    """pd.factorize codes a missing id -1, whose key is another pair's: (1, 3) was
+    counted as the true (2, NaN); a dedupe's row without a partner counted as a pair."""
+    pairs = frame([(1, 3), (2, 5)], [0.9, 0.9])
+    for dedupe in (False, True):
+        with pytest.raises(ValueError, match=r"^evaluate: truth holds missing record ids: "
+                                             r"1 row has a missing right_id; a true pair "
+                                             r"needs both ids: drop the rows without a "
+                                             r"partner$"):
+            evaluate(pairs, frame([(2, np.nan)]), dedupe=dedupe)
+    with pytest.raises(ValueError, match=r"pairs hold missing record ids: 2 rows have a "
+                                         r"missing left_id and 1 row has a missing right_id"):
+        evaluate(frame([(None, "a"), (None, "b"), ("c", None)]), frame([("a", "b")]))
+    with pytest.raises(ValueError, match="candidates hold missing record ids"):
+        evaluate(pairs, frame([(1, 3)]), candidates=frame([(1.0, np.nan)]))
+    with pytest.raises(ValueError, match=r"^pr_curve: truth holds missing record ids"):
+        pr_curve(pairs, frame([(2, np.nan), (1, 5)]), dedupe=False)
+    with pytest.raises(ValueError, match="pairs hold missing record ids"):
+        pr_curve(frame([(1, pd.NA)], [0.9]).astype({"right_id": "Int64"}), frame([(1, 3)]))
+
+
+def test_a_float32_score_at_the_threshold_is_predicted_as_the_run_kept_it():
+    """A run writes float32 scores and keeps score >= float32(threshold): evaluate at
+    that threshold predicts the pair (float32 0.7 is below the float64 0.7), and agrees
+    with pr_curve's row for that score."""
+    pairs = frame([(0, 1), (1, 2), (2, 3)],
+                  np.array([0.7, 0.9, 0.3], dtype=np.float32))
+    truth = frame([(0, 1), (1, 2)])
+    for t in (0.7, np.float64(0.7), np.float32(0.7)):
+        m = evaluate(pairs, truth, threshold=t)
+        assert (m["tp"], m["n_predicted"]) == (2, 2), t
+    curve = pr_curve(pairs, truth)
+    row = curve[curve["threshold"] == np.float32(0.7)].iloc[0]
+    m = evaluate(pairs, truth, threshold=0.7)
+    assert (row["precision"], row["recall"]) == (m["precision"], m["recall"]) == (1.0, 1.0)
+    # a float64 column compares in float64
+    assert evaluate(pairs.astype({"score": "float64"}), truth, threshold=0.7)["tp"] == 1
+
+
+def test_thresholds_and_input_sizes_that_cannot_be_are_refused():
+    pairs = frame([(1, 2), (3, 4)], [0.9, 0.4])
+    truth = frame([(1, 2)])
+    with pytest.raises(ValueError, match=r"threshold: score lies in \[0, 1\], so 50"):
+        evaluate(pairs, truth, threshold=50)
+    with pytest.raises(TypeError, match=r"threshold must be a number or None, got '0.5' "
+                                        r"\(str\)"):
+        evaluate(pairs, truth, threshold="0.5")
+    with pytest.raises(ValueError, match="threshold: NaN keeps no pair"):
+        evaluate(pairs, truth, threshold=float("nan"))
+    weighted = pairs.assign(match_weight=[12.0, -3.0])  # bits: any real number
+    assert evaluate(weighted, truth, threshold=5, score_column="match_weight")["tp"] == 1
+    with pytest.raises(ValueError, match=r"n_left must be the number of input records "
+                                         r"\(>= 0\), got -5"):
+        evaluate(pairs, truth, n_left=-5)
+    with pytest.raises(TypeError, match=r"n_left must be the number of input records "
+                                        r"\(an int\), got 4.5 \(float\)"):
+        evaluate(pairs, truth, n_left=4.5)
+    with pytest.raises(ValueError, match=r"n_left=2 is fewer records than the 4 distinct "
+                                         r"ids the candidate pairs hold"):
+        evaluate(pairs, truth, n_left=2)  # its reduction ratio was -2.0
+    with pytest.raises(ValueError, match=r"n_right=1 is fewer records than the 2 distinct "
+                                         r"ids right_id of the candidate pairs holds.*df_s"):
+        evaluate(pairs, truth, n_left=2, n_right=1)
+    assert evaluate(pairs, truth, n_left=4)["reduction_ratio"] == pytest.approx(1 - 2 / 6)
+    assert evaluate(pairs, truth, n_left=np.int64(2), n_right=2)["reduction_ratio"] == 0.5
+
+
+def test_cluster_metrics_of_no_record_and_of_plain_lists():
+    m = cluster_metrics(pd.Series([], dtype=int), pd.Series([], dtype=int))
+    assert (m["tp"], m["pred_pairs"], m["n_records"], m["adjusted_rand_index"]) == (0, 0, 0,
+                                                                                     1.0)
+    assert math.isnan(m["precision"]) and math.isnan(m["f1"])
+    for bad in ([1, 1], np.array([1, 1]), pd.DataFrame({"a": [1, 1]})):
+        with pytest.raises(TypeError, match=r"pred_labels must be a pandas Series of cluster "
+                                            r"labels indexed by record id.*pd.Series\(labels, "
+                                            r"index=record_ids\)"):
+            cluster_metrics(bad, s([1, 1]))
+    with pytest.raises(TypeError, match="true_labels must be a pandas Series"):
+        cluster_metrics(s([1, 1]), [1, 1])
+
+
+def test_report_truth_refuses_a_blank_id_and_reads_integral_floats_as_integers(tmp_path):
+    """A truth CSV with a blank cell: its column is float (47 reads 47.0) and the blank
+    NaN; against a run's text ids both became text, "47.0" and "nan", and nothing
+    matched."""
+    from erblock.report_html import quality_from_truth
+
+    report = {"mode": "dedupe", "records": {"records_r": 60}, "settings": {}}
+    pairs = frame([("47", "48"), ("3", "9")], [0.9, 0.8])  # a CSV run's ids are text
+    (tmp_path / "t.csv").write_text("left_id,right_id\n47,48\n5,\n")
+    with pytest.raises(ValueError, match=r"^truth holds missing record ids: 1 row has a "
+                                         r"missing right_id; a true pair needs both ids"):
+        quality_from_truth(report, tmp_path / "t.csv", pairs=pairs)
+    (tmp_path / "t.csv").write_text("left_id,right_id\n47,48\n5,6.0\n")
+    q = quality_from_truth(report, tmp_path / "t.csv", pairs=pairs)
+    assert (q["tp"], q["n_true"], q["recall"]) == (1, 2, 0.5)
+    q = quality_from_truth(report, frame([(47.0, 48.0), (5.0, 6.0)]), pairs=pairs)
+    assert (q["tp"], q["n_true"]) == (1, 2)

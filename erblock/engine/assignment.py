@@ -16,7 +16,8 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from ..matchers.assignment import assign, rank_column_of, unique_sides
+from ..matchers.assignment import IDS, assign, rank_column_of, unique_sides
+from ..matchers.thresholds import cast_to
 from .cluster import persist_on
 from .tasks.write import PART_NAME, sort_pairs
 
@@ -24,13 +25,16 @@ __all__ = ["LOCAL_ROWS", "assign_dask", "assign_output"]
 
 #: the two-sided greedy finishes on the client once this few pairs are left
 LOCAL_ROWS = 1_000_000
-IDS = ["left_id", "right_id"]
 
 
-def _best(frame: Any, by: str, other: str, score: str, shuffle_method: str) -> Any:
-    """Per ``by`` id, its best pair (highest score, then smallest ``other`` id)."""
+def _best(frame: Any, by: list[str], score: str, shuffle_method: str) -> Any:
+    """Per value of ``by`` (an id, or both: a pair listed twice), its best row: highest
+    score, then the smallest id of the other side."""
+    order = [score, *(c for c in IDS if c not in by)]
+
     def first(part: pd.DataFrame) -> pd.DataFrame:
-        ranked = part.sort_values([score, other], ascending=[False, True], kind="stable")
+        ranked = part.sort_values(order, ascending=[False] + [True] * (len(order) - 1),
+                                  kind="stable")
         return ranked.drop_duplicates(by)
 
     moved = frame.shuffle(on=by, shuffle_method=shuffle_method)
@@ -63,14 +67,13 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
     rank = rank_column_of(pairs.columns, score_column, rank_column)
     keep = pairs[~pairs[score_column].isna() & ~pairs[rank].isna()]
     if threshold is not None:
-        keep = keep[keep[score_column] >= threshold]
+        keep = keep[keep[score_column] >= cast_to(keep[score_column].dtype, threshold)]
     one_right, one_left = unique_sides(cardinality)
     if not (one_left or one_right):
         return keep
     sm = shuffle_method
     if not (one_left and one_right):
-        by, other = ("right_id", "left_id") if one_right else ("left_id", "right_id")
-        return _best(keep, by, other, rank, sm)
+        return _best(keep, ["right_id" if one_right else "left_id"], rank, sm)
 
     def persist(x: Any) -> Any:
         return persist_on(client, x)
@@ -87,14 +90,15 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
             last = assign(rest, "1:1", rank)[IDS]
             taken.append(dd.from_pandas(last, npartitions=1))
             break
-        best_l = _best(alive, "left_id", "right_id", rank, sm)[IDS]
-        best_r = _best(alive, "right_id", "left_id", rank, sm)[IDS]
+        best_l = _best(alive, ["left_id"], rank, sm)[IDS]
+        best_r = _best(alive, ["right_id"], rank, sm)[IDS]
         both = persist(best_l.merge(best_r, on=IDS, shuffle_method=sm))
         taken.append(both)
         alive = _drop_ids(_drop_ids(alive, both, "left_id", sm), both, "right_id", sm)
         alive = persist(alive)
     links = dd.concat(taken) if len(taken) > 1 else taken[0]
-    return keep.merge(links, on=IDS, how="inner", shuffle_method=sm)
+    # a pair listed twice is one link, its best row (as in memory), not one per listing
+    return _best(keep.merge(links, on=IDS, how="inner", shuffle_method=sm), IDS, rank, sm)
 
 
 def _rows(path: str) -> int:

@@ -11,7 +11,9 @@ from typing import Any
 
 import dask.dataframe as dd
 
+from ..matchers.assignment import IDS, check_frame, check_ids_present
 from ..matchers.clustering import check_pairs, decision_column, labels_to_series
+from ..matchers.thresholds import cast_to
 from .cluster import persist_on
 
 
@@ -51,12 +53,18 @@ def cluster_dask(
     Returns a dask Series ``entity_id`` indexed by record id (``id``; partitions are not
     sorted, divisions unknown); only records that appear in a
     kept pair are included (records without a match are their own entity). Raises
-    ``RuntimeError`` if not converged after ``max_iter`` rounds.
+    ``ValueError``, as :func:`cluster` does, when a pair has a missing id (counted in one
+    pass over the id columns), and ``RuntimeError`` if not converged after ``max_iter``
+    rounds.
     """
+    check_frame(pairs)
     score_column = decision_column(pairs.columns, score_column)
     check_pairs(pairs, score_column, threshold)
+    missing = pairs[IDS].isna().sum()
+    missing = missing.compute() if client is None else client.compute(missing, sync=True)
+    check_ids_present(pairs, "cluster", counts={c: int(missing[c]) for c in IDS})
     if threshold is not None:
-        pairs = pairs[pairs[score_column] >= threshold]
+        pairs = pairs[pairs[score_column] >= cast_to(pairs[score_column].dtype, threshold)]
     sm = shuffle_method
 
     def persist(x: Any) -> Any:

@@ -36,28 +36,54 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..scalars import is_number
+from .thresholds import check_threshold, meets
 
-__all__ = ["CARDINALITIES", "assign", "check_cardinality", "check_pairs", "rank_column_of",
-           "unique_sides"]
+__all__ = ["CARDINALITIES", "IDS", "assign", "check_cardinality", "check_frame",
+           "check_ids_present", "check_pairs", "rank_column_of", "unique_sides"]
 
 #: what ``cardinality=`` accepts (None means ``"n:m"``)
 CARDINALITIES: tuple[str, ...] = ("1:1", "1:n", "n:1", "n:m")
+IDS = ["left_id", "right_id"]
+
+
+def check_frame(pairs: Any, name: str = "pairs") -> None:
+    """Raise a ``TypeError`` naming ``name`` unless ``pairs`` is a frame (has columns)."""
+    if not hasattr(pairs, "columns"):
+        raise TypeError(f"{name} must be a pandas or Dask DataFrame with columns left_id and "
+                        f"right_id, got {type(pairs).__name__} (e.g. pd.DataFrame(list_of_pairs, "
+                        "columns=['left_id', 'right_id']))")
 
 
 def check_pairs(pairs: Any, score_column: str, threshold: float | None) -> None:
-    """Raise unless ``pairs`` has ``left_id``, ``right_id`` and, when a ``threshold``
-    applies, ``score_column`` (shared by assignment and clustering)."""
+    """Raise unless ``pairs`` is a frame with ``left_id``, ``right_id`` and, when a
+    ``threshold`` applies, ``score_column``, and ``threshold`` is one that column can be
+    cut at (shared by assignment and clustering)."""
+    check_frame(pairs)
     missing = {"left_id", "right_id"} - set(pairs.columns)
     if threshold is not None:
         missing |= {score_column} - set(pairs.columns)
     if missing:
         raise ValueError(f"pairs: missing column(s) {sorted(missing)}; got {list(pairs.columns)}")
-    if (threshold is not None and score_column in ("score", "match_probability")
-            and is_number(threshold) and not 0.0 <= float(threshold) <= 1.0):
-        raise ValueError(f"threshold: {score_column} lies in [0, 1], so {threshold!r} would "
-                         "keep no pair or every pair; give a threshold in [0, 1] (or "
-                         "score_column='match_weight' to cut on match weights)")
+    check_threshold(threshold, score_column)
+
+
+def check_ids_present(pairs: Any, who: str, name: str = "pairs",
+                      counts: dict[str, int] | None = None) -> None:
+    """Raise when a row of ``pairs`` has no ``left_id`` or no ``right_id``: coded -1 by
+    ``pd.factorize``, a missing id would stand for another record. The message opens
+    with ``who`` (the function refusing, if any) and names the frame ``name``, each
+    column and its rows; ``counts``: the missing ids per column when already counted
+    (a Dask frame's)."""
+    if counts is None:
+        counts = {c: int(pairs[c].isna().sum()) for c in IDS}
+    said = [f"{n:,} {'row has' if n == 1 else 'rows have'} a missing {c}"
+            for c, n in counts.items() if n]
+    if said:
+        what = "a true pair" if name == "truth" else "a pair"
+        raise ValueError(f"{who + ': ' if who else ''}{name} "
+                         f"{'holds' if name == 'truth' else 'hold'} missing "
+                         f"record ids: {' and '.join(said)}; {what} needs both ids: drop the "
+                         "rows without a partner")
 
 
 def check_cardinality(cardinality: Any, mode: str = "link") -> str | None:
@@ -112,8 +138,10 @@ def assign(pairs: pd.DataFrame, cardinality: str | None, score_column: str = "sc
            threshold: float | None = None, rank_column: str | None = None) -> pd.DataFrame:
     """The links among ``pairs`` (columns ``left_id``, ``right_id``, ``score_column``).
 
-    Pairs with a NaN score, or below ``threshold`` when given, are never links. The
-    others rank by ``rank_column`` (default: ``match_weight`` for ``match_probability``
+    Pairs with a NaN score, or below ``threshold`` when given (compared in the scores'
+    precision: a float32 score at the threshold is kept, as the run kept it), are never
+    links; a pair with a missing id is refused, as :func:`~.clustering.cluster` refuses
+    it, and so is a Dask frame (see the message for what to use). The others rank by ``rank_column`` (default: ``match_weight`` for ``match_probability``
     when the pairs carry it, else ``score_column``; see the module doc). Returns the kept
     rows of ``pairs`` (index and columns as given) ranked best first. The
     two-sided greedy runs in rounds: every pair that is the best remaining one for both
@@ -121,12 +149,20 @@ def assign(pairs: pd.DataFrame, cardinality: str | None, score_column: str = "sc
     left is always one), then every pair touching a taken record is dropped; each round
     is vectorised and rounds are few in practice.
     """
+    if not isinstance(pairs, pd.DataFrame) and hasattr(pairs, "compute"):
+        raise TypeError(
+            "pairs: assign works on a pandas DataFrame in memory, got a Dask "
+            f"{type(pairs).__name__}; for pairs that stay on the cluster pass cardinality= "
+            "to erblock.link (the run applies it) or use "
+            "erblock.engine.assignment.assign_dask, or .compute() the pairs")
     check_pairs(pairs, score_column, 0.0)
+    check_threshold(threshold, score_column)
     check_cardinality(cardinality)
+    check_ids_present(pairs, "assign")
     score = pairs[score_column].to_numpy(dtype=np.float64, na_value=np.nan)
     ok = ~np.isnan(score)
     if threshold is not None:
-        ok &= score >= threshold
+        ok &= meets(pairs[score_column], threshold)
     rank = pairs[rank_column_of(pairs.columns, score_column, rank_column)].to_numpy(
         dtype=np.float64, na_value=np.nan)
     ok &= ~np.isnan(rank)

@@ -25,7 +25,9 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .assignment import assign, check_pairs
+from ..report import ATTRS_KEY, written_report
+from .assignment import assign, check_frame, check_ids_present, check_pairs
+from .thresholds import meets
 
 __all__ = ["check_pairs", "cluster", "decision_column", "labels_to_series", "one_to_one"]
 
@@ -42,7 +44,7 @@ def _selected(pairs: pd.DataFrame, threshold: float | None, score_column: str) -
     """Pairs that count as matches (NaN scores never do)."""
     if threshold is None:
         return pairs
-    return pairs[pairs[score_column].to_numpy(dtype=np.float64, na_value=np.nan) >= threshold]
+    return pairs[meets(pairs[score_column], threshold)]
 
 
 def in_memory(pairs: Any, columns: list[str]) -> pd.DataFrame:
@@ -52,7 +54,11 @@ def in_memory(pairs: Any, columns: list[str]) -> pd.DataFrame:
         return pairs
     if not hasattr(pairs, "compute") or not hasattr(pairs, "columns"):
         raise TypeError(f"pairs must be a pandas or Dask DataFrame, got {type(pairs).__name__}")
-    return pairs[columns].compute()
+    out = pairs[columns].compute()
+    report = written_report(pairs)  # a Dask frame has no attrs: its run's, from the file
+    if report is not None:
+        out.attrs[ATTRS_KEY] = report
+    return out
 
 
 def joined_ids(parts: Sequence[pd.Series | pd.Index]) -> pd.Index:
@@ -125,12 +131,20 @@ def cluster(
     pandas.Series named ``entity_id``, indexed by record id (name ``id``): in the order of
     ``ids`` when given (followed, sorted, by any other id seen in ``pairs``), else sorted.
     The value is the smallest record id of the record's component.
+
+    Raises
+    ------
+    TypeError
+        ``pairs`` is no frame, ``threshold`` no number or ``ids`` no collection of ids.
+    ValueError
+        A pair or ``ids`` holds a missing id, or ``threshold`` is outside [0, 1] on a
+        column that lies in [0, 1]. A float32 score equal to the threshold (as the run
+        wrote it) is kept, as the run kept it (:mod:`erblock.matchers.thresholds`).
     """
+    check_frame(pairs)
     score_column = decision_column(pairs.columns, score_column)
     check_pairs(pairs, score_column, threshold)
-    if threshold is not None and (isinstance(threshold, bool) or
-                                  not isinstance(threshold, (int, float, np.number))):
-        raise TypeError(f"threshold must be a number or None, got {threshold!r}")
+    _check_ids_argument(ids)
     pairs = in_memory(pairs, ["left_id", "right_id"] + ([score_column] if threshold is not None
                                                         else []))
     report = pairs.attrs.get("erblock_report")
@@ -139,6 +153,7 @@ def cluster(
             "cluster: these pairs are a link's: the ids of its two inputs may coincide, so "
             "one set of entities cannot hold them; for one link per record pass "
             "cardinality='1:1' to erblock.link")
+    check_ids_present(pairs, "cluster")
     given = None if ids is None else (ids if isinstance(ids, pd.Index) else pd.Index(list(ids)))
     # the ids of ids= and of the pairs joined once: the nodes are all of them
     joined = joined_ids([pairs["left_id"], pairs["right_id"]] if given is None
@@ -146,9 +161,8 @@ def cluster(
     seen = joined if given is None else joined[len(given):]
     if given is not None and not given.is_unique:
         raise ValueError("ids: record ids must be unique")
-    for name, index in (("pairs", seen), ("ids", given)):
-        if index is not None and index.hasnans:
-            raise ValueError(f"cluster: {name} hold missing record ids; every record needs one")
+    if given is not None and given.hasnans:
+        raise ValueError("cluster: ids hold missing record ids; every record needs one")
     if given is not None and len(given) and len(seen) and not given.isin(seen).any():
         dtypes = "/".join(sorted({str(pairs[c].dtype) for c in ("left_id", "right_id")}))
         warnings.warn(f"cluster: no id of ids= ({given.dtype}) is among the pairs' ids "
@@ -171,6 +185,18 @@ def cluster(
         order = joined_ids([given, _sorted_unique(extra)]) if len(extra) else given
         out = out.reindex(_as_inferred(order).rename("id"))
     return out
+
+
+def _check_ids_argument(ids: Any) -> None:
+    """Refuse an ``ids=`` that is no collection of record ids (a str would be its letters)."""
+    if ids is None:
+        return
+    if hasattr(ids, "columns"):
+        raise TypeError("ids must be the record ids, got a DataFrame; pass its index "
+                        "(ids=df.index) or its id column")
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise TypeError(f"ids must be the record ids (an Index, array or list, e.g. "
+                        f"ids=df.index), got {type(ids).__name__} {ids!r}")
 
 
 def one_to_one(

@@ -10,7 +10,8 @@
 
 Pairs are compared as sets of distinct pairs. For dedupe, a pair is unordered:
 ``(a, b) == (b, a)``; both frames are normalised before matching. Ids are matched by value
-and may be of any hashable type (they are factorised jointly, never sorted).
+and may be of any hashable type (they are factorised jointly, never sorted:
+:mod:`erblock.matchers.evaluate_ids`); a row without one of its two ids is refused.
 """
 
 from __future__ import annotations
@@ -24,72 +25,20 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .clustering import in_memory, joined_ids
+from .clustering import in_memory
+from .evaluate_ids import (
+    check_columns,
+    check_frames,
+    check_id_types,
+    check_size,
+    check_sizes_hold,
+    ids_in_common,
+    pair_codes,
+    self_pairs,
+)
+from .thresholds import check_threshold, meets
 
 __all__ = ["cluster_metrics", "evaluate", "ids_in_common", "plot_pr_curve", "pr_curve"]
-
-
-# --------------------------------------------------------------------------- pair keys
-
-
-def _pair_codes(frames: list[pd.DataFrame], dedupe: bool, names: list[str]) -> list[np.ndarray]:
-    """One int64 key per row of each frame; equal keys = the same pair.
-
-    Ids of all frames are factorised together (so ``3`` in one frame is ``3`` in the
-    other), and for dedupe the two codes of a pair are put in (min, max) order.
-    """
-    for f, name in zip(frames, names):
-        _check_columns(f, name)
-    if dedupe:  # one id space
-        codes, uniq = pd.factorize(joined_ids([f[c] for f in frames
-                                               for c in ("left_id", "right_id")]))
-        k = len(uniq)
-        out, start = [], 0
-        for f in frames:
-            n = len(f)
-            a, b = codes[start : start + n], codes[start + n : start + 2 * n]
-            start += 2 * n
-            out.append(np.minimum(a, b).astype(np.int64) * k + np.maximum(a, b))
-        return out
-    lcodes, _ = pd.factorize(joined_ids([f["left_id"] for f in frames]))
-    rcodes, ru = pd.factorize(joined_ids([f["right_id"] for f in frames]))
-    out, start = [], 0
-    for n in (len(f) for f in frames):
-        out.append(lcodes[start:start + n].astype(np.int64) * len(ru) + rcodes[start:start + n])
-        start += n
-    return out
-
-
-def _self_pairs(truth: pd.DataFrame) -> np.ndarray:
-    """Rows of a dedupe's truth that pair a record with itself, ids compared exactly (not
-    after numpy's promotion of int64 and float ids to float64)."""
-    codes, _ = pd.factorize(joined_ids([truth["left_id"], truth["right_id"]]))
-    return codes[:len(truth)] == codes[len(truth):]
-
-
-def _check_columns(f: pd.DataFrame, name: str) -> None:
-    if not hasattr(f, "columns"):
-        raise TypeError(f"{name} must be a pandas or Dask DataFrame with columns left_id and "
-                        f"right_id, got {type(f).__name__} (e.g. pd.DataFrame(list_of_pairs, "
-                        "columns=['left_id', 'right_id']))")
-    missing = {"left_id", "right_id"} - set(f.columns)
-    if missing:
-        raise ValueError(f"{name}: missing column(s) {sorted(missing)}; got {list(f.columns)}")
-
-
-def _check_id_types(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) -> None:
-    """Warn when ids cannot match because one side is numbers and the other text."""
-    if a.empty or b.empty:  # an empty frame's columns are objects by default
-        return
-    for col in ("left_id", "right_id"):
-        kinds = {"int" if pd.api.types.is_integer_dtype(f[col]) else
-                 "str" if pd.api.types.is_string_dtype(f[col]) else "other" for f in (a, b)}
-        if kinds == {"int", "str"}:
-            warnings.warn(
-                f"{col}: {names[0]} has {a[col].dtype} ids and {names[1]} has "
-                f"{b[col].dtype} ids; ids are compared by value, so 1 never equals '1'. "
-                "Convert one side, e.g. truth.astype({'" + col + "': 'int64'}).",
-                UserWarning, stacklevel=3)
 
 
 def infer_dedupe(dedupe: bool | None, n_left: int | None, n_right: int | None,
@@ -129,13 +78,17 @@ def _has_equal_ids(f: pd.DataFrame | None) -> bool:
     return bool(same.fillna(False).to_numpy(dtype=bool).any())
 
 
-def _scores(pairs: pd.DataFrame, score_column: str) -> np.ndarray:
+def _score_of(pairs: pd.DataFrame, score_column: str) -> pd.Series:
     if score_column not in pairs.columns:
         raise ValueError(
             f"pairs: no score column {score_column!r} (columns: {list(pairs.columns)}); "
             "pass score_column=... or threshold=None"
         )
-    return pairs[score_column].to_numpy(dtype=np.float64, na_value=np.nan)
+    return pairs[score_column]
+
+
+def _scores(pairs: pd.DataFrame, score_column: str) -> np.ndarray:
+    return _score_of(pairs, score_column).to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def _ratio(num: float, den: float) -> float:
@@ -195,17 +148,30 @@ def evaluate(
     distinct pairs (self-pairs in dedupe truth are ignored). A ratio with a zero
     denominator is NaN; F1 is 2 tp / (predicted + true pairs), so 0 when nothing is
     predicted, and NaN only when there are neither predicted nor true pairs.
+
+    Raises
+    ------
+    ValueError
+        A row of ``pairs``, ``truth`` or ``candidates`` without one of its ids; a
+        ``threshold`` outside [0, 1] on ``score`` or ``match_probability`` (it is compared
+        in the scores' precision: a float32 score at the threshold is predicted, as the
+        run kept it); ``n_left`` / ``n_right`` below 0 or below the ids the candidates hold.
+    TypeError
+        A frame that is no DataFrame, a ``threshold`` or size that is no number.
     """
     for f, name in ((pairs, "pairs"), (truth, "truth"), (candidates, "candidates")):
         if f is not None:
-            _check_columns(f, name)
-    wanted = ["left_id", "right_id"]
-    if threshold is not None:
-        wanted.append(score_column or ("match_probability" if "match_probability" in
-                                       pairs.columns else "score"))
+            check_columns(f, name)
+    if score_column is None:
+        score_column = "match_probability" if "match_probability" in pairs.columns else "score"
+    check_threshold(threshold, score_column)
+    check_size(n_left, "n_left")
+    check_size(n_right, "n_right")
+    wanted = ["left_id", "right_id"] + ([score_column] if threshold is not None else [])
     pairs = in_memory(pairs, [c for c in wanted if c in pairs.columns])
     truth = in_memory(truth, ["left_id", "right_id"])
     candidates = None if candidates is None else in_memory(candidates, ["left_id", "right_id"])
+    check_frames({"pairs": pairs, "truth": truth, "candidates": candidates}, "evaluate")
     dedupe, why = infer_dedupe(dedupe, n_left, n_right, pairs, candidates)
     if n_right is not None and n_left is None:
         raise ValueError("n_right given without n_left: pass both for link, n_left for dedupe")
@@ -217,18 +183,17 @@ def evaluate(
                          "possible pairs are n_left * n_right: pass both, or dedupe=True "
                          "if they are a dedupe's")
     cand = pairs if candidates is None else candidates
+    check_sizes_hold(cand, dedupe, n_left, n_right)
     predicted = pairs
-    if score_column is None:
-        score_column = "match_probability" if "match_probability" in pairs.columns else "score"
-    if threshold is not None:
-        predicted = pairs[_scores(pairs, score_column) >= threshold]
+    if threshold is not None:  # compared as the run compared (float32 scores)
+        predicted = pairs[meets(_score_of(pairs, score_column), threshold)]
     names = ["pairs", "truth", "candidates"]
     for f, name in zip([pairs, truth, cand], names):
-        _check_columns(f, name)
-    _check_id_types(pairs, truth, ("pairs", "truth"))
-    pred_k, true_k, cand_k = _pair_codes([predicted, truth, cand], dedupe, names)
+        check_columns(f, name)
+    check_id_types(pairs, truth, ("pairs", "truth"))
+    pred_k, true_k, cand_k = pair_codes([predicted, truth, cand], dedupe, names)
     if dedupe:  # a record is never its own duplicate
-        true_k = true_k[~_self_pairs(truth)]
+        true_k = true_k[~self_pairs(truth)]
     pred_k, true_k, cand_k = np.unique(pred_k), np.unique(true_k), np.unique(cand_k)
     tp = int(np.isin(pred_k, true_k, assume_unique=True).sum())
     if not dedupe and tp == 0 and len(truth) and len(predicted):
@@ -259,7 +224,7 @@ def evaluate(
 def _warn_if_swapped(predicted: pd.DataFrame, truth: pd.DataFrame) -> None:
     """A link's truth with left_id and right_id the other way round matches nothing."""
     swapped = truth.rename(columns={"left_id": "right_id", "right_id": "left_id"})
-    pred_k, true_k = _pair_codes([predicted, swapped], False, ["pairs", "truth"])
+    pred_k, true_k = pair_codes([predicted, swapped], False, ["pairs", "truth"])
     pred_k, true_k = np.unique(pred_k), np.unique(true_k)
     hits = int(np.isin(pred_k, true_k, assume_unique=True).sum())
     if hits >= max(3, min(pred_k.size, true_k.size) / 2):  # not a few pairs by chance
@@ -287,20 +252,21 @@ def pr_curve(
     pairs whose probabilities all round to 1.0), else ``match_probability``, else
     ``score``.
     """
-    _check_columns(pairs, "pairs")
-    _check_columns(truth, "truth")
+    check_columns(pairs, "pairs")
+    check_columns(truth, "truth")
     if score_column is None:
         score_column = next((c for c in ("match_weight", "match_probability")
                              if c in pairs.columns), "score")
     pairs = in_memory(pairs, [c for c in ("left_id", "right_id", score_column)
                               if c in pairs.columns])
     truth = in_memory(truth, ["left_id", "right_id"])
+    check_frames({"pairs": pairs, "truth": truth}, "pr_curve")
     dedupe = infer_dedupe(dedupe, None, None, pairs)[0]
     score = _scores(pairs, score_column)
-    _check_id_types(pairs, truth, ("pairs", "truth"))
-    keys, true_k = _pair_codes([pairs, truth], dedupe, ["pairs", "truth"])
+    check_id_types(pairs, truth, ("pairs", "truth"))
+    keys, true_k = pair_codes([pairs, truth], dedupe, ["pairs", "truth"])
     if dedupe:
-        true_k = true_k[~_self_pairs(truth)]
+        true_k = true_k[~self_pairs(truth)]
     true_k = np.unique(true_k)
     ok = ~np.isnan(score)
     keys, score = keys[ok], score[ok]
@@ -367,8 +333,17 @@ def cluster_metrics(pred_labels: pd.Series, true_labels: pd.Series) -> dict[str,
     chance: 1 for identical partitions, about 0 for random ones; it is computed here from
     the contingency table (scikit-learn's ``adjusted_rand_score`` gives the same value,
     and is not needed). Everything is counted from the contingency table, so it costs
-    O(records), not O(pairs).
+    O(records), not O(pairs). No records: no pairs (precision, recall and F1 NaN) and an
+    adjusted Rand index of 1, as for any two identical trivial partitions.
     """
+    for labels, name in ((pred_labels, "pred_labels"), (true_labels, "true_labels")):
+        if not isinstance(labels, pd.Series):
+            got = ("a Dask " + type(labels).__name__ + " (.compute() it)"
+                   if hasattr(labels, "compute") else type(labels).__name__)
+            raise TypeError(
+                f"{name} must be a pandas Series of cluster labels indexed by record id "
+                f"(as erblock.cluster returns), got {got}; for labels in record order "
+                "pass pd.Series(labels, index=record_ids)")
     if not pred_labels.index.is_unique or not true_labels.index.is_unique:
         raise ValueError("pred_labels, true_labels: the index (record ids) must be unique")
     if len(pred_labels) != len(true_labels) or not pred_labels.index.isin(true_labels.index).all():
@@ -380,10 +355,11 @@ def cluster_metrics(pred_labels: pd.Series, true_labels: pd.Series) -> dict[str,
     true_labels = true_labels.reindex(pred_labels.index)
     if pred_labels.isna().any() or true_labels.isna().any():
         raise ValueError("cluster labels must not be missing")
-    a, _ = pd.factorize(pred_labels.to_numpy())
-    b, _ = pd.factorize(true_labels.to_numpy())
+    a, ua = pd.factorize(pred_labels.to_numpy())
+    b, ub = pd.factorize(true_labels.to_numpy())
     n = a.size
-    table = sp.coo_matrix((np.ones(n), (a, b))).tocsr()  # duplicates are summed
+    # duplicates are summed; the shape is given, so no record gives an empty table
+    table = sp.coo_matrix((np.ones(n), (a, b)), shape=(len(ua), len(ub))).tocsr()
     nij = table.data
     rows = np.asarray(table.sum(axis=1)).ravel()
     cols = np.asarray(table.sum(axis=0)).ravel()
@@ -411,10 +387,3 @@ def cluster_metrics(pred_labels: pd.Series, true_labels: pd.Series) -> dict[str,
         "n_true_clusters": int(cols.size),
     }
 
-
-def ids_in_common(pairs: pd.DataFrame, truth: pd.DataFrame) -> int:
-    """How many ids of the true pairs occur among the pairs' ids (0: the two use
-    different ids, e.g. row numbers against a register's ids)."""
-    codes, _ = pd.factorize(joined_ids([truth[c] for c in ("left_id", "right_id")]
-                                       + [pairs[c] for c in ("left_id", "right_id")]))
-    return int(np.isin(codes[:2 * len(truth)], codes[2 * len(truth):]).sum())

@@ -1,0 +1,67 @@
+"""A threshold on a score column, checked once and applied as the run applies it.
+
+A run's scores are float32, and its kernels keep a pair when ``score >=
+np.float32(threshold)``: a mean of 0.7 is float32 0.7, which is 0.69999998 in float64,
+below the float64 0.7. Every step that cuts pairs again (clustering, links, evaluation,
+in memory or on Dask) compares in the column's own precision through :func:`cast_to`
+and :func:`meets`, so a pair the run kept at a threshold is kept at that threshold
+everywhere. :func:`check_threshold` is the one check of the value:
+a number, not NaN, and for ``score`` and ``match_probability`` (which lie in [0, 1])
+within [0, 1]; a ``match_weight`` (bits) may be any real number.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..scalars import is_number
+
+__all__ = ["UNIT_COLUMNS", "cast_to", "check_threshold", "meets"]
+
+#: score columns that lie in [0, 1]
+UNIT_COLUMNS: tuple[str, ...] = ("score", "match_probability")
+
+
+def check_threshold(threshold: Any, score_column: str, name: str = "threshold") -> None:
+    """Raise unless ``threshold`` is None or a number a ``score_column`` can be cut at."""
+    if threshold is None:
+        return
+    if not is_number(threshold):
+        raise TypeError(f"{name} must be a number or None, got {threshold!r} "
+                        f"({type(threshold).__name__})")
+    if math.isnan(float(threshold)):
+        raise ValueError(f"{name}: NaN keeps no pair; give a number")
+    if score_column in UNIT_COLUMNS and not 0.0 <= float(threshold) <= 1.0:
+        raise ValueError(f"{name}: {score_column} lies in [0, 1], so {threshold!r} would "
+                         "keep no pair or every pair; give a threshold in [0, 1] (or "
+                         "score_column='match_weight' to cut on match weights)")
+
+
+def _own_float(dtype: Any) -> Any:
+    """The NumPy float type scores of ``dtype`` compare in: their own (float32 stays
+    float32, also as pandas' nullable ``Float32``), float64 for anything else."""
+    dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' nullable Float32/Float64
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:  # categorical, string, ...: compared as float64
+        return np.float64
+    return dtype.type if dtype.kind == "f" else np.float64
+
+
+def cast_to(dtype: Any, threshold: float) -> Any:
+    """``threshold`` in the precision of scores of ``dtype`` (``np.float32(t)`` for
+    float32 scores): what ``scores >= threshold`` compares with, pandas or Dask."""
+    with np.errstate(over="ignore"):  # a weight beyond float32's range is +-inf there
+        return _own_float(dtype)(threshold)
+
+
+def meets(scores: pd.Series, threshold: float) -> np.ndarray:
+    """Boolean array: ``scores >= threshold`` in the scores' own precision (NaN and
+    missing scores never meet it)."""
+    own = _own_float(scores.dtype)
+    values = scores.to_numpy(dtype=own, na_value=np.nan)
+    return np.asarray(values >= cast_to(own, threshold))
