@@ -44,7 +44,7 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     import pandas as pd
 
     from .matchers.evaluate import evaluate, ids_in_common
-    from .matchers.evaluate_ids import check_columns, check_frames
+    from .matchers.evaluate_ids import check_columns, check_frames, check_sizes_hold
     from .matchers.thresholds import meets
 
     d = as_dict(report)
@@ -60,6 +60,10 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     n_right = int(records.get("records_s", 0)) if link and n_left is not None else None
     if threshold is None and "match_probability" in pairs_df.columns:
         threshold = 0.5  # a model's default decision
+    try:  # pairs given that name more records than the run read are another run's
+        check_sizes_hold(pairs_df, not link, n_left, n_right)
+    except ValueError:
+        n_left = n_right = None  # so no reduction ratio, rather than a wrong one
     m = evaluate(pairs_df, truth_df, threshold=threshold, n_left=n_left, n_right=n_right,
                  dedupe=not link)
     m["ids_in_common"] = ids_in_common(pairs_df, truth_df)  # 0: the run used other ids

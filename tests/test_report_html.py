@@ -179,6 +179,12 @@ def test_quality_from_truth_counts_against_sets(run_dir):
     assert q2["reduction_ratio"] == pytest.approx(1 - len(kept) / (n * (n - 1) / 2))
     assert q2["pair_completeness"] == pytest.approx(len(kept & true) / len(true))
     assert found >= len(got & true)
+    # pairs of another run, naming more records than this run read: counted, with no
+    # reduction ratio (it would be below 0), not refused for an n_left the user never set
+    other = pd.DataFrame({"left_id": np.arange(n + 5), "right_id": np.arange(n + 5) + 1000,
+                          "score": 0.9})
+    q4 = quality_from_truth(json.loads(rep.read_text()), truth, pairs=other)
+    assert q4["reduction_ratio"] is None and q4["tp"] == 0
 
 
 def test_report_command_html_and_json(run_dir, tmp_path, capsys, chromium):
