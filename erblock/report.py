@@ -91,10 +91,16 @@ def written_report(frame: Any) -> dict[str, Any] | None:
         except (AttributeError, KeyError, ValueError):
             continue
         for path in [paths] if isinstance(paths, (str, os.PathLike)) else list(paths):
-            file = os.path.join(os.fspath(path), REPORT_FILE)
-            if os.path.isdir(path) and os.path.isfile(file):
-                with open(file, encoding="utf-8") as fh:
-                    out = json.load(fh)
+            path = os.fspath(path).removeprefix("file://")
+            # the directory itself, or the one holding a part file or a glob of parts
+            folder = path if os.path.isdir(path) else os.path.dirname(path)
+            file = os.path.join(folder, REPORT_FILE)
+            if os.path.isfile(file):
+                try:
+                    with open(file, encoding="utf-8") as fh:
+                        out = json.load(fh)
+                except (OSError, ValueError):  # unreadable: as if there were none
+                    continue
                 return out if isinstance(out, dict) else None
     return None
 

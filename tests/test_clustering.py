@@ -353,8 +353,17 @@ def test_a_link_s_written_pairs_are_refused_as_its_frame_is(client, tmp_path):
     for frame in (d, d[d["score"] > 0.1], dd.read_parquet(out)):
         with pytest.raises(ValueError, match="these pairs are a link's"):
             erblock.cluster(frame, 0.5)
+    parts = sorted(str(f) for f in out.glob("*.parquet"))  # read as files, or a glob
+    for frame in (dd.read_parquet(parts), dd.read_parquet(str(out / "*.parquet"))):
+        with pytest.raises(ValueError, match="these pairs are a link's"):
+            erblock.cluster(frame, 0.5)
     dd_out = tmp_path / "dedupe"
     pairs = erblock.dedupe(r, key="k", compare={"name": "jaro"}, threshold=0.5,
                            output=str(dd_out), client=client)
     ents = erblock.cluster(pairs, 0.5)
     assert ents.loc[0] == ents.loc[1] == 0
+    # ids= as a Dask index or column (ndim 1) is ids, not a frame
+    records = dd.from_pandas(r, npartitions=2)
+    for ids in (records.index, records["k"].index):
+        got = erblock.cluster(pairs, 0.5, ids=ids)
+        assert list(got.index) == [0, 1, 2] and got.loc[2] == 2

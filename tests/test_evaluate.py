@@ -435,6 +435,9 @@ def test_thresholds_and_input_sizes_that_cannot_be_are_refused():
         evaluate(pairs, truth, n_left=2, n_right=1)
     assert evaluate(pairs, truth, n_left=4)["reduction_ratio"] == pytest.approx(1 - 2 / 6)
     assert evaluate(pairs, truth, n_left=np.int64(2), n_right=2)["reduction_ratio"] == 0.5
+    assert evaluate(pairs, truth, n_left=4.0)["reduction_ratio"] == pytest.approx(1 - 2 / 6)
+    with pytest.raises(ValueError, match=r"threshold: an integer of 401 digits is beyond"):
+        evaluate(weighted, truth, threshold=10 ** 400, score_column="match_weight")
 
 
 def test_cluster_metrics_of_no_record_and_of_plain_lists():

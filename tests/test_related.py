@@ -337,8 +337,10 @@ def _session_with(d, key):
     (lambda d: d["settings"].update(foo=1), r"unknown setting\(s\) \['foo'\]"),
     (lambda d: d["params"].pop("u"), r"malformed \(KeyError: 'u'\)"),
     (lambda d: d.update(comparisons=[]), r"one entry of 'comparisons' per entry of 'specs'"),
-    (lambda d: d.update(tf={"given_name": {"values": ["ann"], "freq": [-0.1]}}),
-     r"tf\['given_name'\]: term frequencies must be shares in \(0, 1\]"),
+    (lambda d: d.update(tf={d["specs"][0]["name"]: {"values": ["ann"], "freq": [-0.1]}}),
+     r"tf\['\w+'\]: term frequencies must be each value's share of the records"),
+    (lambda d: d.update(tf={d["specs"][0]["name"]: {"values": ["ann"], "freq": [7.0]}}),
+     r"in \[0, 1\] \(value_counts\(normalize=True\)\)"),
 ])
 def test_an_edited_model_file_is_refused_when_loaded(household_model, edit, message):
     """A hand-edited model's per-session parameters were never checked: a related

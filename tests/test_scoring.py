@@ -764,3 +764,29 @@ def test_labels_correct_an_em_run_through_its_match_weight(client):
     with pytest.raises(ValueError, match=r"apply this one to the scored pairs"):
         erblock.link(df_r[cols], df_s[cols], key=erblock.prefix("surname", 1),
                      compare=compare, scoring=model, client=client)
+    # the decided pairs carry the model that weighed them, not the EM model (whose
+    # waterfall took the new weight's difference for a term-frequency step)
+    assert decided.attrs["erblock_model"] == model.to_dict()
+    with pytest.raises(TypeError, match="explains a Fellegi-Sunter model's weights"):
+        erblock.explain_pair(decided, 0)
+    assert erblock.explain_pair(pairs, 0)["weight"].sum() == pytest.approx(
+        pairs["match_weight"].iloc[0], abs=1e-6)
+    # the key pass a pair was found by (match_key) is no similarity to learn from
+    assert "match_key" in pairs.columns
+    plain = SupervisedModel("logistic").fit(sample, truth[["left_id", "right_id"]])
+    assert "match_key" not in plain.features_
+
+
+def test_offline_tf_tables_are_checked_when_given_and_round_trip():
+    """tf= keyed by a column's name (not the comparison's) was silently unused; shares
+    of 0 (an unused category's value_counts) are kept and load again; counts that are
+    not shares are refused when fitting, not when the saved model is loaded."""
+    gamma, _ = draw_gamma(3000, seed=6)
+    pairs = _pairs_from_gamma(gamma)
+    shares = pd.Series({"x": 0.6, "y": 0.4, "unused": 0.0})
+    model = FellegiSunter(levels=LEVELS, tf_adjust="b").fit(pairs, tf={"b": shares})
+    assert load_model(model.to_json()).tf_["b"].to_dict() == shares.to_dict()
+    with pytest.raises(ValueError, match=r"tf: 'nope' is no comparison of the model"):
+        FellegiSunter(levels=LEVELS).fit(pairs, tf={"nope": shares})
+    with pytest.raises(ValueError, match=r"value_counts\(normalize=True\)"):
+        FellegiSunter(levels=LEVELS).fit(pairs, tf={"b": pd.Series({"x": 12, "y": 3})})

@@ -29,7 +29,7 @@ import pandas as pd
 from ..attrs import SharedDict
 from ..blocking.neighbourhood import window_of
 from ..matchers.assignment import assign
-from ..matchers.scoring.base import PASS_COLUMN, ModelWarning, ScoringModel
+from ..matchers.scoring.base import MODEL_ATTR, PASS_COLUMN, ModelWarning, ScoringModel
 from ..report import ATTRS_KEY, REPORT_FILE, RunReport, TaskStats
 from .assignment import assign_output
 from .cluster import total_threads
@@ -54,7 +54,7 @@ from .pruning import prune_sources
 from .tasks.write import PART_NAME, sort_pairs
 
 MODEL_FILE = "_erblock_model.json"  #: a leading "_" keeps parquet readers off the file
-MODEL_KEY = "erblock_model"  #: ``pairs.attrs`` key of the fitted model's dict
+MODEL_KEY = MODEL_ATTR  #: ``pairs.attrs`` key of the fitted model's dict
 EXAMPLES = 6  #: pairs near the decision boundary the report explains
 
 

@@ -191,7 +191,7 @@ def _check_ids_argument(ids: Any) -> None:
     """Refuse an ``ids=`` that is no collection of record ids (a str would be its letters)."""
     if ids is None:
         return
-    if hasattr(ids, "columns"):
+    if getattr(ids, "ndim", 1) == 2:  # a pandas or Dask frame (their Index, Series: 1)
         raise TypeError("ids must be the record ids, got a DataFrame; pass its index "
                         "(ids=df.index) or its id column")
     if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):

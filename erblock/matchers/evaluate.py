@@ -165,8 +165,7 @@ def evaluate(
     if score_column is None:
         score_column = "match_probability" if "match_probability" in pairs.columns else "score"
     check_threshold(threshold, score_column)
-    check_size(n_left, "n_left")
-    check_size(n_right, "n_right")
+    n_left, n_right = check_size(n_left, "n_left"), check_size(n_right, "n_right")
     wanted = ["left_id", "right_id"] + ([score_column] if threshold is not None else [])
     pairs = in_memory(pairs, [c for c in wanted if c in pairs.columns])
     truth = in_memory(truth, ["left_id", "right_id"])

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..scalars import is_int
+from ..scalars import is_int, is_number
 from .assignment import IDS, check_frame, check_ids_present
 from .clustering import joined_ids
 
@@ -39,15 +39,16 @@ def check_frames(frames: dict[str, pd.DataFrame | None], who: str) -> None:
             check_ids_present(f, who, name)
 
 
-def check_size(n: Any, name: str) -> None:
-    """``n_left`` / ``n_right``: None or a count of records."""
+def check_size(n: Any, name: str) -> int | None:
+    """``n_left`` / ``n_right``: None or a count of records (as an int)."""
     if n is None:
-        return
-    if not is_int(n):
+        return None
+    if not (is_int(n) or (is_number(n) and float(n).is_integer())):  # 1e4 is a count too
         raise TypeError(f"{name} must be the number of input records (an int), got {n!r} "
                         f"({type(n).__name__})")
     if n < 0:
         raise ValueError(f"{name} must be the number of input records (>= 0), got {n}")
+    return int(n)
 
 
 def check_sizes_hold(cand: pd.DataFrame, dedupe: bool, n_left: int | None,

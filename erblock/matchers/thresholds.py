@@ -33,9 +33,14 @@ def check_threshold(threshold: Any, score_column: str, name: str = "threshold") 
     if not is_number(threshold):
         raise TypeError(f"{name} must be a number or None, got {threshold!r} "
                         f"({type(threshold).__name__})")
-    if math.isnan(float(threshold)):
+    try:
+        value = float(threshold)
+    except OverflowError:  # an int beyond float's range
+        raise ValueError(f"{name}: an integer of {len(str(abs(int(threshold))))} digits is "
+                         "beyond any score; give a number a float can hold") from None
+    if math.isnan(value):
         raise ValueError(f"{name}: NaN keeps no pair; give a number")
-    if score_column in UNIT_COLUMNS and not 0.0 <= float(threshold) <= 1.0:
+    if score_column in UNIT_COLUMNS and not 0.0 <= value <= 1.0:
         raise ValueError(f"{name}: {score_column} lies in [0, 1], so {threshold!r} would "
                          "keep no pair or every pair; give a threshold in [0, 1] (or "
                          "score_column='match_weight' to cut on match weights)")

@@ -96,6 +96,11 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
     back): its partitions' lengths are computed, then the one holding pair ``i``. Such a
     frame carries no model, so pass
     ``model=erblock.load_model("<output>/_erblock_model.json")``."""
+    if not is_int(i):
+        n = f", 0 to {len(pairs) - 1}" if isinstance(pairs, pd.DataFrame) else ""
+        raise TypeError(f"explain_pair: i must be the pair's position (an int{n}), got "
+                        f"{type(i).__name__} {i!r}; the position of ids a, b: "
+                        "int(np.flatnonzero((pairs.left_id == a) & (pairs.right_id == b))[0])")
     if not isinstance(pairs, pd.DataFrame):
         if not (hasattr(pairs, "npartitions") and hasattr(pairs, "get_partition")):
             raise TypeError("explain_pair: pairs must be a pandas or Dask DataFrame, got "
@@ -106,11 +111,6 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
                 "model; pass model=erblock.load_model('dir/_erblock_model.json'), the model "
                 "the run wrote beside its pairs")
         return explain_pair(_row_frame(pairs, i), 0, model, path)
-    if not is_int(i):
-        raise TypeError(f"explain_pair: i must be the pair's position (an int, 0 to "
-                        f"{len(pairs) - 1}), got {type(i).__name__} {i!r}; the position of "
-                        "ids a, b: int(np.flatnonzero((pairs.left_id == a) & "
-                        "(pairs.right_id == b))[0])")
     carried = pairs.attrs.get("erblock_model")
     # the pairs' match_weight is the model's unless they carry another one (a Dask
     # output read back carries none: the model given is the run's, as documented)
@@ -122,6 +122,9 @@ def explain_pair(pairs: pd.DataFrame, i: int = 0, model: Any = None,
         model = load_model(carried)
     elif isinstance(model, Mapping):
         model = load_model(model)
+    if not isinstance(model, FellegiSunter):
+        raise TypeError(f"explain_pair: a waterfall explains a Fellegi-Sunter model's weights; "
+                        f"these pairs were scored by a {type(model).__name__}")
     own = own or carried == model.to_dict()
     if not 0 <= i < len(pairs):
         raise IndexError(f"explain_pair: pair {i} of {len(pairs)}")

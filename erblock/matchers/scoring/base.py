@@ -36,6 +36,7 @@ from ...attrs import plain
 #: columns a scored pairs frame has besides the similarities
 RESERVED_COLUMNS = ("left_id", "right_id", "score", "match_weight", "match_probability")
 PASS_COLUMN = "match_key"  #: the key pass that found the pair (kept in scored output)
+MODEL_ATTR = "erblock_model"  #: ``pairs.attrs`` key of the model that scored the pairs
 _VALUE_PREFIX = "_erb_pair_value_"
 
 

@@ -39,6 +39,7 @@ import pandas as pd
 from ..comparisons import Comparison, as_comparisons
 from ..levels import LevelSpec, PatternHistogram, gamma_matrix, resolve_levels
 from .base import (
+    MODEL_ATTR,
     PASS_COLUMN,
     FitContext,
     FitRequest,
@@ -323,6 +324,8 @@ class FellegiSunter(ScoredParts, ScoringModel):
         out = pairs.drop(columns=model_columns(pairs)).copy()
         out["match_weight"] = w
         out["match_probability"] = probability(w)
+        if MODEL_ATTR in out.attrs:  # the weights are this model's now, not the frame's
+            out.attrs[MODEL_ATTR] = self.to_dict()  # (a worker's pairs carry no attrs)
         return out
 
     def predict_proba(self, pairs: pd.DataFrame, tf_values: Any = None) -> np.ndarray:

@@ -17,9 +17,10 @@ import pandas as pd
 
 from ..comparisons import Comparison
 from ..levels import PatternHistogram
-from .base import RESERVED_COLUMNS, FitContext, ModelWarning, model_columns
+from .base import PASS_COLUMN, RESERVED_COLUMNS, FitContext, ModelWarning, model_columns
 from .groups import declared_groups
 from .implied import found_by_pass
+from .saved_sessions import check_shares
 from .training import train_candidates
 
 __all__ = ["MANY_MATCHES", "fit_frame", "fit_run", "match_count_warning"]
@@ -42,7 +43,7 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
     elif model.specs_ is None:
         internal = set(model_columns(pairs))
         cols = [c for c in pairs.columns if c not in RESERVED_COLUMNS and c not in internal
-                and pd.api.types.is_numeric_dtype(pairs[c])]
+                and c != PASS_COLUMN and pd.api.types.is_numeric_dtype(pairs[c])]
         if not cols:
             raise ValueError("pairs: no similarity columns to fit on")
         model.bind([Comparison(c, "jaro_winkler", name=c) for c in cols])
@@ -77,8 +78,14 @@ def fit_frame(model: Any, pairs: pd.DataFrame, compare: Any = None,
         # its session learnt from these pairs, found by no key a run knows: a run with any
         # keys scores with λ of a random pair instead (bind warns), not with pass 0's
         model.pass_keys_ = [OFFLINE_KEYS]
+    names = [sp.name for sp in specs]
     for name, shares in (tf or {}).items():
-        model.tf_[name] = pd.Series(shares, dtype=np.float64)
+        if name not in names:
+            raise ValueError(f"tf: {name!r} is no comparison of the model; tf is keyed by "
+                             f"comparison name ({names})")
+        table = pd.Series(shares, dtype=np.float64)
+        check_shares(f"tf[{name!r}]", table)
+        model.tf_[name] = table
 
 
 def fit_run(model: Any, summaries: Sequence[Any], random: Sequence[Any],

@@ -13,7 +13,7 @@ import pandas as pd
 from ..comparisons import Comparison
 from ..levels import LevelSpec
 from .groups import groups_from_dicts
-from .saved_sessions import check_sessions, probabilities
+from .saved_sessions import check_sessions, check_shares, probabilities
 
 if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
     from .fellegi_sunter import FellegiSunter
@@ -102,12 +102,9 @@ def _read(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunter:
         model.groups_ = groups_from_dicts(p.get("groups", []), list(index))
         _check_params(model)
         check_sessions(model)
-    names = {s.name for s in model.specs_ or ()}
     for name, t in (d.get("tf") or {}).items():
         freq = pd.Series(t["freq"], index=pd.Index(t["values"], dtype=str), dtype=np.float64)
-        if name not in names or not (np.isfinite(freq) & (freq > 0) & (freq <= 1)).all():
-            raise ValueError(f"tf[{name!r}]: term frequencies must be shares in (0, 1] "
-                             f"of a comparison of the model ({sorted(names)})")
+        check_shares(f"tf[{name!r}]", freq)
         model.tf_[name] = freq
     return model
 

@@ -30,6 +30,17 @@ def probabilities(where: str, x: Any, n: int) -> np.ndarray:
     return a
 
 
+def check_shares(where: str, freq: Any) -> None:
+    """Term frequencies: each value's share of the records, in [0, 1] (a share of 0, an
+    unused category's, is kept: no pair has that value)."""
+    a = np.asarray(freq, dtype=np.float64)
+    if not (np.isfinite(a) & (a >= 0) & (a <= 1)).all():
+        raise ValueError(f"{where}: term frequencies must be each value's share of the "
+                         "records, in [0, 1] (value_counts(normalize=True)), got values "
+                         f"from {np.nanmin(a) if len(a) else 'none'} to "
+                         f"{np.nanmax(a) if len(a) else 'none'}")
+
+
 def check_sessions(model: FellegiSunter) -> None:
     """Every session's passes, λ, overridden m/u and related records' class fit the
     model's comparisons (``params.sessions[i]`` names the one that does not)."""

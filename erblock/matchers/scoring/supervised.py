@@ -32,7 +32,14 @@ import pandas as pd
 from ...scalars import is_number
 from ..comparisons import as_comparisons
 from ..evaluate import infer_dedupe
-from .base import RESERVED_COLUMNS, ScoringModel, model_columns, probability
+from .base import (
+    MODEL_ATTR,
+    PASS_COLUMN,
+    RESERVED_COLUMNS,
+    ScoringModel,
+    model_columns,
+    probability,
+)
 
 __all__ = ["ScoreThreshold", "SupervisedModel", "labels_from_truth"]
 
@@ -70,7 +77,7 @@ def _features(pairs: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
 def _similarity_columns(pairs: pd.DataFrame) -> list[str]:
     internal = set(model_columns(pairs))
     return [c for c in pairs.columns if c not in RESERVED_COLUMNS and c not in internal
-            and pd.api.types.is_numeric_dtype(pairs[c])]
+            and c != PASS_COLUMN and pd.api.types.is_numeric_dtype(pairs[c])]
 
 
 class SupervisedModel(ScoringModel):
@@ -222,6 +229,8 @@ class SupervisedModel(ScoringModel):
         out = pairs.drop(columns=model_columns(pairs)).copy()
         out["match_weight"] = z / math.log(2.0)
         out["match_probability"] = probability(z / math.log(2.0))
+        if MODEL_ATTR in out.attrs:  # the weights are this model's now, not the frame's
+            out.attrs[MODEL_ATTR] = self.to_dict()  # (a worker's pairs carry no attrs)
         return out
 
     def report(self) -> dict[str, Any]:
