@@ -790,3 +790,78 @@ def test_offline_tf_tables_are_checked_when_given_and_round_trip():
         FellegiSunter(levels=LEVELS).fit(pairs, tf={"nope": shares})
     with pytest.raises(ValueError, match=r"value_counts\(normalize=True\)"):
         FellegiSunter(levels=LEVELS).fit(pairs, tf={"b": pd.Series({"x": 12, "y": 3})})
+
+
+def test_supervised_inputs_that_would_score_wrongly_are_refused():
+    """From a probe: gradient boosting with another loss or start scored wrongly (the
+    saved trees are walked with log loss and a constant start); NaN or "yes" labels read
+    as True; a saved model without its trees predicted NaN; features="col" was split
+    into letters; a Dask frame or a truth array crashed without saying why."""
+    pytest.importorskip("sklearn")
+    import dask.dataframe as dd
+
+    pairs, truth = _labelled(600)
+    y = labels_from_truth(pairs, truth, dedupe=False)
+    for bad in ({"loss": "exponential"}, {"init": "zero"}):
+        with pytest.raises(ValueError, match="is not supported"):
+            SupervisedModel("gradient_boosting", **bad)
+    for labels, match in ((np.where(y, 1.0, np.nan), "bools or 0/1"),
+                          (np.where(y, "yes", "no"), "bools or 0/1"),
+                          ("yes", "one bool")):
+        with pytest.raises((ValueError, TypeError), match=match):
+            SupervisedModel().fit(pairs, labels=labels)
+    shuffled = pd.Series(y, index=pairs.index).sample(frac=1.0, random_state=1)
+    aligned = SupervisedModel().fit(pairs, labels=shuffled)  # by index, not position
+    np.testing.assert_allclose(aligned.coef_, SupervisedModel().fit(pairs, labels=y).coef_)
+    with pytest.raises(TypeError, match="truth must be a frame of true pairs"):
+        SupervisedModel().fit(pairs, y)
+    with pytest.raises(TypeError, match=r"features must be a list .*features=\['a'\]"):
+        SupervisedModel().fit(pairs, truth, features="a")
+    with pytest.raises(ValueError, match=r"features: \['t'\] are not numeric"):
+        SupervisedModel().fit(pairs.assign(t="x"), truth, features=["a", "t"])
+    with pytest.raises(TypeError, match="Dask DataFrame"):
+        SupervisedModel().fit(dd.from_pandas(pairs, npartitions=2), truth)
+    with pytest.raises(ValueError, match="truth holds missing record ids"):
+        SupervisedModel().fit(pairs, pd.concat([truth, pd.DataFrame(
+            {"left_id": [np.nan], "right_id": [np.nan]})]))
+    model = SupervisedModel("gradient_boosting", n_estimators=np.int64(5),
+                            random_state=0).fit(pairs, truth)
+    assert load_model(model.to_json()).params == {"n_estimators": 5, "random_state": 0}
+    with pytest.raises(TypeError, match="threshold must be a number"):
+        model.predict(pairs, threshold="0.5")
+    saved = model.to_dict()
+    for edit, match in ((lambda d: d.pop("trees"), "needs 'trees'"),
+                        (lambda d: d.update(format=99), "format 99"),
+                        (lambda d: d["trees"][0]["feature"].__setitem__(0, 99),
+                         r"trees\[0\] is malformed")):
+        d = json.loads(json.dumps(saved))
+        edit(d)
+        with pytest.raises(ValueError, match=match):
+            load_model(d)
+
+
+def test_saved_trees_split_as_scikit_learn_does_in_float32():
+    """scikit-learn's trees compare float32 features with their thresholds: a float64
+    feature between the two (here a match_weight) went the other way in erblock."""
+    pytest.importorskip("sklearn")
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    from erblock.matchers.scoring.supervised import _features
+
+    pairs = pd.DataFrame({"left_id": range(40), "right_id": range(100, 140),
+                          "f": np.r_[np.full(20, 0.1), np.full(20, 0.3)]})
+    y = np.r_[np.zeros(20, bool), np.ones(20, bool)]
+    model = SupervisedModel("gradient_boosting", n_estimators=1, max_depth=1).fit(
+        pairs, labels=y)
+    cut = float(model.trees_[0]["threshold"][0])
+    probe = pairs.head(1).assign(f=np.nextafter(cut, 1.0))  # above it in float64 only
+    est = GradientBoostingClassifier(n_estimators=1, max_depth=1).fit(
+        _features(pairs, ["f"]), y)
+    want = est.predict_proba(_features(probe, ["f"]))[:, 1]
+    np.testing.assert_allclose(model.predict_proba(probe), want, rtol=1e-12)
+
+
+def test_score_threshold_predicts_a_float32_score_at_it_as_the_run_kept_it():
+    pairs = pd.DataFrame({"left_id": [1], "right_id": [2],
+                          "score": np.array([0.7], dtype=np.float32)})
+    assert ScoreThreshold(0.7).predict(pairs).tolist() == [True]

@@ -30,8 +30,10 @@ import numpy as np
 import pandas as pd
 
 from ...scalars import is_number
+from ..assignment import check_ids_present
 from ..comparisons import as_comparisons
 from ..evaluate import infer_dedupe
+from ..thresholds import check_threshold, meets
 from .base import (
     MODEL_ATTR,
     PASS_COLUMN,
@@ -39,6 +41,13 @@ from .base import (
     ScoringModel,
     model_columns,
     probability,
+)
+from .supervised_checks import (
+    as_labels,
+    check_features,
+    check_pairs_frame,
+    check_params,
+    check_saved,
 )
 
 __all__ = ["ScoreThreshold", "SupervisedModel", "labels_from_truth"]
@@ -106,7 +115,7 @@ class SupervisedModel(ScoringModel):
         if kind not in self.kinds:
             raise ValueError(f"kind must be one of {self.kinds}, got {kind!r}")
         self.kind = kind
-        self.params = dict(params)
+        self.params = check_params(kind, params)
         self.features_: list[str] | None = None
         self.coef_: np.ndarray | None = None
         self.intercept_: float | None = None
@@ -159,15 +168,21 @@ class SupervisedModel(ScoringModel):
                               "pip install 'erblock[ml]'") from e
         if (truth is None) == (labels is None):
             raise ValueError("fit: give exactly one of truth (true pairs) or labels (per row)")
+        check_pairs_frame(pairs, "fit")
+        if truth is not None and not isinstance(truth, pd.DataFrame):
+            raise TypeError(f"fit: truth must be a frame of true pairs (left_id, right_id), "
+                            f"got {type(truth).__name__}; one label per pair is labels=")
         if truth is not None and dedupe is None:
             dedupe = infer_dedupe(None, None, None, pairs)[0]
         y = (labels_from_truth(pairs, truth, bool(dedupe)) if truth is not None
-             else np.asarray(labels, dtype=bool))
-        if len(y) != len(pairs):
-            raise ValueError(f"labels: {len(y)} labels for {len(pairs)} pairs")
+             else as_labels(labels, pairs))
+        if truth is not None:  # a missing id would match another row's missing id
+            check_ids_present(truth, "fit", "truth")
+            check_ids_present(pairs, "fit")
         if y.all() or not y.any():
             raise ValueError("fit: the labels must contain both matches and non-matches")
-        cols = list(features) if features is not None else _similarity_columns(pairs)
+        cols = (check_features(features, pairs) if features is not None
+                else _similarity_columns(pairs))
         if not cols:
             raise ValueError("fit: no similarity columns in pairs")
         X = _features(pairs, cols)
@@ -197,9 +212,11 @@ class SupervisedModel(ScoringModel):
     def _logit(self, pairs: pd.DataFrame) -> np.ndarray:
         if not self.fitted:
             raise RuntimeError("SupervisedModel is not fitted: call fit(pairs, truth) first")
+        check_pairs_frame(pairs, "apply")
         X = _features(pairs, self.features_ or [])
         if self.kind == "logistic":
             return X @ self.coef_ + self.intercept_  # type: ignore[operator]
+        X = X.astype(np.float32).astype(np.float64)  # scikit-learn's trees split float32
         z = np.full(len(X), self.init_logit_, dtype=np.float64)
         for t in self.trees_ or ():
             node = np.zeros(len(X), dtype=np.int64)
@@ -221,6 +238,7 @@ class SupervisedModel(ScoringModel):
 
     def predict(self, pairs: pd.DataFrame, threshold: float = 0.5) -> np.ndarray:
         """Default decision: ``match_probability >= threshold``."""
+        check_threshold(threshold, "match_probability")
         return self.predict_proba(pairs) >= threshold
 
     def apply(self, pairs: pd.DataFrame) -> pd.DataFrame:
@@ -252,6 +270,7 @@ class SupervisedModel(ScoringModel):
     def from_dict(cls, d: Mapping[str, Any]) -> SupervisedModel:
         if d.get("kind") not in cls.kinds:
             raise ValueError(f"not a supervised model: kind={d.get('kind')!r}")
+        check_saved(d)
         model = cls(d["kind"], **(d.get("params") or {}))
         model.features_ = list(d["features"]) if d.get("features") is not None else None
         model.n_train_ = int(d.get("n_train", 0))
@@ -301,7 +320,7 @@ class ScoreThreshold(ScoringModel):
     def predict(self, pairs: pd.DataFrame) -> np.ndarray:
         if "score" not in pairs.columns:
             raise KeyError(f"pairs: no 'score' column; got {list(pairs.columns)}")
-        return pairs["score"].to_numpy(np.float64, na_value=np.nan) >= self.threshold
+        return meets(pairs["score"], self.threshold)  # in float32 if so, as the run
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "format": 1, "threshold": self.threshold}
