@@ -107,6 +107,17 @@ def test_round_trip_and_normalisation():
     ({}, "at least one"),
     ("a", "must be a dict"),
     ([("a", "jaro"), ("a", "jaro")], "unique"),
+    # a misspelt key named with its column, not a missing positional argument
+    ({"dob": {"metod": "date"}},
+     r"column 'dob' has no 'method' \(unknown key\(s\) \['metod'\]"),
+    # any format strptime refuses, not only a bad directive, and not at run time
+    ({"dob": {"method": "date", "format": "%Y-%m-%d %"}},
+     r"date format '%Y-%m-%d %': stray %.*format=.*column 'dob'"),
+    ({"dob": {"method": "date", "format": "%G-%V"}}, r"date format '%G-%V'.*column 'dob'"),
+    # an infinite scale made every pair similar; rel takes no scale
+    ({"x": {"method": "numeric", "scale": float("inf")}}, r"scale must be a finite number"),
+    ({"x": {"method": "numeric", "scale": 5, "mode": "rel"}},
+     r"scale=5 applies to mode='abs' only.*column 'x'"),
 ])
 def test_bad_comparisons(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):

@@ -108,6 +108,12 @@ class Comparison:
         opts = d.pop("options", {}) or {}
         known = {"column", "method", "weight", "name", "right_column"}
         extra = set(d) - known
+        for need in ("column", "method"):  # a misspelt key is no method option
+            if need not in d:
+                raise ValueError(
+                    f"compare: the comparison of column {d.get('column')!r} has no {need!r}"
+                    + (f" (unknown key(s) {sorted(extra, key=str)}: misspelt?)" if extra
+                       else "") + f"; known keys: {sorted(known)} and the method's options")
         if extra:
             # Options may also be given inline: {"column": "age", "method": "numeric", "scale": 5}
             opts = {**opts, **{k: d.pop(k) for k in extra}}

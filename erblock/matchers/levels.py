@@ -94,14 +94,20 @@ class LevelSpec:
 
 
 def check_thresholds(name: str, thresholds: Any) -> tuple[float, ...]:
+    """``thresholds`` (one number or a sequence of them) as ascending Python floats.
+
+    Booleans and strings are not thresholds (``True`` would be 1.0, ``"1"`` a digit).
+    """
     if is_number(thresholds):
         thresholds = (thresholds,)
     try:
+        if isinstance(thresholds, (str, bytes)) or not all(is_number(t) for t in thresholds):
+            raise TypeError
         ts = tuple(sorted(float(t) for t in thresholds))
     except (TypeError, ValueError):
         raise TypeError(
-            f"levels[{name!r}] must be a sequence of similarity thresholds in (0, 1], "
-            f"got {thresholds!r}"
+            f"levels[{name!r}] must be a number or a sequence of numbers, similarity "
+            f"thresholds in (0, 1] (not booleans or strings), got {thresholds!r}"
         ) from None
     if not ts or any(not (0.0 < t <= 1.0) for t in ts) or len(set(ts)) != len(ts):
         raise ValueError(
@@ -117,7 +123,8 @@ def resolve_levels(comparisons: Sequence[Comparison], levels: Mapping[str, Any] 
     """Level specs of ``comparisons``: each method's default levels and labels unless
     ``levels`` overrides them (by result name or column). ``tf``: the comparisons (names
     or columns) whose exact level term frequencies adjust; None: each method's default
-    (names and emails); False: none."""
+    (names and emails) where the top level is exact (threshold 1.0); False: none. A
+    comparison named in ``tf`` must have an exact level."""
     levels = dict(levels or {})
     wanted = None if tf is None else set(tf or ())
     used: set[str] = set()
@@ -129,10 +136,16 @@ def resolve_levels(comparisons: Sequence[Comparison], levels: Mapping[str, Any] 
             ts, labels = check_thresholds(key, levels[key]), tuple[str, ...]()
         else:
             ts, labels = c.kernel.levels, c.kernel.labels
+        exact = ts[-1] >= 1.0  # tf adjusts the exact level: the top one must be it
         if wanted is None:
-            use_tf = bool(c.kernel.tf)
+            use_tf = bool(c.kernel.tf) and exact  # the default: dropped where not exact
         else:
             use_tf = c.name in wanted or c.column in wanted
+            if use_tf and not exact:
+                raise ValueError(
+                    f"tf_adjust: {c.name!r} has no exact level (its top threshold is "
+                    f"{ts[-1]:g}); term frequencies adjust the exact level: add 1.0 to "
+                    f"its thresholds in levels= or leave it out of tf_adjust")
         out.append(LevelSpec(c.name, c.column, c.method, tuple(ts), tuple(labels), use_tf))
     if wanted:
         known = {c.name for c in comparisons} | {c.column for c in comparisons}
@@ -143,7 +156,7 @@ def resolve_levels(comparisons: Sequence[Comparison], levels: Mapping[str, Any] 
     if unknown:
         names = [c.name for c in comparisons] + [c.column for c in comparisons]
         raise ValueError(
-            f"levels: {sorted(unknown)} name no comparison; use a comparison's result name "
+            f"levels: {sorted(unknown, key=str)} name no comparison; use a comparison's result name "
             f"or column, one of {sorted(set(names))}"
         )
     radix = [s.n_levels + 1 for s in out]

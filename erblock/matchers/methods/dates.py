@@ -28,7 +28,6 @@ Everything is vectorised with numpy over whole matrices; no Python loop per pair
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -228,11 +227,11 @@ class DateMethod(Method):
             raise ValueError(f"date format must be a strptime format such as '%d.%m.%Y', "
                              f"got {self.format!r}")
         if self.format is not None:
-            try:  # a bad directive (%Q) is refused now, not when the first task parses
-                _dt.datetime.strptime("", self.format)
+            try:  # any bad format (%Q, a stray %) is refused now, not when a task parses
+                parse_dates(pd.Series(["0"], dtype=object), self.format)
             except ValueError as exc:
-                if "directive" in str(exc):
-                    raise ValueError(f"date format {self.format!r}: {exc}") from None
+                raise ValueError(f"date format {self.format!r}: {exc}; format= must be a "
+                                 "valid strptime format such as '%d.%m.%Y'") from None
 
     def prepare_key(self) -> Any:
         return (type(self).prepare, self.format)

@@ -52,7 +52,13 @@ from .explain import boundary_examples, model_report, summary
 from .groups import Group, check_groups, declared_groups, fit_groups, related_profile
 from .implied import mask, train_masked
 from .offline import fit_frame, fit_run, summarize_random, u_from_counts
-from .options import canonical_key, check_options, check_same_comparisons, keys_differ_message
+from .options import (
+    canonical_key,
+    check_levels,
+    check_options,
+    check_same_comparisons,
+    keys_differ_message,
+)
 from .parts import ScoredParts
 from .persist import fs_from_dict, fs_to_dict
 from .training import train
@@ -70,7 +76,9 @@ class FellegiSunter(ScoredParts, ScoringModel):
         method's default levels, e.g. ``{"surname": (0.88, 0.94, 1.0)}``.
     tf_adjust
         Comparisons (names or columns) whose exact level term frequencies adjust; None:
-        those whose method does it by default (``name``, ``email``); False: none.
+        those whose method does it by default (``name``, ``email``) and whose top level
+        is exact (threshold 1.0: ``levels`` without 1.0 drops it quietly); False: none.
+        A comparison named here must have an exact level (ValueError when bound).
     recall
         The share of true matches the blocking finds (1: all); λ is divided by it.
     detect
@@ -83,7 +91,8 @@ class FellegiSunter(ScoredParts, ScoringModel):
         the parts that go with the postcode and phone comparisons (it needs ``detect``),
         a list of lists of comparison names or columns declares them, None uses none.
     u_pairs, seed
-        Random record pairs behind u, and the seed of their record sample.
+        Random record pairs behind u (at least 1,000), and the seed of their record
+        sample (an int64).
     max_iter, tol
         EM stopping rule: at most ``max_iter`` steps; converged when no parameter moves
         by ``tol`` relative to its value (:mod:`erblock.matchers.em`; SQUAREM steps
@@ -126,7 +135,7 @@ class FellegiSunter(ScoredParts, ScoringModel):
                  max_iter: int = 1000, tol: float = 1e-4, seed: int = 0) -> None:
         self.tf_adjust = check_options(levels, tf_adjust, recall, u_pairs, max_iter, tol, seed,
                                        detect)
-        self.levels = dict(levels or {})
+        self.levels = check_levels(levels)  # tuples of Python floats: plain to save
         self.recall = float(recall)
         self.detect = bool(detect)
         self.groups = check_groups(groups)

@@ -13,17 +13,26 @@ from ...scalars import is_int, is_number
 from ..comparisons import Comparison
 from ..levels import LevelSpec, check_thresholds
 
-__all__ = ["canonical_key", "check_options", "check_same_comparisons", "keys_differ_message"]
+__all__ = ["canonical_key", "check_levels", "check_options", "check_same_comparisons",
+           "keys_differ_message"]
+
+#: fewer random pairs estimate no u (a sample of a few records draws none at all)
+MIN_U_PAIRS = 1000
+
+
+def check_levels(levels: Any) -> dict[Any, tuple[float, ...]]:
+    """``levels`` as plain data: each value a tuple of ascending Python floats (one number
+    becomes a 1-tuple, ``np.float32`` a float), so the model's repr and JSON see no NumPy."""
+    if levels is not None and not isinstance(levels, Mapping):
+        raise TypeError(f"levels must be a dict {{comparison: thresholds}}, got {levels!r}")
+    return {k: check_thresholds(k, v) for k, v in (levels or {}).items()}
 
 
 def check_options(levels: Any, tf_adjust: Any, recall: Any, u_pairs: Any, max_iter: Any,
                   tol: Any = 1e-4, seed: Any = 0, detect: Any = True
                   ) -> tuple[str, ...] | Literal[False] | None:
     """Raise on a bad option; return ``tf_adjust`` normalised (a str becomes a 1-tuple)."""
-    if levels is not None and not isinstance(levels, Mapping):
-        raise TypeError(f"levels must be a dict {{comparison: thresholds}}, got {levels!r}")
-    for k, v in (levels or {}).items():
-        check_thresholds(k, v)
+    check_levels(levels)
     if isinstance(tf_adjust, str):
         tf_adjust = (tf_adjust,)
     if not (tf_adjust is None or tf_adjust is False or (
@@ -32,13 +41,15 @@ def check_options(levels: Any, tf_adjust: Any, recall: Any, u_pairs: Any, max_it
                         f"defaults) or False, got {tf_adjust!r}")
     if not is_number(recall) or not 0.0 < float(recall) <= 1.0:
         raise ValueError(f"recall must be in (0, 1], got {recall!r}")
-    if not is_int(u_pairs) or u_pairs < 1:
-        raise ValueError(f"u_pairs must be an integer >= 1, got {u_pairs!r}")
+    if not is_int(u_pairs) or u_pairs < MIN_U_PAIRS:
+        raise ValueError(f"u_pairs must be an integer >= {MIN_U_PAIRS:,} (random pairs behind "
+                         f"u; the default is 3,000,000), got {u_pairs!r}")
     if not is_number(tol) or not 0.0 < float(tol) < 1.0:
         raise ValueError(f"tol must be a number in (0, 1) (EM's relative change at "
                          f"convergence, e.g. 1e-4), got {tol!r}")
-    if not is_int(seed):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+    if not is_int(seed) or not -2**63 <= int(seed) < 2**63:
+        raise ValueError(f"seed must be an integer in the int64 range [-2**63, 2**63), "
+                         f"got {seed!r}")
     if not isinstance(detect, (bool, np.bool_)):
         raise ValueError(f"detect must be True or False, got {detect!r}")
     if not is_int(max_iter) or max_iter < 1:
