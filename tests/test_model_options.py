@@ -61,3 +61,14 @@ def test_too_few_u_pairs_are_refused(bad):
 def test_level_keys_of_mixed_types_are_named_not_compared():
     with pytest.raises(ValueError, match=r"levels: \[1, 'x'\] name no comparison"):
         FellegiSunter(levels={1: (0.9,), "x": (0.9,)}).bind(NAMES)
+
+
+def test_models_saved_before_the_checks_still_load():
+    """A model saved with u_pairs below today's minimum (only a refit reads it) and a
+    numeric comparison saved with mode='rel' and a scale (ignored there) still load."""
+    model = FellegiSunter().bind({"x": {"method": "numeric", "mode": "rel"}})
+    d = json.loads(json.dumps(model.to_dict()))
+    d["settings"]["u_pairs"] = 500
+    d["comparisons"][0]["scale"] = 5.0
+    again = load_model(d)
+    assert again.u_pairs == 1000 and again.comparisons_[0].kernel.mode == "rel"

@@ -811,8 +811,15 @@ def test_supervised_inputs_that_would_score_wrongly_are_refused():
         with pytest.raises((ValueError, TypeError), match=match):
             SupervisedModel().fit(pairs, labels=labels)
     shuffled = pd.Series(y, index=pairs.index).sample(frac=1.0, random_state=1)
-    aligned = SupervisedModel().fit(pairs, labels=shuffled)  # by index, not position
-    np.testing.assert_allclose(aligned.coef_, SupervisedModel().fit(pairs, labels=y).coef_)
+    with pytest.raises(ValueError, match="a Series indexed differently from pairs"):
+        SupervisedModel().fit(pairs, labels=shuffled)  # by position or by index? says so
+    want = SupervisedModel().fit(pairs, labels=y).coef_
+    for same in (shuffled.reindex(pairs.index), y.reshape(-1, 1), pd.DataFrame({"l": y}),
+                 pd.array(y, dtype="boolean"), y.astype(int).tolist()):
+        np.testing.assert_allclose(SupervisedModel().fit(pairs, labels=same).coef_, want)
+    flagged = SupervisedModel().fit(pairs.assign(same=pairs["a"] > 0.5), labels=y,
+                                    features=["a", "same"])  # a bool feature is 0/1
+    assert flagged.features_ == ["a", "same"]
     with pytest.raises(TypeError, match="truth must be a frame of true pairs"):
         SupervisedModel().fit(pairs, y)
     with pytest.raises(TypeError, match=r"features must be a list .*features=\['a'\]"):

@@ -1,7 +1,7 @@
 """``numeric``: closeness of two numbers, absolute or relative.
 
 ``mode="abs"``: ``max(0, 1 − |a−b| / scale)``; ``mode="rel"``: ``max(0, 1 − |a−b| /
-max(|a|, |b|))`` (0 vs 0 gives 1; it takes no ``scale``).
+max(|a|, |b|))`` (0 vs 0 gives 1; ``scale`` does not apply and is ignored).
 
 Text is parsed as numbers the way shops and registers write them: a currency or unit
 around the number is dropped (``$1,299.99``, ``USD 20``, ``20.00 EUR``, ``12 kg``) and
@@ -75,9 +75,6 @@ class NumericMethod(Method):
             raise ValueError(f"numeric scale must be a number > 0, got {s!r}")
         if not s > 0 or not np.isfinite(s):  # an infinite scale makes every pair 1
             raise ValueError(f"numeric scale must be a finite number > 0, got {s!r}")
-        if self.mode == "rel" and s != 1.0:  # rel divides by max(|a|, |b|), not scale
-            raise ValueError(f"numeric scale={s!r} applies to mode='abs' only; mode='rel' "
-                             "divides by max(|a|, |b|): leave scale out")
         object.__setattr__(self, "scale", float(s))
 
     def prepare(self, values: pd.Series) -> Prepared:

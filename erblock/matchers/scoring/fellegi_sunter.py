@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ...attrs import SharedDict
 from ..comparisons import Comparison, as_comparisons
 from ..levels import LevelSpec, PatternHistogram, gamma_matrix, resolve_levels
 from .base import (
@@ -334,7 +335,7 @@ class FellegiSunter(ScoredParts, ScoringModel):
         out["match_weight"] = w
         out["match_probability"] = probability(w)
         if MODEL_ATTR in out.attrs:  # the weights are this model's now, not the frame's
-            out.attrs[MODEL_ATTR] = self.to_dict()  # (a worker's pairs carry no attrs)
+            out.attrs[MODEL_ATTR] = SharedDict.of(self.to_dict())  # (a task's: none)
         return out
 
     def predict_proba(self, pairs: pd.DataFrame, tf_values: Any = None) -> np.ndarray:

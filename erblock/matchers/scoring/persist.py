@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ...scalars import is_int
 from ..comparisons import Comparison
 from ..levels import LevelSpec
 from .groups import groups_from_dicts
+from .options import MIN_U_PAIRS
 from .saved_sessions import check_sessions, check_shares, probabilities
 
 if TYPE_CHECKING:  # pragma: no cover - the model passes itself in
@@ -75,6 +77,8 @@ def _read(cls: type[FellegiSunter], d: Mapping[str, Any]) -> FellegiSunter:
     settings = dict(d["settings"])
     settings.setdefault("groups", None)  # saved before groups: refits as it was fitted
     tf = settings.pop("tf_adjust", None)
+    if is_int(settings.get("u_pairs")):  # saved before the minimum: only a refit reads it
+        settings["u_pairs"] = max(int(settings["u_pairs"]), MIN_U_PAIRS)
     unknown = sorted(set(settings) - set(inspect.signature(cls).parameters))
     if unknown:
         raise ValueError(f"saved model: unknown setting(s) {unknown} in 'settings'")

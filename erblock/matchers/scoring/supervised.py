@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ...attrs import SharedDict
 from ...scalars import is_number
 from ..assignment import check_ids_present
 from ..comparisons import as_comparisons
@@ -248,7 +249,7 @@ class SupervisedModel(ScoringModel):
         out["match_weight"] = z / math.log(2.0)
         out["match_probability"] = probability(z / math.log(2.0))
         if MODEL_ATTR in out.attrs:  # the weights are this model's now, not the frame's
-            out.attrs[MODEL_ATTR] = self.to_dict()  # (a worker's pairs carry no attrs)
+            out.attrs[MODEL_ATTR] = SharedDict.of(self.to_dict())  # (a task's: none)
         return out
 
     def report(self) -> dict[str, Any]:

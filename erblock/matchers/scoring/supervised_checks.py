@@ -42,17 +42,21 @@ def check_pairs_frame(pairs: Any, what: str) -> None:
 
 
 def as_labels(labels: Any, pairs: pd.DataFrame) -> np.ndarray:
-    """One boolean per row of ``pairs``: bools or 0/1 (a Series aligned on the pairs'
-    index); anything else (NaN, "yes", 2) is refused rather than read as True."""
+    """One boolean per row of ``pairs``: bools or 0/1 (a Series indexed as the pairs
+    are; a one-column frame or an (n, 1) array is read as its column); anything else
+    (NaN, "yes", 2) is refused rather than read as True."""
     if isinstance(labels, (str, bytes, bool, int, float)) or not hasattr(labels, "__len__"):
         raise TypeError(f"labels must be one bool (or 0/1) per pair, e.g. a list or a Series "
                         f"indexed like pairs; got {type(labels).__name__} {labels!r}")
-    if isinstance(labels, pd.Series) and len(labels) == len(pairs) \
-            and not labels.index.equals(pairs.index):
-        if not (labels.index.is_unique and labels.index.isin(pairs.index).all()):
-            raise ValueError("labels: a Series must be indexed like pairs (the same index "
-                             "labels, in any order); pass labels.to_numpy() for order")
-        labels = labels.reindex(pairs.index)
+    if isinstance(labels, pd.DataFrame) and labels.shape[1] == 1:
+        labels = labels.iloc[:, 0]  # one column of labels
+    elif getattr(labels, "ndim", 1) == 2 and np.shape(labels)[1] == 1:
+        labels = np.ravel(labels)  # an (n, 1) array
+    if isinstance(labels, pd.Series) and not labels.index.equals(pairs.index):
+        # by position or by index? the two differ, so the caller says which
+        raise ValueError("labels: a Series indexed differently from pairs; pass "
+                         "labels.to_numpy() for labels in the pairs' row order, or "
+                         "labels.reindex(pairs.index) for labels by index")
     values = pd.Series(labels if isinstance(labels, pd.Series) else list(labels),
                        dtype=object)
     if len(values) != len(pairs):
@@ -77,8 +81,7 @@ def check_features(features: Any, pairs: pd.DataFrame) -> list[str]:
     if missing:
         raise KeyError(f"features: pairs have no column(s) {missing}; got "
                        f"{list(pairs.columns)}")
-    text = [c for c in cols if not pd.api.types.is_numeric_dtype(pairs[c])
-            or pd.api.types.is_bool_dtype(pairs[c])]
+    text = [c for c in cols if not pd.api.types.is_numeric_dtype(pairs[c])]  # bools: 0/1
     if text:
         raise ValueError(f"features: {text} are not numeric columns (similarities, or "
                          f"match_weight); got dtypes {[str(pairs[c].dtype) for c in text]}")
