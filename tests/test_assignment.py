@@ -316,6 +316,26 @@ def test_a_missing_id_is_refused_as_cluster_refuses_it():
     assert links(assign(pairs.dropna(), "1:1")) == {(1.0, 1)}
 
 
+def test_assign_dask_refuses_a_missing_id_as_assign_does(client):
+    """A pair with a missing id was shuffled like any other (1:1: left to the in-memory
+    greedy or dropped by the groupby); now refused with assign's message."""
+    import dask.dataframe as dd
+
+    pairs = pd.DataFrame({"left_id": [np.nan, 1.0, 2.0], "right_id": [1, 1, 2],
+                          "score": [0.9, 0.8, 0.7]})
+    parts = dd.from_pandas(pairs, npartitions=2)
+    for card in ("1:1", "1:n", None):
+        with pytest.raises(ValueError, match=r"^assign_dask: pairs hold missing record ids: "
+                                             r"1 row has a missing left_id; a pair needs "
+                                             r"both ids"):
+            assign_dask(parts, card, client=client)
+    with pytest.raises(ValueError, match=r"cardinality must be one of"):
+        assign_dask(parts, "2:2", client=client)
+    got = client.compute(assign_dask(dd.from_pandas(pairs.dropna(), npartitions=2), "1:1",
+                                     client=client), sync=True)
+    assert links(got) == {(1.0, 1), (2.0, 2)}
+
+
 def test_thresholds_and_frames_assign_cannot_take_are_named():
     import dask.dataframe as dd
 

@@ -114,6 +114,10 @@ def test_round_trip_and_normalisation():
     ({"dob": {"method": "date", "format": "%Y-%m-%d %"}},
      r"date format '%Y-%m-%d %': stray %.*format=.*column 'dob'"),
     ({"dob": {"method": "date", "format": "%G-%V"}}, r"date format '%G-%V'.*column 'dob'"),
+    # a format without a year put every date in 1900: all "within 1 year" of each other
+    ({"dob": {"method": "date", "format": "%d.%m"}},
+     r"date format '%d.%m' has no year \(%Y, %y\).*column 'dob'"),
+    ({"dob": {"method": "date", "format": "%%Y %m %d"}}, r"date format '%%Y %m %d' has no year"),
     # an infinite scale made every pair similar
     ({"x": {"method": "numeric", "scale": float("inf")}}, r"scale must be a finite number"),
 ])

@@ -445,6 +445,10 @@ def test_date_times_are_the_date_they_are_written_on_whatever_their_offset():
         alone = parse_dates(pd.Series([v]), f)[0][0]
         for others in (["1987-03-04T10:00:00+09:00"], ["1987-03-04"], []):
             assert parse_dates(pd.Series([v, *others]), f)[0][0] == alone == days[0]
+    # a format whose offset follows a space ("%Y-%m-%d %z") read no date at all
+    spaced = pd.Series(["1987-03-04 +0100", "1987-03-04 -05:00", "1987-03-04 Z"])
+    days_z, ok_z = parse_dates(spaced, "%Y-%m-%d %z")
+    assert ok_z.all() and set(days_z.tolist()) == {days[0]}
     # a time that is none is no date-time: missing and counted
     junk = pd.Series(["1987-03-04T25:99", "1987-03-04T10:00garbage", "1987-03-04T24:00",
                       "1987-03-04 10:00:00 extra"])

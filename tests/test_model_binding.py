@@ -134,6 +134,26 @@ def test_a_fitted_model_refuses_other_comparisons_under_the_same_names():
     assert as_scoring(model, same) is model
 
 
+def test_a_fitted_model_binds_to_its_comparisons_written_another_way():
+    """Options are compared as the method reads them: thresholds in another order, or a
+    default (``tf=True`` of ``name``) written out, were "fitted as ... but this run
+    compares ..."; a real difference still is."""
+    pairs = pd.DataFrame({"left_id": range(4), "right_id": range(4),
+                          "surname_name": [1.0, 0.9, 0.5, 0.95]})
+    model = FellegiSunter(u_pairs=1000).fit(
+        pairs, {"surname": {"method": "name", "thresholds": [0.9, 0.8]}})
+    again = load_model(json.loads(json.dumps(model.to_dict())))
+    for written in ({"method": "name", "thresholds": (0.8, 0.9), "tf": True},
+                    {"method": "name", "thresholds": [0.9, 0.8], "weight": 3.0}):
+        assert as_scoring(again, {"surname": written}) is again
+    with pytest.raises(ValueError, match=r"fitted as .*'thresholds': \(0.9, 0.8\).*this run "
+                                         r"compares .*'thresholds': \(0.9, 0.7\)"):
+        as_scoring(again, {"surname": {"method": "name", "thresholds": [0.7, 0.9]}})
+    with pytest.raises(ValueError, match=r"this run compares .*'tf': False"):
+        as_scoring(again, {"surname": {"method": "name", "thresholds": [0.9, 0.8],
+                                       "tf": False}})
+
+
 def test_a_model_saved_with_older_key_reprs_still_binds_to_its_keys():
     """Keys given numpy numbers were written np.int64(4) in a model's pass keys; keys now
     hold Python numbers, so that model must still match them (a review found such models

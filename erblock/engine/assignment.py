@@ -16,7 +16,14 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from ..matchers.assignment import IDS, assign, rank_column_of, unique_sides
+from ..matchers.assignment import (
+    IDS,
+    assign,
+    check_cardinality,
+    check_ids_present,
+    rank_column_of,
+    unique_sides,
+)
 from ..matchers.thresholds import cast_to
 from .cluster import persist_on
 from .tasks.write import PART_NAME, sort_pairs
@@ -51,7 +58,7 @@ def _drop_ids(frame: Any, taken: Any, col: str, shuffle_method: str) -> Any:
 def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score", *,
                 threshold: float | None = None, client: Any = None,
                 shuffle_method: str = "tasks", local_rows: int = LOCAL_ROWS,
-                rank_column: str | None = None) -> Any:
+                rank_column: str | None = None, check_ids: bool = True) -> Any:
     """The rows of the Dask DataFrame ``pairs`` that are links under ``cardinality``.
 
     The same links as the in-memory :func:`~erblock.matchers.assignment.assign`, unordered.
@@ -60,11 +67,18 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
     pairs are left they are gathered and finished by the in-memory greedy. Rounds are
     few on real scores (most records' best pair is taken in the first); a long chain of
     pairs whose scores fall along it costs about a round per two pairs until what is
-    left fits on the client.
+    left fits on the client. A pair with a missing id is refused, as by ``assign``
+    (``check_ids``: count them first, one pass over ``pairs``; a run's own output,
+    which has none, skips it).
     """
     import dask.dataframe as dd
 
+    cardinality = check_cardinality(cardinality)
     rank = rank_column_of(pairs.columns, score_column, rank_column)
+    if check_ids:
+        counts = pairs[IDS].isna().sum()
+        counts = counts.compute() if client is None else client.compute(counts, sync=True)
+        check_ids_present(None, "assign_dask", counts={c: int(counts[c]) for c in IDS})
     keep = pairs[~pairs[score_column].isna() & ~pairs[rank].isna()]
     if threshold is not None:
         keep = keep[keep[score_column] >= cast_to(keep[score_column].dtype, threshold)]
@@ -127,7 +141,7 @@ def assign_output(out_dir: str, cardinality: str, score_column: str, client: Any
     decided = dd.read_parquet(decided_dir)
     schema = pq.read_schema(os.path.join(decided_dir, sorted(os.listdir(decided_dir))[0]))
     links = assign_dask(decided, cardinality, score_column, client=client,
-                        shuffle_method=shuffle_method)
+                        shuffle_method=shuffle_method, check_ids=False)
     if sort:
         links = links.map_partitions(sort_pairs, meta=links._meta)
     links_dir = os.path.join(out_dir, "_links")

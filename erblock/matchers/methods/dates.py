@@ -28,6 +28,7 @@ Everything is vectorised with numpy over whole matrices; no Python loop per pair
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -69,7 +70,7 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
             todo &= ~timed | date.notna().to_numpy()  # a time that is none: no date
             uniq = uniq.where(~timed | date.isna(), date)
     elif fmt.rstrip().endswith("%z"):  # likewise: the date as written, offset cut
-        fmt = fmt.rstrip()[:-2]
+        fmt = fmt.rstrip()[:-2].rstrip()  # the offset's white space goes with it
         uniq = uniq.str.replace(_OFFSET, "", regex=True)
     for f in (fmt,) if fmt else FORMATS:
         if not todo.any():
@@ -226,6 +227,10 @@ class DateMethod(Method):
                                         self.format):
             raise ValueError(f"date format must be a strptime format such as '%d.%m.%Y', "
                              f"got {self.format!r}")
+        if self.format is not None and not re.search(r"%[YyGcx]", self.format.replace("%%", "")):
+            # "%d.%m" reads every date in 1900: all of them "within 1 year" of each other
+            raise ValueError(f"date format {self.format!r} has no year (%Y, %y); the "
+                             "date kind compares whole dates, so its format must read one")
         if self.format is not None:
             try:  # any bad format (%Q, a stray %) is refused now, not when a task parses
                 parse_dates(pd.Series(["0"], dtype=object), self.format)

@@ -60,8 +60,12 @@ def check_options(levels: Any, tf_adjust: Any, recall: Any, u_pairs: Any, max_it
 
 
 def _spec(c: Comparison) -> dict[str, Any]:
+    """What a fitted model's levels depend on: columns, method and the options that differ
+    from the method's defaults, as the method reads them (thresholds in any order, or
+    ``tf=True`` written out for ``name``, are the same comparison)."""
     d = c.to_dict()
     d.pop("weight", None)  # the mean score's weight: no part of a Fellegi-Sunter model
+    d["options"] = c.kernel.options()
     return d
 
 
