@@ -227,16 +227,16 @@ class DateMethod(Method):
                                         self.format):
             raise ValueError(f"date format must be a strptime format such as '%d.%m.%Y', "
                              f"got {self.format!r}")
-        if self.format is not None and not re.search(r"%[YyGcx]", self.format.replace("%%", "")):
-            # "%d.%m" reads every date in 1900: all of them "within 1 year" of each other
-            raise ValueError(f"date format {self.format!r} has no year (%Y, %y); the "
-                             "date kind compares whole dates, so its format must read one")
         if self.format is not None:
             try:  # any bad format (%Q, a stray %) is refused now, not when a task parses
                 parse_dates(pd.Series(["0"], dtype=object), self.format)
             except ValueError as exc:
                 raise ValueError(f"date format {self.format!r}: {exc}; format= must be a "
                                  "valid strptime format such as '%d.%m.%Y'") from None
+        if self.format is not None and not re.search(r"%[YyGcx]", self.format.replace("%%", "")):
+            # "%d.%m" reads every date in 1900: all of them "within 1 year" of each other
+            raise ValueError(f"date format {self.format!r} has no year (%Y, %y); the "
+                             "date kind compares whole dates, so its format must read one")
 
     def prepare_key(self) -> Any:
         return (type(self).prepare, self.format)
