@@ -81,6 +81,8 @@ def _used(s: Mapping[str, Any]) -> str:
     if s.get("trusted", s.get("trained")):
         # related records (another pass's, or the random pairs'): scored with them too
         return "yes, its pairs scored with three classes" if s.get("related") else "yes"
+    if s.get("set_aside") == "no evidence":
+        return "<b>no</b> (its matches agreed far less than those of a pass that found them)"
     if s.get("set_aside") != "inverted":
         return "<b>no</b>"
     inv = html.escape(", ".join(s.get("inverted") or []))

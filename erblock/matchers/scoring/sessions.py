@@ -11,11 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from ..levels import PatternHistogram
+from ..levels import PROB_FLOOR, PatternHistogram
 
 DEGENERATE = 0.9  #: a session fit whose λ is above this is not used to find non-matches
 INVERTED_Z = 3.0  #: matches agreeing less than random pairs by this many standard errors
 INVERTED_GAP = 0.05  #: ... and by this much (absolute), or half as often
+#: a fit below DEGENERATE whose matches carry less than this share of a degenerate fit's
+#: evidence (on the comparisons both hold free) found no matches (:func:`_hollow`)
+EVIDENCE_RATIO = 0.5
 
 
 @dataclass
@@ -33,7 +36,8 @@ class Session:
     trusted: bool = True  #: False: a near-1 λ_s or an inverted fit beside sane sessions
     #: comparisons (random-pair u) its matches agree on less often than random pairs
     inverted: tuple[int, ...] = ()
-    set_aside: str = ""  #: why it is not trusted: "degenerate" or "inverted"
+    #: why it is not trusted: "degenerate", "inverted" or "no evidence"
+    set_aside: str = ""
     #: its three-class fit (:func:`.related.fit_related`): an inverted session's, or any
     #: other's once one session found related records
     related: dict[str, Any] | None = None
@@ -137,19 +141,64 @@ def inverted(s: Session, u: Sequence[np.ndarray]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def evidence(s: Session, u: Sequence[np.ndarray], among: set[int] | None = None) -> float:
+    """The mean weight of evidence of a session's matches, in bits: the KL divergence of
+    its m from the random-pair u, summed over the comparisons it holds free (those whose
+    u is the random pairs'), or over those of them ``among``."""
+    bits = 0.0
+    for k, m in s.m.items():
+        if among is not None and k not in among:
+            continue
+        mk = np.asarray(m, dtype=np.float64)
+        uk = np.clip(np.asarray(u[k], dtype=np.float64), PROB_FLOOR, 1.0)
+        pos = mk > 0
+        bits += float(np.sum(mk[pos] * np.log2(mk[pos] / uk[pos])))
+    return bits
+
+
+def _hollow(sessions: Sequence[Session], u: Sequence[np.ndarray] | None) -> set[int]:
+    """Sessions (indexes) fitted below ``DEGENERATE`` whose matches carry less than
+    ``EVIDENCE_RATIO`` of the evidence of a degenerate fit's matches, on the comparisons
+    both hold free, when every such fit is so. Matches agree alike on what no key
+    selects, whichever pass found them; a degenerate fit that took a comparison its key
+    fixes for evidence calls non-matches matches, which agree on little else, while a
+    pass on an identifier that found every match first leaves later passes none (EM then
+    splits off namesakes or chance agreements, far weaker). Only then is the degenerate
+    fit believed; anywhere else nothing changes."""
+    if u is None:
+        return set()
+    sane = [i for i, s in enumerate(sessions) if s.trained and s.lam <= DEGENERATE]
+    high = [s for s in sessions if s.trained and s.lam > DEGENERATE]
+
+    def weaker(s: Session) -> bool:
+        for d in high:
+            common = set(s.m) & set(d.m)
+            if evidence(s, u, common) < EVIDENCE_RATIO * evidence(d, u, common):
+                return True
+        return False
+
+    return set(sane) if high and sane and all(weaker(sessions[i]) for i in sane) else set()
+
+
 def distrust(sessions: Sequence[Session], u: Sequence[np.ndarray] | None = None
              ) -> list[Session]:
     """Mark (and return) the sessions whose λ_s is above ``DEGENERATE`` while another
     trained session's is not ("degenerate"), and, given the random-pair ``u``, those with
     an :func:`inverted` fit while another trained session is neither ("inverted"; module
-    doc of :mod:`.training`, step 6)."""
+    doc of :mod:`.training`, step 6). When every fit below ``DEGENERATE`` found matches
+    far weaker than a degenerate fit's, those are set aside instead ("no evidence",
+    :func:`_hollow`)."""
     for s in sessions:
         s.inverted = inverted(s, u) if u is not None and s.trained else ()
-    sane = any(s.trained and s.lam <= DEGENERATE for s in sessions)
-    plain = any(s.trained and s.lam <= DEGENERATE and not s.inverted for s in sessions)
+    hollow = _hollow(sessions, u)
+    sane = any(s.trained and s.lam <= DEGENERATE and i not in hollow
+               for i, s in enumerate(sessions))
+    plain = any(s.trained and s.lam <= DEGENERATE and not s.inverted and i not in hollow
+                for i, s in enumerate(sessions))
     out = []
-    for s in sessions:
-        s.set_aside = ("" if not s.trained else "degenerate" if sane and s.lam > DEGENERATE
+    for i, s in enumerate(sessions):
+        s.set_aside = ("" if not s.trained else "no evidence" if i in hollow
+                       else "degenerate" if sane and s.lam > DEGENERATE
                        else "inverted" if plain and s.inverted else "")
         s.trusted = not s.set_aside
         if not s.trusted:

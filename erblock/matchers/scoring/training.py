@@ -87,7 +87,11 @@ random pairs do. Training follows from that:
    recall 0.50 instead of 0.96 with raw ``token_sort`` titles). Pairs of a pass whose
    session could not be trained are scored with λ and the random-pair u, and so are those
    of a session that called nearly all its candidates matches (λ_s above 0.9) while other
-   sessions did not (it has most likely taken a comparison the key fixes for evidence).
+   sessions did not (it has most likely taken a comparison the key fixes for evidence),
+   unless every other session's matches carry under half its matches' evidence on the
+   comparisons both hold free (an identifier pass found every match first and left the
+   others only chance agreements): those are then set aside instead ("no evidence",
+   :func:`.sessions.distrust`; they are not refitted).
    A session is *inverted* when its matches agree on a comparison with random-pair u
    less often than random pairs do (by 3 standard errors, and by 0.05 or half), which no
    set of matches does on a comparison that carries evidence: it took related records
@@ -290,7 +294,7 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         held = {k: pooled[k] for k in keyed if k in pooled}
         held.update({k: m for k, (j, m) in refs.items() if k in againsts[i] and j != i})
         known = session_m(merged[i], held)
-        if s.trained and known:
+        if s.trained and known and s.set_aside != "no evidence":  # it found no matches
             refit = _session(merged[i], s.passes, set(s.blocked), n_levels, u, False,
                              max_iter, tol, known, againsts[i] - set(s.detected),
                              u_before(s.passes[0]) if u_before else None)
@@ -307,6 +311,12 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
                             "pairs are scored with three classes (matches as the other "
                             "sessions learnt them, these related records, non-matches); "
                             "compare columns that tell such records apart")
+        elif s.set_aside == "no evidence":
+            warnings.append(f"EM on passes {list(s.passes)}: the pairs it calls matches "
+                            "agree far less than those of a pass that called nearly all its "
+                            "candidates matches (which found the matches first, e.g. on an "
+                            "identifier), so it found none: it is not used for m, and its "
+                            "pairs are scored with the random-pair prior")
         else:
             warnings.append(f"EM on passes {list(s.passes)} called {s.lam:.0%} of its "
                             f"{s.pairs} candidates matches while other passes' sessions "
