@@ -80,7 +80,8 @@ def test_cluster_refuses_link_pairs_and_records_of_other_ids(people, tmp_path, c
            str(tmp_path / "d"), "--quiet"], capsys)
     err = _fails(["cluster", str(tmp_path / "d"), "--records", str(csv), "-o",
                   str(tmp_path / "e2")], capsys)
-    assert "none of its record ids is an id of the pairs" in err and "--id" in err
+    assert "its record ids are numbers (row numbers: no --id), the ids of the pairs" in err
+    assert "give the --id the run used" in err
 
 
 def test_the_api_clusters_a_model_s_pairs_on_its_decision_column(people, client):

@@ -15,7 +15,16 @@ import pandas as pd
 from ..engine.output import check_output, staged_output
 from ..matchers.comparisons import parse_compare
 from ..report import REPORT_FILE
-from .common import _check_apart, _client, _inputs, _keys, _progress, _say, in_cli_terms
+from .common import (
+    _check_apart,
+    _client,
+    _inputs,
+    _keys,
+    _progress,
+    _say,
+    in_cli_terms,
+    to_json_line,
+)
 from .parser import UsageError
 
 #: options that compare, score or decide: none of them goes with --candidates
@@ -128,7 +137,7 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
             out["entities"] = entities
         if not args.report:
             out.pop("tasks", None)
-        print(json.dumps(out, default=str))
+        print(to_json_line(out))
     else:
         _say(args, report.summary())
         if entities is not None:
@@ -215,7 +224,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         plot(args.plot)
         _say(args, f"plan drawn to {args.plot}")
     if args.json:
-        print(json.dumps(p.summary(), default=str))
+        print(to_json_line(p.summary()))
     else:
         print(p.describe())
     return 0
@@ -231,6 +240,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.pairs is not None and args.truth is None:
         raise UsageError("--pairs is evaluated against --truth; give --truth FILE too")
     _check_writable("--html", args.html, make_parent=True)
+    _check_apart(None, [args.report, args.truth, args.pairs], [("--html", args.html)])
     path = args.report  # an output directory holds its run's report
     if os.path.isdir(path) and os.path.isfile(report_path(path)):
         path = report_path(path)
@@ -252,7 +262,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         out["quality"] = quality
         if args.html:
             out["html"] = args.html
-        print(json.dumps(out, default=str))
+        print(to_json_line(out))
         return 0
     print(report.summary())
     if quality:
@@ -323,8 +333,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         with open(args.report, "w") as fh:
             json.dump(d, fh, indent=2, default=str)
     if args.json:
-        print(json.dumps({"report": {k: v for k, v in report.to_dict().items() if k != "tasks"},
-                          "quality": quality}, default=str))
+        print(to_json_line({"report": {k: v for k, v in report.to_dict().items()
+                                       if k != "tasks"}, "quality": quality}))
         return 0
     print(report.summary())
     print(f"threshold {args.threshold}: {len(kept):,} pairs kept")

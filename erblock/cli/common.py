@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import re
 import sys
@@ -47,27 +49,60 @@ def _local_paths(given: str) -> list[str]:
 
 def _check_apart(output: str | None, inputs: Sequence[str | None],
                  written: Sequence[tuple[str, str | None]] = ()) -> None:
-    """Refuse an ``--output`` that is, or lies above, a local input: a run replaces its
-    output directory whole, which would delete what it reads (URLs of other filesystems
-    are not checked). ``written``: (flag, path) of files the run writes itself, which may
-    not go inside the output either (the next ``--overwrite`` would refuse them)."""
+    """Refuse an ``--output`` that is, lies above or lies inside a local input: a run
+    replaces its output directory whole, which would delete what it reads, and parts
+    written into an input directory become part of that input (URLs of other
+    filesystems are not checked). ``written``: (flag, path) of files the run writes
+    itself, which may neither replace an input nor go inside the output (the next
+    ``--overwrite`` would refuse them)."""
+    local = [(given, os.path.realpath(p)) for given in inputs if given is not None
+             for p in _local_paths(given)]
+
+    def under(path: str, top: str) -> bool:
+        return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+    for flag, path in written:
+        if path is None:
+            continue
+        real = os.path.realpath(os.path.expanduser(path))
+        for given, p in local:
+            if under(real, p):
+                where = "is" if real == p else "lies in"
+                raise UsageError(f"{flag} {path!r} {where} the input {given!r}; writing "
+                                 "there would replace it: write it elsewhere")
     if output is None:
         return
     out = os.path.realpath(os.path.expanduser(output))
-
-    def inside(path: str) -> bool:
-        real = os.path.realpath(path)
-        return real == out or real.startswith(out.rstrip(os.sep) + os.sep)
-
-    for given in inputs:
-        if given is not None and any(inside(p) for p in _local_paths(given)):
+    for given, real in local:
+        if under(real, out):
             raise UsageError(f"--output {output!r} holds the input {given!r}; writing "
                              "there would replace it: choose another directory")
+        named = not any(c in given for c in "*?[")  # a glob's fixed part reads a subset
+        if named and os.path.isdir(real) and under(out, real):
+            raise UsageError(f"--output {output!r} lies inside the input directory "
+                             f"{given!r}; its parts would become part of that input: "
+                             "choose another directory")
     for flag, path in written:
-        if path is not None and inside(path):
+        if path is not None and under(os.path.realpath(path), out):
             raise UsageError(f"{flag} {path!r} lies inside --output {output!r}, which "
                              "holds only what erblock writes there (its own report is "
                              "kept in it); write it elsewhere")
+
+
+def to_json_line(obj: Any) -> str:
+    """``obj`` as one line of strict JSON for ``--json`` (scripts): NaN and infinities,
+    which Python writes as bare ``NaN`` that other parsers refuse, become ``null``;
+    other values JSON lacks are written as text."""
+    def clean(x: Any) -> Any:
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+
+    return json.dumps(clean(json.loads(json.dumps(obj, default=str))), allow_nan=False)
 
 
 def _say(args: argparse.Namespace, *msg: Any) -> None:

@@ -19,7 +19,7 @@ import pandas as pd
 from ..engine.output import MARKERS, staged_output
 from ..engine.tasks.write import PART_NAME
 from ..matchers.clustering import decision_column
-from .common import _check_apart, _client, _inputs, _say
+from .common import _check_apart, _client, _inputs, _local_paths, _say, to_json_line
 from .parser import UsageError
 
 __all__ = ["cmd_cluster", "entity_frame", "score_column_of", "write_entities"]
@@ -107,6 +107,9 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in [0, 1], got {args.threshold}")
     _check_apart(args.output, [args.pairs, args.records])
+    local = _local_paths(args.pairs)
+    if local and not any(os.path.exists(p) for p in local):
+        raise FileNotFoundError(f"pairs {args.pairs!r}: no such file or directory")
     client = _client(args)
     try:
         pairs = dd.read_parquet(args.pairs)
@@ -144,7 +147,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     info["path"] = args.output
     info["score_column"], info["threshold"] = column, threshold
     if args.json:
-        print(json.dumps(info))
+        print(to_json_line(info))
     else:
         _say(args, f"{info['records']:,} records in {info['entities']:,} entities (largest "
                    f"{info['largest']:,}) written to {args.output}")
@@ -161,18 +164,44 @@ def _run_mode(path: str) -> str | None:
         return None
 
 
+def _id_kind(dtype: Any) -> str:
+    """"numbers" or "text" (or the dtype's name): ids of one kind compare as values."""
+    if pd.api.types.is_bool_dtype(dtype):
+        return str(dtype)
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "numbers"
+    if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+        return "text"
+    return str(dtype)
+
+
 def _check_overlap(pairs: Any, records: Any, args: argparse.Namespace, client: Any) -> None:
-    """Refuse ``--records`` whose ids none of the pairs use (an ``--id`` forgotten)."""
+    """Refuse ``--records`` that are not the run's input under its ids (an ``--id``
+    forgotten): ids of another kind than the pairs' (row numbers against text ids), or
+    an id of a pair that is no record id (its entity would join the wrong record)."""
     import dask.dataframe as dd
 
-    ids = records.map_partitions(lambda p: pd.DataFrame({"left_id": p.index.to_numpy()}),
-                                 meta=pd.DataFrame({"left_id": records._meta.index.to_numpy()}))
-    left = pairs[["left_id"]]
-    if pd.api.types.is_object_dtype(ids._meta["left_id"].dtype) or \
-            ids._meta["left_id"].dtype != left._meta["left_id"].dtype:
-        ids, left = ids.astype({"left_id": "string"}), left.astype({"left_id": "string"})
-    n_pairs, hits = client.compute([left.shape[0], dd.merge(left, ids, on="left_id").shape[0]],
-                                   sync=True)
-    if n_pairs and not hits:
+    advice = "give the --id the run used"
+    rec_kind, pair_kind = _id_kind(records._meta.index.dtype), _id_kind(
+        pairs._meta["left_id"].dtype)
+    if rec_kind != pair_kind:
+        raise UsageError(f"--records {args.records!r}: its record ids are {rec_kind} "
+                         f"({'row numbers: no --id' if args.id is None else '--id ' + str(args.id)})"
+                         f", the ids of the pairs in {args.pairs!r} {pair_kind}; {advice}")
+    ids = records.map_partitions(lambda p: pd.DataFrame({"id": p.index.to_numpy()}),
+                                 meta=pd.DataFrame({"id": records._meta.index.to_numpy()}))
+    ends = dd.concat([pairs[["left_id"]].rename(columns={"left_id": "id"}),
+                      pairs[["right_id"]].rename(columns={"right_id": "id"})])
+    if pd.api.types.is_object_dtype(ids._meta["id"].dtype) or \
+            ids._meta["id"].dtype != ends._meta["id"].dtype:
+        ids, ends = ids.astype({"id": "string"}), ends.astype({"id": "string"})
+    ends = ends.drop_duplicates()
+    n_ends, hits = client.compute([ends.shape[0], dd.merge(ends, ids, on="id").shape[0]],
+                                  sync=True)
+    if n_ends and not hits:
         raise UsageError(f"--records {args.records!r}: none of its record ids is an id of the "
-                         f"pairs in {args.pairs!r}; give the --id the run used")
+                         f"pairs in {args.pairs!r}; {advice}")
+    if hits < n_ends:
+        raise UsageError(f"--records {args.records!r}: {n_ends - hits:,} of the {n_ends:,} "
+                         f"record ids in the pairs of {args.pairs!r} are no record id of it "
+                         f"(is it the run's input?); {advice}")

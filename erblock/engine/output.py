@@ -53,6 +53,12 @@ def check_output(output: str, overwrite: bool) -> str:
     if os.path.exists(final) and not os.path.isdir(final):
         raise FileExistsError(f"output: {final!r} is a file, not a directory; choose a "
                               "directory name")
+    parent = os.path.dirname(final)
+    while parent and not os.path.exists(parent):  # the nearest existing ancestor
+        parent = os.path.dirname(parent) if os.path.dirname(parent) != parent else ""
+    if parent and not os.path.isdir(parent):
+        raise FileExistsError(f"output: {final!r} lies under {parent!r}, which is a "
+                              "file, not a directory; choose a directory name")
     if os.path.exists(final) and os.listdir(final):
         if not overwrite:
             raise FileExistsError(

@@ -1,0 +1,118 @@
+"""What a batch job reads is never replaced or mixed with what it writes, and cluster's
+--records are the run's input under its ids (found by a probe of the command line: each
+test fails on the code before its fix)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from erblock.cli import main
+
+DEDUPE = ["--id", "id", "--key", "prefix:name:1", "--compare", "name:jaro"]
+
+
+@pytest.fixture()
+def names(tmp_path) -> str:
+    path = tmp_path / "r.csv"
+    path.write_text("id,name\n1,john\n2,jon\n3,mary\n4,marie\n5,zed\n")
+    return str(path)
+
+
+def _code(argv: list[str], capsys) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(argv)
+    return code, capsys.readouterr().err
+
+
+def test_cluster_records_of_other_ids_are_refused_not_rekeyed(names, tmp_path, capsys):
+    """Records read without --id (row numbers 0..4) against the pairs' text ids "1".."4"
+    passed (some overlapped as text): entities were joined to the wrong records and
+    record 5 was lost, exit 0."""
+    pairs = str(tmp_path / "p")
+    assert main(["dedupe", names, *DEDUPE, "-o", pairs, "--quiet"]) == 0
+    code, err = _code(["cluster", pairs, "--records", names, "-o", str(tmp_path / "e"),
+                       "--quiet"], capsys)
+    assert code == 2 and "its record ids are numbers (row numbers: no --id), the ids of " \
+                          "the pairs" in err and "give the --id the run used" in err
+    assert not (tmp_path / "e").exists()
+    # records lacking an id the pairs use: refused, not clustered without it
+    fewer = tmp_path / "fewer.csv"
+    fewer.write_text("id,name\n1,john\n2,jon\n3,mary\n")
+    code, err = _code(["cluster", pairs, "--records", str(fewer), "--id", "id", "-o",
+                       str(tmp_path / "e"), "--quiet"], capsys)
+    assert code == 2 and "1 of the 4 record ids in the pairs" in err
+    # the run's --id: every record, its entity
+    assert main(["cluster", pairs, "--records", names, "--id", "id", "-o",
+                 str(tmp_path / "e"), "--quiet"]) == 0
+    got = pd.read_parquet(tmp_path / "e").set_index("id")["entity_id"]
+    assert got.to_dict() == {"1": "1", "2": "1", "3": "3", "4": "3", "5": "5"}
+
+
+def test_files_a_run_writes_never_replace_its_inputs(names, tmp_path, capsys):
+    before = Path(names).read_text()
+    for flag in ("--report", "--save-model"):
+        extra = ["--compare", "name:jaro_winkler", "--scoring", "em"] if flag == "--save-model" \
+            else []
+        code, err = _code(["dedupe", names, *DEDUPE, *extra, flag, names, "--quiet"], capsys)
+        assert code == 2 and f"{flag} {names!r} is the input {names!r}" in err
+    assert Path(names).read_text() == before
+    report = tmp_path / "run.json"
+    assert main(["dedupe", names, *DEDUPE, "--report", str(report), "--quiet"]) == 0
+    kept = report.read_text()
+    code, err = _code(["report", str(report), "--html", str(report)], capsys)
+    assert code == 2 and "--html" in err and report.read_text() == kept
+
+
+def test_an_output_inside_an_input_directory_is_refused(names, tmp_path, capsys):
+    """Parts written into an input directory became part of that input: the next run on
+    it failed on the pairs' columns."""
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "a.csv").write_text(Path(names).read_text())
+    code, err = _code(["dedupe", str(parts), *DEDUPE, "-o", str(parts / "out"), "--quiet"],
+                      capsys)
+    assert code == 2 and "lies inside the input directory" in err
+    assert not (parts / "out").exists()
+    # a glob reads only what it matches: its fixed part is no input directory
+    assert main(["dedupe", str(parts / "*.csv"), *DEDUPE, "-o", str(parts / "out"),
+                 "--quiet"]) == 0
+    pairs = str(tmp_path / "p")
+    assert main(["dedupe", names, *DEDUPE, "-o", pairs, "--quiet"]) == 0
+    code, err = _code(["cluster", pairs, "-o", pairs + "/ent", "--quiet"], capsys)
+    assert code == 2 and "lies inside the input directory" in err
+
+
+def test_paths_that_cannot_be_used_are_named_with_exit_2(names, tmp_path, capsys):
+    code, err = _code(["dedupe", names, *DEDUPE, "-o", names + "/x/y", "--quiet"], capsys)
+    assert code == 2 and f"lies under {names!r}, which is a file" in err
+    assert "erblock-tmp" not in err
+    code, err = _code(["cluster", str(tmp_path / "nope"), "-o", str(tmp_path / "e")], capsys)
+    assert code == 2 and err.strip().endswith("no such file or directory")
+
+
+def test_json_for_scripts_is_strict(names, tmp_path, capsys):
+    """report --json printed a bare NaN (precision when nothing is predicted), which
+    JSON.parse and other strict parsers refuse."""
+    from erblock.cli.common import to_json_line
+
+    assert to_json_line({"a": math.nan, "b": [math.inf, 1.0], "c": pd.Timestamp(0)}) == \
+        '{"a": null, "b": [null, 1.0], "c": "1970-01-01 00:00:00"}'
+    report, truth = tmp_path / "run.json", tmp_path / "truth.csv"
+    truth.write_text("left_id,right_id\n1,2\n")
+    assert main(["dedupe", names, *DEDUPE, "-o", str(tmp_path / "p"), "--report",
+                 str(report), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(report), "--truth", str(truth), "--threshold", "0.999",
+                 "--json"]) == 0
+    out = capsys.readouterr().out
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"not JSON: {name}")
+
+    got = json.loads(out, parse_constant=refuse)
+    assert got["quality"]["precision"] is None and got["quality"]["n_predicted"] == 0
