@@ -116,3 +116,20 @@ def test_json_for_scripts_is_strict(names, tmp_path, capsys):
 
     got = json.loads(out, parse_constant=refuse)
     assert got["quality"]["precision"] is None and got["quality"]["n_predicted"] == 0
+
+
+def test_a_link_s_pairs_without_their_report_are_not_clustered(tmp_path, capsys):
+    """Parts copied without the run's report were clustered: records of the two inputs
+    that share an id merged into one entity. A pair of two equal ids says it is a link."""
+    import shutil
+
+    r, s = tmp_path / "r.csv", tmp_path / "s.csv"
+    r.write_text("id,name\n1,john\n2,mary\n3,zed\n")
+    s.write_text("id,name\n1,jon\n2,marie\n7,zed\n")
+    out, copy = tmp_path / "l", tmp_path / "copy"
+    assert main(["link", str(r), str(s), *DEDUPE, "-o", str(out), "--quiet"]) == 0
+    copy.mkdir()
+    for part in out.glob("*.parquet"):
+        shutil.copy(part, copy)
+    code, err = _code(["cluster", str(copy), "-o", str(tmp_path / "e"), "--quiet"], capsys)
+    assert code == 2 and "are a link's (a pair of two equal ids" in err

@@ -123,8 +123,13 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         raise UsageError(f"pairs {args.pairs!r}: left_id is {pairs['left_id'].dtype} but "
                          f"right_id is {pairs['right_id'].dtype}; the ids of one input's "
                          "records are of one type (a dedupe's pairs)")
-    if _run_mode(args.pairs) == "link":
-        raise UsageError(f"pairs {args.pairs!r} are a link's: the ids of its two inputs may "
+    said_link = _run_mode(args.pairs) == "link"
+    why = ""  # no run report: a dedupe never pairs a record with itself
+    if not said_link and client.compute((pairs["left_id"] == pairs["right_id"]).any(),
+                                        sync=True):
+        why = " (a pair of two equal ids: a dedupe never pairs a record with itself)"
+    if why or said_link:
+        raise UsageError(f"pairs {args.pairs!r} are a link's{why}: the ids of its two inputs may "
                          "coincide, so one set of entities cannot hold them; for one link "
                          "per record use erblock link --cardinality 1:1")
     column = score_column_of(pairs.columns, args.score_column)
