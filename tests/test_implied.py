@@ -35,6 +35,28 @@ def test_an_agreement_that_only_makes_another_likelier_is_not(share):
     assert I.find_implied(_random(share=share), N_LEVELS, expected_matches=5) == []
 
 
+def test_a_constant_column_is_implied_by_nothing_and_said_to_carry_no_evidence(client):
+    """A country that every record shares was "implied" by the first name (nothing
+    disagrees, so nothing disagrees less): the warning spoke of households instead of
+    saying it carries no evidence."""
+    rng = np.random.default_rng(1)
+    g0 = rng.choice(3, 20_000, p=[0.9, 0.08, 0.02])
+    const = PatternHistogram.from_gamma(np.stack([g0, np.ones(20_000, int)], axis=1), [4, 3])
+    assert I.find_implied(const, [3, 2], expected_matches=5) == []
+    r, s, _ = erblock.datasets.generate(600, kind="person", task="link", dup_rate=0.5,
+                                        typo_rate=0.3, seed=7)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        erblock.link(r.assign(country="UK"), s.assign(country="UK"), key="block_key",
+                     compare={"first_name": "name", "surname": "name", "dob": "date",
+                              "country": "exact"}, scoring="em", client=client)
+    said = [str(w.message) for w in caught]
+    assert any(w.startswith("country_exact: 100.0% of random pairs agree on it (a nearly "
+                            "constant column): it carries next to no evidence") for w in said)
+    assert not any("country_exact: read as missing" in w or "country_exact: its top level"
+                   in w for w in said), said
+
+
 def test_matches_among_the_random_pairs_do_not_count_as_an_implication():
     # ~400 random pairs agree on comparison 0: if 200 matches are expected among the random
     # pairs, those agreements may be the matches, which agree on everything

@@ -42,6 +42,9 @@ IMPLIED_SHARE = 0.9  #: k at its top level among random pairs at j's top level, 
 IMPLIED_LIFT = 2.0  #: ... and disagrees at most 1/this as often as among all random pairs
 MIN_PARENT_PAIRS = 50  #: random pairs at j's top level (with k present) needed to judge
 CHANCE_FACTOR = 3.0  #: those pairs, over the matches expected among the random pairs
+#: a comparison at its top level on this share of the random pairs (where present) is
+#: (nearly) constant: nothing implies it, and it is said to carry next to no evidence
+NEAR_CONSTANT = 0.99
 
 
 def find_implied(random: PatternHistogram, n_levels: Sequence[int],
@@ -72,6 +75,8 @@ def find_implied(random: PatternHistogram, n_levels: Sequence[int],
                 continue
             share = float(c[sel & top[k]].sum()) / n
             apart = 1.0 - float(c[top[k]].sum()) / seen  # k below its top, all random pairs
+            if apart <= 1.0 - NEAR_CONSTANT:  # a constant column: no dependence to mask
+                continue
             if share >= IMPLIED_SHARE and 1.0 - share <= apart / IMPLIED_LIFT:
                 found.append((share, j, k))
     out: list[tuple[int, int]] = []
@@ -170,6 +175,7 @@ def train_masked(train: Callable[..., Trained],
     res = train(hists, u, u_before=after, random=random)
     if random is None or random.total == 0:
         return res, [], u
+    _say_constant(res, u, names)
     # judged with two classes' λ, as without the random pairs' related records
     lam = res.lam if res.lam_two_class is None else res.lam_two_class
     implied = find_implied(random, n_levels, lam * random.total)
@@ -183,6 +189,7 @@ def train_masked(train: Callable[..., Trained],
                          n_levels, u_from_counts)
     res = train(masked, u, u_before=after, random=mask_hist(random, implied, n_levels),
                 implied=tuple(implied))
+    _say_constant(res, u, names)
     for j, k in implied:  # untrained because masked on every candidate: say so
         lead = f"{names[k]}: m could not be trained"
         said = (f"{names[k]}: read as missing wherever {names[j]} agrees (implied by it "
@@ -197,3 +204,18 @@ def train_masked(train: Callable[..., Trained],
         res.warnings[:] = [said if w.startswith(lead) else beyond if w.startswith(weak)
                            else w for w in res.warnings]
     return res, implied, u
+
+
+def _say_constant(res: Trained, u: Sequence[np.ndarray], names: Sequence[str]) -> None:
+    """Replace the "m < u" warning of a (nearly) constant comparison, a chance wobble of
+    two shares near 1, with what the user can act on: it carries next to no evidence."""
+    for k, uk in enumerate(u):
+        if len(uk) < 2 or float(uk[-1]) < NEAR_CONSTANT:
+            continue
+        weak = f"{names[k]}: its top level is rarer among matches"
+        said = (f"{names[k]}: {float(uk[-1]):.1%} of random pairs agree on it (a nearly "
+                "constant column): it carries next to no evidence; compare columns that "
+                "tell records apart")
+        res.warnings[:] = [w for w in res.warnings if not w.startswith(weak)]
+        if said not in res.warnings:
+            res.warnings.append(said)
