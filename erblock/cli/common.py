@@ -67,9 +67,10 @@ def _check_apart(output: str | None, inputs: Sequence[str | None],
         real = os.path.realpath(os.path.expanduser(path))
         for given, p in local:
             if under(real, p):
-                where = "is" if real == p else "lies in"
-                raise UsageError(f"{flag} {path!r} {where} the input {given!r}; writing "
-                                 "there would replace it: write it elsewhere")
+                what = ("is the input", "replace") if real == p else ("lies in the input",
+                                                                       "change")
+                raise UsageError(f"{flag} {path!r} {what[0]} {given!r}; writing there "
+                                 f"would {what[1]} it: write it elsewhere")
     if output is None:
         return
     out = os.path.realpath(os.path.expanduser(output))

@@ -289,3 +289,12 @@ def default_m(n_levels: int) -> np.ndarray:
     rest = 0.5 ** np.arange(n_levels - 1, 0, -1, dtype=np.float64)
     rest = 0.1 * rest / rest.sum()
     return np.concatenate([rest, [0.9]])
+
+
+def kl_bits(m: Any, u: Any) -> float:
+    """KL divergence of level shares ``m`` from ``u`` in bits (u floored at
+    ``PROB_FLOOR``): how far matches' levels are from random pairs'."""
+    mk = np.asarray(m, dtype=np.float64)
+    uk = np.clip(np.asarray(u, dtype=np.float64), PROB_FLOOR, 1.0)
+    pos = mk > 0
+    return float(np.sum(mk[pos] * np.log2(mk[pos] / uk[pos])))

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..levels import PROB_FLOOR, PatternHistogram
+from ..levels import PatternHistogram, kl_bits
 
 DEGENERATE = 0.9  #: a session fit whose λ is above this is not used to find non-matches
 INVERTED_Z = 3.0  #: matches agreeing less than random pairs by this many standard errors
@@ -145,15 +145,8 @@ def evidence(s: Session, u: Sequence[np.ndarray], among: set[int] | None = None)
     """The mean weight of evidence of a session's matches, in bits: the KL divergence of
     its m from the random-pair u, summed over the comparisons it holds free (those whose
     u is the random pairs'), or over those of them ``among``."""
-    bits = 0.0
-    for k, m in s.m.items():
-        if among is not None and k not in among:
-            continue
-        mk = np.asarray(m, dtype=np.float64)
-        uk = np.clip(np.asarray(u[k], dtype=np.float64), PROB_FLOOR, 1.0)
-        pos = mk > 0
-        bits += float(np.sum(mk[pos] * np.log2(mk[pos] / uk[pos])))
-    return bits
+    return sum(kl_bits(m, u[k]) for k, m in s.m.items() if among is None or k in among)
+
 
 
 def _hollow(sessions: Sequence[Session], u: Sequence[np.ndarray] | None) -> set[int]:

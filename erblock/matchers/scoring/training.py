@@ -124,7 +124,7 @@ from typing import Any
 import numpy as np
 
 from ..em import fit_em
-from ..levels import M_PSEUDO, PROB_FLOOR, PatternHistogram, default_m, posterior
+from ..levels import M_PSEUDO, PatternHistogram, default_m, kl_bits, posterior
 from .detection import detect_selected
 from .related import seen_levels, truncated
 from .sessions import Session, Trained, distrust, fit_warnings, pooled_m, session_m
@@ -230,9 +230,7 @@ def _against_references(sessions: Sequence[Session], againsts: Sequence[frozense
             if k in pooled or k not in s.m_blocked or s.matches_with(k) < MIN_MATCHES:
                 continue
             m = np.asarray(s.m_blocked[k], dtype=np.float64)
-            uk = np.clip(np.asarray(u[k], dtype=np.float64), PROB_FLOOR, 1.0)
-            pos = m > 0
-            kl = float(np.sum(m[pos] * np.log(m[pos] / uk[pos])))
+            kl = kl_bits(m, u[k])  # the largest, in any base
             if k not in best or kl > best[k][0]:
                 best[k] = (kl, i, m)
     return {k: (i, m) for k, (_, i, m) in best.items()}
