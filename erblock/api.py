@@ -45,6 +45,7 @@ from .validate import (
     check_keys,
     check_writable_ids,
     id_columns,
+    named_index_ids,
 )
 
 #: what ``strategy=`` accepts: ``auto`` and every registered strategy
@@ -142,7 +143,7 @@ def _build_job(mode: str, frames: list[tuple[str, Any]], key: Any, compare: Any,
     check_keys(keys, frames)
     comparisons = as_comparisons(compare) if compare is not None else ()  # None: candidates
     check_comparisons(comparisons, frames)
-    ids = id_columns(id, mode == "link")
+    ids = named_index_ids(id_columns(id, mode == "link"), frames)
     check = [check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
     for src, (name, df) in enumerate(frames if output is not None else ()):
         check_writable_ids(df, name, ids[src])
@@ -402,7 +403,7 @@ def plan(
     options = run_options(strategy, {"cost_model": cost_model, "sample": sample,
                                      "sketch": sketch, "npartitions": npartitions,
                                      "progress": progress, "executor": executor})
-    ids = id_columns(id, df_s is not None)
+    ids = named_index_ids(id_columns(id, df_s is not None), frames)
     check = [check_ids(df, name, ids[src]) for src, (name, df) in enumerate(frames)]
     job = Job(mode="link" if df_s is not None else "dedupe", keys=keys, comparisons=comparisons,
               strategy=strategy, n_tasks=n_tasks, id_columns=(ids[0], ids[1]),

@@ -63,7 +63,8 @@ def require_column(df: Any, name: str, column: str, role: str) -> None:
     close = difflib.get_close_matches(column, cols, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     if column in [str(n) for n in getattr(df.index, "names", ()) if n is not None]:
-        hint = (f"; {column!r} is the index, which is the record id without id=: drop id="
+        hint = (f"; {column!r} is a level of a MultiIndex: make it a column "
+                f"(df.reset_index({column!r})) or the index"
                 if role == "id" else
                 f"; {column!r} is the record id (the index): a key or comparison on it "
                 "needs it as a column too (e.g. df[col] = df.index, or another --id)")
@@ -160,6 +161,21 @@ def id_columns(id: Any, link: bool) -> tuple[str | None, str | None]:
                             f"got {col!r} ({type(col).__name__}); rename the columns "
                             "first, e.g. df.columns = df.columns.astype(str)")
     return pair[0], pair[1]
+
+
+def named_index_ids(ids: tuple[str | None, str | None], frames: Sequence[tuple[str, Any]]
+                    ) -> tuple[str | None, str | None]:
+    """``ids`` with a name that is an input's (one-level) index and none of its columns
+    read as that input's index: a link whose id is a column in one input and the index
+    in the other can name it once (``id="rid"``)."""
+    out = list(ids)
+    for src, (_, df) in enumerate(frames):
+        col = out[src]
+        index = df._meta.index if is_dask(df) else df.index
+        if col is not None and col not in columns_of(df) and index.nlevels == 1 \
+                and index.name == col:
+            out[src] = None
+    return out[0], out[1]
 
 
 def check_ids(df: Any, name: str, id_column: str | None) -> bool:

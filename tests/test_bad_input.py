@@ -260,10 +260,24 @@ def test_repeated_ids_in_an_id_column_are_named_for_pandas_and_dask(client):
                                          rf"\(1 ids repeat.*{fix}"):
         erblock.candidates(dd.from_pandas(df, npartitions=2), key="k", id="rid",
                            client=client)
-    named = df.set_index("rid")
-    with pytest.raises(KeyError, match=r"'rid' is the index, which is the record id without "
-                                       r"id=: drop id="):
+    named = df.set_index("rid").assign(c=0).set_index("c", append=True)
+    with pytest.raises(KeyError, match=r"'rid' is a level of a MultiIndex: make it a column "
+                                       r"\(df.reset_index\('rid'\)\) or the index"):
         erblock.candidates(named, key="k", id="rid")
+
+
+def test_id_may_name_an_index_for_one_side_and_a_column_for_the_other(client):
+    """A link whose id is a column in R and the (named) index in S names it once, for
+    pandas and Dask; the ids come out as they went in."""
+    r = pd.DataFrame({"rid": ["a1", "a2", "a3"], "k": ["x", "y", "x"]})
+    s = pd.DataFrame({"rid": ["b1", "b2"], "k": ["x", "y"]}).set_index("rid")
+    want = {("a1", "b1"), ("a3", "b1"), ("a2", "b2")}
+    for left, right in ((r, s), (dd.from_pandas(r, npartitions=2),
+                                 dd.from_pandas(s, npartitions=1))):
+        got = erblock.candidates(left, right, key="k", id="rid", client=client)
+        assert set(zip(got["left_id"], got["right_id"])) == want
+    got = erblock.candidates(s, r, key="k", id="rid", client=client)
+    assert set(zip(got["right_id"], got["left_id"])) == want
 
 
 def test_a_multiindex_is_refused_with_what_to_do():

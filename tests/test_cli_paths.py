@@ -133,3 +133,18 @@ def test_a_link_s_pairs_without_their_report_are_not_clustered(tmp_path, capsys)
         shutil.copy(part, copy)
     code, err = _code(["cluster", str(copy), "-o", str(tmp_path / "e"), "--quiet"], capsys)
     assert code == 2 and "are a link's (a pair of two equal ids" in err
+
+
+def test_id_names_a_parquet_files_stored_index_in_a_link(names, tmp_path, capsys):
+    """R a CSV with an ``id`` column, S a parquet file written with ``id`` as its index:
+    ``--id id`` reads both (it said the column is not in S's file)."""
+    s = tmp_path / "s.parquet"
+    pd.DataFrame({"id": ["s1", "s2"], "name": ["jon", "marie"]}).set_index("id").to_parquet(s)
+    out = tmp_path / "pairs"
+    code, err = _code(["link", names, str(s), *DEDUPE, "--threshold", "0.8", "-o", str(out),
+                       "--quiet"], capsys)
+    assert code == 0, err
+    got = pd.read_parquet(out)
+    assert set(zip(got["left_id"].astype(str), got["right_id"])) == {("1", "s1"),
+                                                                    ("2", "s1"),
+                                                                    ("4", "s2")}

@@ -111,6 +111,17 @@ def test_id_column_becomes_the_index(people, tmp_path):
         read_table(str(path), id_column="id")
 
 
+def test_id_column_may_name_a_stored_parquet_index(people, tmp_path):
+    """--id names the index a parquet file was written with (``df.to_parquet()``), so a
+    link whose id is a column in one file and the stored index in the other reads both."""
+    path = tmp_path / "p.parquet"
+    people.set_index("pid").to_parquet(path)
+    got = read_table(str(path), id_column="pid").compute()
+    assert got.index.tolist() == people["pid"].tolist() and "pid" not in got.columns
+    with pytest.raises(KeyError, match="--id column 'id' is not in"):
+        read_table(str(path), id_column="id")
+
+
 @pytest.mark.parametrize("names", [None, ["g", "n"]])
 def test_a_parquet_multiindex_needs_an_id_column(tmp_path, names):
     """A MultiIndex's ids would be tuples, which no written id column holds (the run broke

@@ -81,7 +81,8 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     becomes the index (its uniqueness is checked during the run's profile pass); without
     it, a parquet input written with its pandas index (``df.to_parquet()`` with a named or
     non-default index) keeps that index as the id, and other records are numbered in
-    input order. ``client``, when given, computes the partition
+    input order; ``id_column`` may also name such a stored index (one side of a link
+    written with its id as a column, the other with it as the index). ``client``, when given, computes the partition
     lengths for that numbering on its cluster (where the files may be the only ones to
     exist).
     """
@@ -127,6 +128,8 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     if id_column is None and fmt == "parquet" and _stored_index(stored):
         return ddf  # the index pandas wrote (``df.to_parquet()``) is the record id
     if id_column is not None:
+        if id_column not in ddf.columns and fmt == "parquet" and ddf.index.name == id_column:
+            return ddf  # --id names the index the file was written with (``df.to_parquet()``)
         if id_column not in ddf.columns:
             raise KeyError(f"--id column {id_column!r} is not in {path!r} "
                            f"(columns: {list(ddf.columns)})")
