@@ -148,3 +148,20 @@ def test_id_names_a_parquet_files_stored_index_in_a_link(names, tmp_path, capsys
     assert set(zip(got["left_id"].astype(str), got["right_id"])) == {("1", "s1"),
                                                                     ("2", "s1"),
                                                                     ("4", "s2")}
+
+
+def test_an_empty_csv_and_an_output_that_cannot_be_created_are_named(names, tmp_path, capsys):
+    """An empty CSV gave Dask's two-line 'error occurred while calling the read_csv
+    method'; an output on a file system that refuses directories named the internal
+    ``*.erblock-tmp-*`` path."""
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    code, err = _code(["dedupe", str(empty), *DEDUPE, "--quiet"], capsys)
+    assert code == 2 and "is empty: a CSV input needs a header line" in err, err
+    assert "Original Message" not in err
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux /proc (a file system where no directory can be made)")
+    code, err = _code(["dedupe", names, *DEDUPE, "--threshold", "0.8", "-o",
+                       "/proc/erblock-out", "--quiet"], capsys)
+    assert code == 2 and "output: '/proc/erblock-out' cannot be written" in err, err
+    assert "erblock-tmp" not in err

@@ -37,14 +37,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with _quiet(getattr(args, "quiet", False)):
+        with _quiet(getattr(args, "quiet", False)), _stoppable():
             return int(COMMANDS[args.command_name](args))
-    except (UsageError, ValueError, KeyError, TypeError, FileNotFoundError, FileExistsError) as exc:
+    except (UsageError, ValueError, KeyError, TypeError, FileNotFoundError, FileExistsError,
+            PermissionError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         if os.environ.get("ERBLOCK_TRACEBACK"):
             traceback.print_exc()
         print(f"erblock {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("erblock: terminated (SIGTERM)", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("erblock: interrupted", file=sys.stderr)
         return 1
@@ -53,6 +57,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"erblock {args.command}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a batch scheduler or Kubernetes stopping the job), raised like Ctrl-C so
+    that the run unwinds: the cluster closes and the staged output is removed."""
+
+
+@contextlib.contextmanager
+def _stoppable() -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop the run as an exception, quietly: the Dask client's
+    cancelled gathers would each log "Task exception was never retrieved" (asyncio), and
+    SIGTERM's default action left the staged ``*.erblock-tmp-*`` directory behind."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread
+        return
+
+    def _stop(signum: int, _frame: object) -> None:
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    before = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 @contextlib.contextmanager

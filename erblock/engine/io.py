@@ -119,9 +119,14 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     except _MultiIndexError:
         raise
     except ValueError as exc:  # an empty CSV, a file that is not parquet, …
+        if isinstance(exc, pd.errors.EmptyDataError) or "No columns to parse" in str(exc):
+            raise ValueError(f"input {path!r} is empty: a CSV input needs a header line "
+                             "naming its columns") from None
         hint = ("; give its encoding (encoding=, --encoding on the command line)"
                 if isinstance(exc, UnicodeError) else "")
-        raise ValueError(f"input {path!r} could not be read as {fmt}: {exc}{hint}") from exc
+        detail = str(exc).rpartition("Original Message:")[2].strip()  # Dask's wrapping
+        raise ValueError(f"input {path!r} could not be read as {fmt}: {detail}{hint}"
+                         ) from exc
     if fmt == "csv":
         _refuse_repeated_names(path, _header(files[0], encoding or "utf-8", sep, opts))
         _same_headers(files, encoding or "utf-8", sep, opts)

@@ -91,7 +91,11 @@ def start_output(output: str | None, overwrite: bool) -> tuple[str | None, str |
         return None, None
     final = check_output(output, overwrite)
     work = f"{final}.erblock-tmp-{uuid.uuid4().hex[:12]}"
-    Path(work).mkdir(parents=True)
+    try:
+        Path(work).mkdir(parents=True)
+    except OSError as exc:  # a read-only or virtual file system, no permission
+        raise type(exc)(f"output: {final!r} cannot be written ({exc.strerror or exc}); "
+                        "choose a directory you may create") from None
     return work, final
 
 
