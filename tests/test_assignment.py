@@ -334,6 +334,10 @@ def test_assign_dask_refuses_a_missing_id_as_assign_does(client):
     got = client.compute(assign_dask(dd.from_pandas(pairs.dropna(), npartitions=2), "1:1",
                                      client=client), sync=True)
     assert links(got) == {(1.0, 1), (2.0, 2)}
+    # a missing column is named as assign names it (it was pandas' "not in index")
+    for drop in ("right_id", "score"):
+        with pytest.raises(ValueError, match=rf"pairs: missing column\(s\) \['{drop}'\]"):
+            assign_dask(parts.drop(columns=drop), "1:1", client=client)
 
 
 def test_thresholds_and_frames_assign_cannot_take_are_named():

@@ -8,8 +8,10 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from cli_helpers import run_json
 
 from erblock.cli import main
 
@@ -46,6 +48,19 @@ def test_cluster_records_of_other_ids_are_refused_not_rekeyed(names, tmp_path, c
     code, err = _code(["cluster", pairs, "--records", str(fewer), "--id", "id", "-o",
                        str(tmp_path / "e"), "--quiet"], capsys)
     assert code == 2 and "1 of the 4 record ids in the pairs" in err
+    # a repeated record id hid a missing one (1, 1, 3, 4, 5 against 1..4): refused
+    twice = tmp_path / "twice.csv"
+    twice.write_text("id,name\n1,john\n1,jon\n3,mary\n4,marie\n5,zed\n")
+    code, err = _code(["cluster", pairs, "--records", str(twice), "--id", "id", "-o",
+                       str(tmp_path / "e"), "--quiet"], capsys)
+    assert code == 2 and "1 record ids repeat" in err
+    # the run's --id on the records in another format: the format is the advice
+    as_parquet = tmp_path / "r.parquet"
+    pd.read_csv(names).to_parquet(as_parquet, index=False)  # ids as numbers
+    code, err = _code(["cluster", pairs, "--records", str(as_parquet), "--id", "id", "-o",
+                       str(tmp_path / "e"), "--quiet"], capsys)
+    assert code == 2 and "record ids are numbers (--id id)" in err
+    assert "give --records the run's input in its format" in err
     # the run's --id: every record, its entity
     assert main(["cluster", pairs, "--records", names, "--id", "id", "-o",
                  str(tmp_path / "e"), "--quiet"]) == 0
@@ -69,22 +84,59 @@ def test_files_a_run_writes_never_replace_its_inputs(names, tmp_path, capsys):
 
 
 def test_an_output_inside_an_input_directory_is_refused(names, tmp_path, capsys):
-    """Parts written into an input directory became part of that input: the next run on
-    it failed on the pairs' columns."""
+    """Parts written into a parquet input directory became part of that input: the next
+    run on it failed on the pairs' columns. A CSV directory reads only its top-level
+    CSV files (and ``key=value`` folders), so an output folder or report in it is
+    allowed, and the next run reads the same records."""
+    parquet = tmp_path / "pq"
+    parquet.mkdir()
+    pd.read_csv(names).to_parquet(parquet / "a.parquet", index=False)
+    code, err = _code(["dedupe", str(parquet), *DEDUPE, "-o", str(parquet / "out"),
+                       "--quiet"], capsys)
+    assert code == 2 and "lies inside the input directory" in err
+    assert not (parquet / "out").exists()
+    code, err = _code(["dedupe", str(parquet), *DEDUPE, "-o", str(tmp_path / "o"),
+                       "--report", str(parquet / "run.json"), "--quiet"], capsys)
+    assert code == 2 and "would be read as part of the input" in err
     parts = tmp_path / "parts"
     parts.mkdir()
     (parts / "a.csv").write_text(Path(names).read_text())
-    code, err = _code(["dedupe", str(parts), *DEDUPE, "-o", str(parts / "out"), "--quiet"],
-                      capsys)
+    code, err = _code(["dedupe", str(parts), *DEDUPE, "-o", str(parts / "x=1"), "--quiet"],
+                      capsys)  # a key=value folder is a hive partition of the input
     assert code == 2 and "lies inside the input directory" in err
-    assert not (parts / "out").exists()
+    code, err = _code(["dedupe", str(parts), *DEDUPE, "-o", str(tmp_path / "o2"),
+                       "--report", str(parts / "b.csv"), "--quiet"], capsys)
+    assert code == 2 and "would be read as part of the input" in err
+    first = run_json(["dedupe", str(parts), *DEDUPE, "-o", str(parts / "out"),
+                      "--report", str(parts / "run.json")], capsys)
+    again = run_json(["dedupe", str(parts), *DEDUPE], capsys)
+    assert first["records"]["records_r"] == again["records"]["records_r"] == 5
     # a glob reads only what it matches: its fixed part is no input directory
-    assert main(["dedupe", str(parts / "*.csv"), *DEDUPE, "-o", str(parts / "out"),
+    assert main(["dedupe", str(parts / "*.csv"), *DEDUPE, "-o", str(parts / "out2"),
                  "--quiet"]) == 0
     pairs = str(tmp_path / "p")
     assert main(["dedupe", names, *DEDUPE, "-o", pairs, "--quiet"]) == 0
     code, err = _code(["cluster", pairs, "-o", pairs + "/ent", "--quiet"], capsys)
     assert code == 2 and "lies inside the input directory" in err
+
+
+def test_files_written_beside_a_globs_matches_are_allowed(tmp_path, capsys, monkeypatch):
+    """A glob's directory is no input: a report written there (or anywhere below the
+    working directory for '*.csv') was refused as 'lies in the input'. A file that the
+    glob would match is refused."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "people-1.csv").write_text("id,name\n1,john\n2,jon\n")
+    (tmp_path / "sub").mkdir()
+    for report in ("report.json", "sub/report.json", str(tmp_path / "r2.json")):
+        code, err = _code(["dedupe", "people-*.csv", *DEDUPE, "-o", f"out-{len(report)}",
+                           "--report", report, "--quiet"], capsys)
+        assert code == 0, err
+    code, err = _code(["dedupe", "people-*.csv", *DEDUPE, "-o", "out-x", "--report",
+                       "people-2.csv", "--quiet"], capsys)
+    assert code == 2 and "would be read as part of the input 'people-*.csv'" in err
+    code, err = _code(["dedupe", "people-*.csv", *DEDUPE, "--report", "people-1.csv",
+                       "--quiet"], capsys)
+    assert code == 2 and "is the input 'people-*.csv'" in err
 
 
 def test_paths_that_cannot_be_used_are_named_with_exit_2(names, tmp_path, capsys):
@@ -102,6 +154,10 @@ def test_json_for_scripts_is_strict(names, tmp_path, capsys):
 
     assert to_json_line({"a": math.nan, "b": [math.inf, 1.0], "c": pd.Timestamp(0)}) == \
         '{"a": null, "b": [null, 1.0], "c": "1970-01-01 00:00:00"}'
+    # NumPy's scalars as numbers, pandas' missing values as null (not "nan", "<NA>")
+    assert to_json_line({"a": np.float32("nan"), "b": pd.NA, "c": pd.NaT, "d": np.int64(3),
+                         "e": np.float32(0.5)}) == \
+        '{"a": null, "b": null, "c": null, "d": 3, "e": 0.5}'
     report, truth = tmp_path / "run.json", tmp_path / "truth.csv"
     truth.write_text("left_id,right_id\n1,2\n")
     assert main(["dedupe", names, *DEDUPE, "-o", str(tmp_path / "p"), "--report",

@@ -16,7 +16,6 @@ from ..engine.output import check_output, staged_output
 from ..matchers.comparisons import parse_compare
 from ..report import REPORT_FILE
 from .common import (
-    _check_apart,
     _client,
     _inputs,
     _keys,
@@ -26,6 +25,7 @@ from .common import (
     to_json_line,
 )
 from .parser import UsageError
+from .paths import check_apart
 
 #: options that compare, score or decide: none of them goes with --candidates
 _COMPARING = (("compare", None), ("threshold", None), ("scoring", "mean"), ("model", None),
@@ -91,8 +91,8 @@ def _run(args: argparse.Namespace, paths: Sequence[str]) -> int:
     from .. import api
 
     keys, compare = _parse(args)
-    _check_apart(args.output, [*paths, args.model],
-                 [("--report", args.report), ("--save-model", args.save_model)])
+    check_apart(args.output, [*paths, args.model],
+                [("--report", args.report), ("--save-model", args.save_model)], args.format)
     for flag, path in (("--save-model", args.save_model), ("--report", args.report)):
         _check_writable(flag, path)
     scoring = None if args.candidates else _scoring(args)
@@ -240,7 +240,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.pairs is not None and args.truth is None:
         raise UsageError("--pairs is evaluated against --truth; give --truth FILE too")
     _check_writable("--html", args.html, make_parent=True)
-    _check_apart(None, [args.report, args.truth, args.pairs], [("--html", args.html)])
+    check_apart(None, [args.report, args.truth, args.pairs], [("--html", args.html)])
     path = args.report  # an output directory holds its run's report
     if os.path.isdir(path) and os.path.isfile(report_path(path)):
         path = report_path(path)
@@ -302,7 +302,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise UsageError(f"--threshold must be between 0 and 1, got {args.threshold}")
     if args.output:  # before the run: an existing directory is never replaced unasked
         check_output(args.output, args.overwrite)
-        _check_apart(args.output, [], [("--report", args.report)])
+        check_apart(args.output, [], [("--report", args.report)])
     dblp, acm, truth = load_dblp_acm()
     _say(args, f"DBLP-ACM: {len(dblp):,} DBLP × {len(acm):,} ACM records, "
                f"{len(truth):,} true matches (bundled)")

@@ -5,20 +5,23 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
 import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from ..blocking.registry import parse_key
 from ..errors import InputTypeError
 from ..matchers.methods.base import ONE_TYPE
+from ..scalars import as_python
 from .parser import UsageError, parse_id, parse_pairs
 
-__all__ = ["_check_apart", "_client", "_inputs", "_keys", "_progress", "_say", "in_cli_terms"]
+__all__ = ["to_json_line", "_client", "_inputs", "_keys", "_progress", "_say", "in_cli_terms"]
 
 _FRAME = re.compile(r"\b(df_r|df_s|df)\b")
 #: the API's advice on repeated ids, and what a command-line user does instead
@@ -26,68 +29,6 @@ _ID_ADVICE = re.compile(r"a Dask frame read from files restarts.*?and id='row'")
 #: the API's advice on a column typed differently in the two inputs, for the command line
 IN_ONE_FORMAT = ("give both inputs in one format (CSV columns are read as text, parquet "
                  "columns keep their type)")
-
-
-def _local_paths(given: str) -> list[str]:
-    """The local paths an input names (a glob's matches and its fixed part); none for a
-    URL of another filesystem."""
-    import glob
-
-    path = given.rsplit("::", 1)[-1]  # a chained URL (simplecache::file://…) reads its last
-    for scheme in ("file://", "local://"):
-        if path.startswith(scheme):
-            path = path[len(scheme):]
-    if "://" in path:
-        return []
-    path = os.path.expanduser(path)  # fsspec reads '~/…' as the home directory
-    parts = path.split(os.sep)  # up to the first component with a glob character
-    fixed = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
-    if fixed == len(parts):
-        return [path]
-    return [os.sep.join(parts[:fixed]) or ".", *glob.glob(path)]
-
-
-def _check_apart(output: str | None, inputs: Sequence[str | None],
-                 written: Sequence[tuple[str, str | None]] = ()) -> None:
-    """Refuse an ``--output`` that is, lies above or lies inside a local input: a run
-    replaces its output directory whole, which would delete what it reads, and parts
-    written into an input directory become part of that input (URLs of other
-    filesystems are not checked). ``written``: (flag, path) of files the run writes
-    itself, which may neither replace an input nor go inside the output (the next
-    ``--overwrite`` would refuse them)."""
-    local = [(given, os.path.realpath(p)) for given in inputs if given is not None
-             for p in _local_paths(given)]
-
-    def under(path: str, top: str) -> bool:
-        return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
-
-    for flag, path in written:
-        if path is None:
-            continue
-        real = os.path.realpath(os.path.expanduser(path))
-        for given, p in local:
-            if under(real, p):
-                what = ("is the input", "replace") if real == p else ("lies in the input",
-                                                                       "change")
-                raise UsageError(f"{flag} {path!r} {what[0]} {given!r}; writing there "
-                                 f"would {what[1]} it: write it elsewhere")
-    if output is None:
-        return
-    out = os.path.realpath(os.path.expanduser(output))
-    for given, real in local:
-        if under(real, out):
-            raise UsageError(f"--output {output!r} holds the input {given!r}; writing "
-                             "there would replace it: choose another directory")
-        named = not any(c in given for c in "*?[")  # a glob's fixed part reads a subset
-        if named and os.path.isdir(real) and under(out, real):
-            raise UsageError(f"--output {output!r} lies inside the input directory "
-                             f"{given!r}; its parts would become part of that input: "
-                             "choose another directory")
-    for flag, path in written:
-        if path is not None and under(os.path.realpath(path), out):
-            raise UsageError(f"{flag} {path!r} lies inside --output {output!r}, which "
-                             "holds only what erblock writes there (its own report is "
-                             "kept in it); write it elsewhere")
 
 
 def to_json_line(obj: Any) -> str:
@@ -103,7 +44,15 @@ def to_json_line(obj: Any) -> str:
             return [clean(v) for v in x]
         return x
 
-    return json.dumps(clean(json.loads(json.dumps(obj, default=str))), allow_nan=False)
+    def plain(x: Any) -> Any:  # what json cannot write: NumPy scalars, pandas' missing
+        if isinstance(x, np.generic):
+            return as_python(x)
+        with suppress(TypeError, ValueError):
+            if pd.isna(x):
+                return None
+        return str(x)
+
+    return json.dumps(clean(json.loads(json.dumps(obj, default=plain))), allow_nan=False)
 
 
 def _say(args: argparse.Namespace, *msg: Any) -> None:

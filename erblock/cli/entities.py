@@ -19,8 +19,9 @@ import pandas as pd
 from ..engine.output import MARKERS, staged_output
 from ..engine.tasks.write import PART_NAME
 from ..matchers.clustering import decision_column
-from .common import _check_apart, _client, _inputs, _local_paths, _say, to_json_line
+from .common import _client, _inputs, _say, to_json_line
 from .parser import UsageError
+from .paths import check_apart, local_paths
 
 __all__ = ["cmd_cluster", "entity_frame", "score_column_of", "write_entities"]
 
@@ -106,8 +107,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise UsageError(f"--threshold must be in [0, 1], got {args.threshold}")
-    _check_apart(args.output, [args.pairs, args.records])
-    local = _local_paths(args.pairs)
+    check_apart(args.output, [args.pairs, args.records], fmt=getattr(args, "format", None))
+    local = local_paths(args.pairs)
     if local and not any(os.path.exists(p) for p in local):
         raise FileNotFoundError(f"pairs {args.pairs!r}: no such file or directory")
     client = _client(args)
@@ -123,11 +124,12 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         raise UsageError(f"pairs {args.pairs!r}: left_id is {pairs['left_id'].dtype} but "
                          f"right_id is {pairs['right_id'].dtype}; the ids of one input's "
                          "records are of one type (a dedupe's pairs)")
-    said_link = _run_mode(args.pairs) == "link"
-    why = ""  # no run report: a dedupe never pairs a record with itself
-    if not said_link and client.compute((pairs["left_id"] == pairs["right_id"]).any(),
-                                        sync=True):
-        why = " (a pair of two equal ids: a dedupe never pairs a record with itself)"
+    mode = _run_mode(args.pairs)
+    said_link, why = mode == "link", ""
+    if mode is None and client.compute((pairs["left_id"] == pairs["right_id"]).any(),
+                                       sync=True):  # no run report: judged by the ids
+        why = (" (a pair of two equal ids, which a dedupe never writes; the run report "
+               "beside them would say)")
     if why or said_link:
         raise UsageError(f"pairs {args.pairs!r} are a link's{why}: the ids of its two inputs may "
                          "coincide, so one set of entities cannot hold them; for one link "
@@ -190,9 +192,13 @@ def _check_overlap(pairs: Any, records: Any, args: argparse.Namespace, client: A
     rec_kind, pair_kind = _id_kind(records._meta.index.dtype), _id_kind(
         pairs._meta["left_id"].dtype)
     if rec_kind != pair_kind:
+        read = "row numbers: no --id" if args.id is None else f"--id {args.id}"
+        fix = advice if args.id is None else (
+            "give --records the run's input in its format (CSV ids are read as text, "
+            "parquet ids keep their type)")
         raise UsageError(f"--records {args.records!r}: its record ids are {rec_kind} "
-                         f"({'row numbers: no --id' if args.id is None else '--id ' + str(args.id)})"
-                         f", the ids of the pairs in {args.pairs!r} {pair_kind}; {advice}")
+                         f"({read}), the ids of the pairs in {args.pairs!r} {pair_kind}; "
+                         f"{fix}")
     ids = records.map_partitions(lambda p: pd.DataFrame({"id": p.index.to_numpy()}),
                                  meta=pd.DataFrame({"id": records._meta.index.to_numpy()}))
     ends = dd.concat([pairs[["left_id"]].rename(columns={"left_id": "id"}),
@@ -200,9 +206,14 @@ def _check_overlap(pairs: Any, records: Any, args: argparse.Namespace, client: A
     if pd.api.types.is_object_dtype(ids._meta["id"].dtype) or \
             ids._meta["id"].dtype != ends._meta["id"].dtype:
         ids, ends = ids.astype({"id": "string"}), ends.astype({"id": "string"})
-    ends = ends.drop_duplicates()
-    n_ends, hits = client.compute([ends.shape[0], dd.merge(ends, ids, on="id").shape[0]],
-                                  sync=True)
+    ends, unique = ends.drop_duplicates(), ids.drop_duplicates()
+    n_ids, n_unique, n_ends, hits = client.compute(
+        [ids.shape[0], unique.shape[0], ends.shape[0],
+         dd.merge(ends, unique, on="id").shape[0]], sync=True)
+    if n_unique < n_ids:
+        raise UsageError(f"--records {args.records!r}: {n_ids - n_unique:,} record ids "
+                         "repeat, but each record gets one entity by its id; "
+                         f"{advice} (its values are unique)")
     if n_ends and not hits:
         raise UsageError(f"--records {args.records!r}: none of its record ids is an id of the "
                          f"pairs in {args.pairs!r}; {advice}")

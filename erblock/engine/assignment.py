@@ -21,6 +21,7 @@ from ..matchers.assignment import (
     assign,
     check_cardinality,
     check_ids_present,
+    check_pairs,
     rank_column_of,
     unique_sides,
 )
@@ -73,6 +74,7 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
     """
     import dask.dataframe as dd
 
+    check_pairs(pairs, score_column, 0.0)  # the columns named, as assign names them
     cardinality = check_cardinality(cardinality)
     rank = rank_column_of(pairs.columns, score_column, rank_column)
     if check_ids:

@@ -167,7 +167,7 @@ def rename_columns(ddf: dd.DataFrame, mapping: Mapping[str, str], name: str) -> 
 #: endings of compressed files, which are read whole (one partition per file)
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
 #: what a directory of CSV parts holds (its other files, e.g. a README, are not read)
-_CSV_PARTS = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
+CSV_PARTS = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
 
 
 def _header(file: str, encoding: str, sep: str, opts: Mapping[str, Any]) -> list[str]:
@@ -225,7 +225,7 @@ def _directory_parts(path: str, files: list[str], fmt: str | None,
     entries = [e for e in fs.ls(root, detail=True)  # the top level only, listed once
                if not e["name"].rstrip("/").rsplit("/", 1)[-1].startswith(("_", "."))]
     is_dir = {e["name"]: e.get("type") == "directory" for e in entries}
-    csvs = sorted(n for n, d in is_dir.items() if not d and n.lower().endswith(_CSV_PARTS))
+    csvs = sorted(n for n, d in is_dir.items() if not d and n.lower().endswith(CSV_PARTS))
     parquet = [n for n, d in is_dir.items()
                if (not d and n.lower().endswith(_PARQUET_SUFFIXES))
                or (d and "=" in n.rstrip("/").rsplit("/", 1)[-1])]
@@ -239,8 +239,8 @@ def _directory_parts(path: str, files: list[str], fmt: str | None,
                          "one kind (e.g. 'DIR/*.csv') or --format")
     if not csvs:
         raise FileNotFoundError(f"input {path!r} could not be read: no CSV file in the "
-                                f"directory (names ending {', '.join(_CSV_PARTS)})")
-    kinds = {next(s for s in sorted(_CSV_PARTS, key=len, reverse=True)
+                                f"directory (names ending {', '.join(CSV_PARTS)})")
+    kinds = {next(s for s in sorted(CSV_PARTS, key=len, reverse=True)
                   if n.lower().endswith(s)) for n in csvs}
     if len(kinds) > 1:  # Dask infers the compression from the first file alone
         raise ValueError(f"input {path!r} holds CSV files compressed differently "
@@ -248,6 +248,15 @@ def _directory_parts(path: str, files: list[str], fmt: str | None,
                          f"'{path.rstrip('/')}/*{sorted(kinds)[0]}'")
     local = files[0] == root
     return [n if local else fs.unstrip_protocol(n) for n in csvs], "csv"
+
+
+def directory_format(path: str, fmt: str | None = None) -> str | None:
+    """How the local directory ``path`` is read as an input: ``'csv'`` (its top-level CSV
+    parts) or ``'parquet'`` (a dataset: every part below it); None when neither."""
+    try:
+        return _directory_parts(path, [path], fmt, {})[1]
+    except (ValueError, OSError):
+        return None
 
 
 class _MultiIndexError(ValueError):

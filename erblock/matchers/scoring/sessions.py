@@ -148,7 +148,6 @@ def evidence(s: Session, u: Sequence[np.ndarray], among: set[int] | None = None)
     return sum(kl_bits(m, u[k]) for k, m in s.m.items() if among is None or k in among)
 
 
-
 def _hollow(sessions: Sequence[Session], u: Sequence[np.ndarray] | None) -> set[int]:
     """Sessions (indexes) fitted below ``DEGENERATE`` whose matches carry less than
     ``EVIDENCE_RATIO`` of the evidence of a degenerate fit's matches, on the comparisons
