@@ -341,7 +341,8 @@ def test_an_empty_or_corrupt_input_names_the_file(tmp_path, capsys):
     for path in (empty, bad):
         assert main(["dedupe", str(path), "--key", "a", "--compare", "a:jaro", "--quiet"]) == 2
         err = capsys.readouterr().err
-        assert f"input {str(path)!r} could not be read" in err and "Traceback" not in err
+        said = "is empty" if path == empty else "could not be read"
+        assert f"input {str(path)!r} {said}" in err and "Traceback" not in err
 
 
 def test_dedupe_help_has_no_link_only_options(capsys):
