@@ -4,6 +4,8 @@ of values a kind could not compare."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -52,6 +54,16 @@ def test_name(a, b, expected):
     ("1987-05-12", "1987-05-12", "exact"),
     ("1987-05-12", "19870512", "exact"),  # ISO and %Y%m%d are the same date
     ("05/12/1987", "1987-05-12", "exact"),  # %m/%d/%Y
+    ("13/05/1987", "1987-05-13", "exact"),  # day first where month first fails
+    ("12.05.1987", "1987-05-12", "exact"),  # %d.%m.%Y, always day first
+    ("2.5.1987", "1987-05-02", "exact"),
+    ("13-05-1987", "1987-05-13", "exact"),  # %d-%m-%Y where %m-%d-%Y fails
+    ("12 May 1987", "May 12, 1987", "exact"),  # written months
+    ("12 may 1987", "1987-05-12", "exact"),
+    ("September 3, 2001", "2001-09-03", "exact"),
+    ("12/05/1987", "1987-05-12", "one edit or day/month swap"),  # read month first
+    ("31/02/1987", "1987-02-28", NULL),  # no such day either way
+    ("12/05/87", "1987-05-12", NULL),  # a two-digit year: which century is not said
     ("1987-05-12", "1987-05-13", "one edit or day/month swap"),  # one digit
     ("1987-05-12", "1987-12-05", "one edit or day/month swap"),  # day and month swapped
     ("1987-05-12", "1978-05-12", "one edit or day/month swap"),  # adjacent digits swapped
@@ -286,8 +298,10 @@ def test_numbers_written_as_text_are_parsed_as_shops_write_them():
 
 def test_unparsable_numbers_are_counted_in_the_report(client):
     df = pd.DataFrame({"k": ["a"] * 4, "price": ["$399.00", "399", "call for price", None]})
-    pairs = erblock.dedupe(df, key="k", compare={"price": "numeric"}, client=client,
-                           sort=True)
+    pairs = quietly(erblock.dedupe, df, key="k", compare={"price": "numeric"}, client=client,
+                    sort=True)
+    assert "'price' (33%) cannot be read by numeric (e.g. 'call for price')" in said(
+        pairs, "price_numeric") and "pd.to_numeric" in said(pairs, "price_numeric")
     assert erblock.RunReport.of(pairs).records["invalid_price_numeric"] == 1
     assert pairs["price_numeric"].tolist()[0] == 1.0  # "$399.00" vs "399"
 
@@ -295,7 +309,9 @@ def test_unparsable_numbers_are_counted_in_the_report(client):
 def test_unparsable_dates_are_counted_in_the_report(client):
     df = pd.DataFrame({"k": ["a"] * 5,
                        "dob": ["1987-05-12", "12/05/1987", "not a date", None, "1987-02-30"]})
-    pairs = erblock.dedupe(df, key="k", compare={"dob": "date"}, client=client)
+    pairs = quietly(erblock.dedupe, df, key="k", compare={"dob": "date"}, client=client)
+    assert "1 of the 4 present values of 'dob' (25%)" in said(pairs, "dob_date")
+    assert said(pairs, "dob_date").endswith("comparison('dob', 'date', format='%d/%m/%y')")
     report = erblock.RunReport.of(pairs)
     # "not a date"; 30 February still has the digits of a date with a typo
     assert report.records["invalid_dob_date"] == 1
@@ -465,8 +481,12 @@ def test_full_width_and_other_script_digits_are_digits():
 def test_phones_without_digits_are_counted_in_the_report(client):
     df = pd.DataFrame({"k": ["a"] * 5,
                        "tel": ["020 7946 0958", "n/a", "000", None, "０２０ ７９４６ ０９５８"]})
-    pairs = erblock.dedupe(df, key="k", compare={"tel": "phone"}, client=client)
+    pairs = quietly(erblock.dedupe, df, key="k", compare={"tel": "phone"}, client=client)
     assert erblock.RunReport.of(pairs).records["invalid_tel_phone"] == 2  # n/a, 000
+    assert said(pairs, "tel_phone") == (
+        "compare 'tel_phone': 2 of the 4 present values of 'tel' (50%) cannot be read by "
+        "phone (e.g. 'n/a', '000') and count as missing; a phone number needs a digit "
+        "other than 0")
     assert pairs["tel_phone"].max() == 1.0
 
 
@@ -603,3 +623,56 @@ def test_a_comparison_prepares_each_value_as_it_prepares_it_alone(kind):
             a, w = np.atleast_1d(alone.values[0]), np.atleast_1d(whole.values[i])
             assert w[:len(a)].tolist() == a.tolist(), (kind, values.iloc[i])
             assert not w[len(a):].astype(bool).any(), (kind, values.iloc[i])
+
+
+def quietly(run, *args, **kwargs):
+    """``run(...)`` with its warnings ignored: what they said is read from the report.
+    (A warning of a run on an in-process cluster may not reach ``pytest.warns``: pandas
+    enters ``catch_warnings`` in the worker threads, which is not thread-safe.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run(*args, **kwargs)
+
+
+def said(pairs, comparison: str) -> str:
+    return erblock.RunReport.of(pairs).settings["unreadable"][comparison]
+
+
+def test_a_date_column_the_defaults_cannot_read_is_warned_about_once_it_is_many(client):
+    """Two-digit years are read by no default format: every dob was missing and the
+    run said so only in a count. Now a warning names the column, the share and examples
+    once a tenth of its present values cannot be read (kept in the report too); a few
+    stray values stay a count. Day-first dates (``13/05/1987``, ``12.05.1987``) are read
+    by the defaults."""
+    import dask
+
+    from erblock.engine.execute import invalid_totals
+    from erblock.engine.job import Job
+    from erblock.engine.schema import RID
+    from erblock.engine.tasks.prepare import invalid_counts
+    from erblock.matchers.comparisons import as_comparisons
+
+    rng = np.random.default_rng(3)
+    days = pd.to_datetime("1950-01-01") + pd.to_timedelta(rng.integers(0, 20000, 40), "D")
+    df = pd.DataFrame({"k": "a", "dob": days.strftime("%d/%m/%y")})
+    pairs = quietly(erblock.dedupe, df, key="k", compare={"dob": "date"}, client=client)
+    assert said(pairs, "dob_date").startswith(
+        "compare 'dob_date': 40 of the 40 present values of 'dob' (100%) cannot be read by "
+        f"date (e.g. {df['dob'][0]!r}, {df['dob'][1]!r}, {df['dob'][2]!r})")
+    few = df.assign(dob=days.strftime("%d.%m.%Y"))
+    few.loc[:2, "dob"] = "unknown"  # 3 of 40: counted, not warned about
+    pairs = quietly(erblock.dedupe, few, key="k", compare={"dob": "date"}, client=client)
+    assert erblock.RunReport.of(pairs).records["invalid_dob_date"] == 3
+    assert "unreadable" not in erblock.RunReport.of(pairs).settings
+    assert (pairs["dob_date"] == 1.0).sum() == 0 and pairs["dob_date"].notna().sum() == 37 * 36 // 2
+    # what the report keeps is what is warned (from the counts of finished tasks)
+    comps = as_comparisons({"dob": "date"})
+    job = Job(mode="dedupe", keys=(), comparisons=comps, strategy="basic", n_tasks=1)
+    parts = [df.iloc[:20].assign(**{RID: range(20)}), df.iloc[20:].assign(**{RID: range(20, 40)})]
+    futures = client.compute([dask.delayed(invalid_counts)(p, {"dob_date": ("dob", comps[0])})
+                              for p in parts])
+    with pytest.warns(UserWarning, match=r"^compare 'dob_date': 40 of the 40 present values"):
+        counts, text = invalid_totals(client, futures, job)
+    assert counts == {"invalid_dob_date": 40} and text["dob_date"] == said(
+        quietly(erblock.dedupe, df, key="k", compare={"dob": "date"}, client=client),
+        "dob_date")

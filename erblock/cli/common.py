@@ -185,6 +185,8 @@ def _reworded(text: str, names: Mapping[str, str]) -> str:
         "their type: give both inputs in one format)")
     for api, cli in _API_WORDS:
         text = text.replace(api, cli)
+    text = re.sub(r"comparison\('([^']*)', '(\w+)', (\w+)='([^']*)'\)", r"--compare \1:\2:\3=\4",
+                  text)  # a comparison's option, as the command line gives it
     return re.sub(r"^(key|compare|id) column", r"--\1 column", text)
 
 

@@ -19,6 +19,7 @@ phase; a model that fits during the run in two (:func:`run_two_phase`).
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,9 @@ from .tasks.reduce import (
 )
 from .tasks.route import piece, route_partition, split_by_task
 from .tasks.score import prepare_sample, random_summaries, row_ranges, summarize_kept
+
+#: the share of a comparison's present values it cannot read from which that is warned
+INVALID_SHARE = 0.1
 
 Results = list[tuple[pd.DataFrame | None, TaskStats]]
 
@@ -154,18 +158,35 @@ def count_invalid(client: Executor, job: Job, sources: Sequence[Source]) -> Any:
     compare (for the methods that can refuse values, e.g. ``date``), on the workers,
     beside the compare tasks; :func:`invalid_totals` collects the counts."""
     checked = {c.name: (job.value_column_of(c), c) for c in job.comparisons
-               if type(c.kernel).count_invalid is not Method.count_invalid}
+               if type(c.kernel).invalid is not Method.invalid}
     if not checked:
         return []
     return client.compute([dask.delayed(invalid_counts)(p, checked)
                            for s in sources for p in s.parts])
 
 
-def invalid_totals(client: Executor, futures: Any) -> dict[str, int]:
-    """The counts :func:`count_invalid` started, summed over partitions."""
+def invalid_totals(client: Executor, futures: Any, job: Job
+                   ) -> tuple[dict[str, int], dict[str, str]]:
+    """The counts :func:`count_invalid` started, summed over partitions
+    (``invalid_<comparison>``), and what is said of each comparison that cannot compare
+    at least ``INVALID_SHARE`` of its present values: a date format the defaults do not
+    read turns that evidence off. Said as a warning, and kept for the run report."""
     per_part = client.gather(futures) if futures else []
     names = per_part[0].keys() if per_part else ()
-    return {f"invalid_{n}": int(sum(c[n] for c in per_part)) for n in names}
+    totals, said = {}, {}
+    for n in names:
+        bad, present = (sum(c[n][i] for c in per_part) for i in (0, 1))
+        totals[f"invalid_{n}"] = int(bad)
+        if present and bad >= INVALID_SHARE * present:
+            comp = next(c for c in job.comparisons if c.name == n)
+            shown = list(dict.fromkeys(v for c in per_part for v in c[n][2]))[:3]
+            advice = comp.kernel.invalid_advice.format(column=comp.column)
+            said[n] = (f"compare {n!r}: {bad:,} of the {present:,} present values of "
+                       f"{comp.column!r} ({bad / present:.0%}) cannot be read by "
+                       f"{comp.kernel.name} (e.g. {', '.join(map(repr, shown))}) and "
+                       f"count as missing{'; ' + advice if advice else ''}")
+            warnings.warn(said[n], UserWarning, stacklevel=2)
+    return totals, said
 
 
 def _gather(client: Executor, futures: list[Any], out_dir: str | None) -> Any:

@@ -237,9 +237,12 @@ def run(job: Job, frames: Sequence[Any], client: Executor, *, check_ids: Sequenc
     settings["write_task_seconds"] = float(sum(s.write_seconds for s in tasks))
     if memory is not None:
         settings["memory"] = memory
+    invalid_counts, unreadable = invalid_totals(client, invalid, job)
+    if unreadable:
+        settings["unreadable"] = unreadable  # what the warnings said, kept
     report = RunReport(mode=job.mode, strategy=plan.strategy, n_tasks=r,
                        phases=phases, tasks=tasks, plan=plan.summary(),
-                       records={**profile.records, **invalid_totals(client, invalid)},
+                       records={**profile.records, **invalid_counts},
                        settings=settings, output=final_dir,
                        pairs=int(settings["assignment"]["links"] if "assignment" in settings
                                  else sum(s.pairs for s in tasks)),  # what came out

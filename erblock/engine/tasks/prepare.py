@@ -16,7 +16,7 @@ from ...balancing.sketch import merge as merge_sketches
 from ...blocking.ids import block_id_items
 from ...blocking.keys import NULL_BLOCK, KeySpec
 from ...blocking.neighbourhood import SortedNeighbourhood, SortOrder, positions
-from ...blocking.text import blank
+from ...blocking.text import as_key_strings, blank
 from ...matchers.comparisons import Comparison
 from ..schema import (
     BLOCK,
@@ -240,9 +240,17 @@ def corpus_counts(part: pd.DataFrame, column: str, comparison: Comparison
 
 
 def invalid_counts(part: pd.DataFrame, checked: dict[str, tuple[str, Comparison]]
-                   ) -> dict[str, int]:
-    """Per comparison: records of a prepared partition whose value is present but cannot
-    be compared (e.g. an unparsable date), which the comparison treats as missing."""
+                   ) -> dict[str, tuple[int, int, list[str]]]:
+    """Per comparison: (records of a prepared partition whose value is present but cannot
+    be compared, e.g. an unparsable date, which the comparison treats as missing; records
+    whose value is present; up to three distinct such values, for the message)."""
     first = part.drop_duplicates(RID)
-    return {name: int(comp.kernel.count_invalid(first[col]))
-            for name, (col, comp) in checked.items()}
+    out = {}
+    for name, (col, comp) in checked.items():
+        values = first[col]
+        bad = comp.kernel.invalid(values)
+        bad = np.zeros(len(values), dtype=bool) if bad is None else bad
+        present = int((~blank(as_key_strings(values))).sum())
+        shown = as_key_strings(values[bad]).str.strip().drop_duplicates().head(3).tolist()
+        out[name] = (int(bad.sum()), present, [str(v) for v in shown])
+    return out

@@ -165,9 +165,18 @@ class Method:
         them)."""
         return self
 
+    #: what to do about values this method cannot compare (said when many are)
+    invalid_advice: ClassVar[str] = ""
+
+    def invalid(self, values: pd.Series) -> np.ndarray | None:
+        """Which values are present but cannot be compared (they count as missing), or
+        None for a method that compares any value."""
+        return None
+
     def count_invalid(self, values: pd.Series) -> int:
-        """Values that are present but cannot be compared (they count as missing)."""
-        return 0
+        """How many values are present but cannot be compared (see :meth:`invalid`)."""
+        bad = self.invalid(values)
+        return 0 if bad is None else int(bad.sum())
 
     def check_dtype(self, dtype: Any, column: str, frame: str) -> None:
         """Raise an InputTypeError (a TypeError) naming the column when this method

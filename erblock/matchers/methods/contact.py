@@ -234,16 +234,17 @@ class PhoneMethod(Method):
     LEVELS: ClassVar[tuple[float, ...]] = (0.4, 0.6, 0.8, 1.0)
     LABELS: ClassVar[tuple[str, ...]] = ("else", "last 4 digits equal", "one digit off",
                                          "prefix omitted", "exact")
+    invalid_advice: ClassVar[str] = "a phone number needs a digit other than 0"
     summary: ClassVar[str] = ("phones: exact digits, prefix omitted, one digit off, "
                               "last 4 digits equal")
 
     def tf_values(self, values: pd.Series) -> pd.Series:
         return phone_digits(values).astype("string")
 
-    def count_invalid(self, values: pd.Series) -> int:
+    def invalid(self, values: pd.Series) -> np.ndarray:
         """Present values without a digit other than zeros (``n/a``, ``000``)."""
         present = as_key_strings(values).str.strip().fillna("").ne("").to_numpy(dtype=bool)
-        return int((present & phone_digits(values).isna().to_numpy()).sum())
+        return present & phone_digits(values).isna().to_numpy()
 
     def prepare(self, values: pd.Series) -> Prepared:
         digits = phone_digits(values)

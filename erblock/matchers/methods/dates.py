@@ -1,9 +1,14 @@
 """``date``: dates compared as dates, with levels that fit how dates go wrong.
 
 Values are parsed once per record: pandas datetimes as they are; text (or integers such as
-``19870512``) with ``format=`` when given, else ISO 8601 (``1987-05-12``, with or without
-a time; a date-time is the date it is written on, whatever its UTC offset), ``%Y%m%d`` and
-``%m/%d/%Y``, tried in that order value by value. A value that
+``19870512``) with ``format=`` when given, else with the first of :data:`FORMATS` that
+reads it, value by value: ISO 8601 (``1987-05-12``, with or without a time; a date-time is
+the date it is written on, whatever its UTC offset), ``%Y%m%d``, month first
+(``%m/%d/%Y``, ``%m-%d-%Y``), day first where month first fails (``13/05/1987``;
+``%d.%m.%Y`` is always day first), and written months (``12 May 1987``, ``May 12,
+1987``). A column written day first throughout is best read with ``format=`` (its days
+up to the 12th are otherwise read month first: the same on both sides when both write
+it so, but a day/month swap against a source that writes ISO). A value that
 does not parse is **missing** (no evidence either way) and is counted
 (:meth:`DateMethod.count_invalid`, shown in the run report), except a value written as
 ``YYYYMMDD`` or ``YYYY-MM-DD`` that is no date because of a typo (``19231164``, day 64):
@@ -38,7 +43,10 @@ import pandas as pd
 from ...blocking.text import as_key_strings
 from .base import Method, Prepared
 
-FORMATS = ("ISO8601", "%Y%m%d", "%m/%d/%Y")  #: tried in order when no format is given
+#: tried in order, value by value, when no format is given: a value is read by the first
+#: that parses it (so ``05/12/1987`` is May 12, and ``13/05/1987`` the 13th of May)
+FORMATS = ("ISO8601", "%Y%m%d", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y", "%m-%d-%Y", "%d-%m-%Y",
+           "%d %b %Y", "%d %B %Y", "%b %d, %Y", "%B %d, %Y")
 MONTH_DAYS = 365.25 / 12
 YEAR_DAYS = 365.25
 _EPOCH = np.datetime64("1970-01-01", "D")
@@ -217,6 +225,9 @@ class DateMethod(Method):
     LABELS: ClassVar[tuple[str, ...]] = ("else", "within 10 years", "within 1 year",
                                          "within 1 month", "one edit or day/month swap",
                                          "exact")
+    invalid_advice: ClassVar[str] = (
+        "if they are dates, give their format, e.g. comparison({column!r}, 'date', "
+        "format='%d/%m/%y')")
     summary: ClassVar[str] = ("dates: exact, one edit or day/month swap, within 1 month, "
                               "1 year, 10 years")
 
@@ -247,12 +258,12 @@ class DateMethod(Method):
         table = np.stack([days, np.where(ok, _ymd(days), typo), ok.astype(np.int64)], axis=1)
         return Prepared(table, ~ok & (typo == 0))
 
-    def count_invalid(self, values: pd.Series) -> int:
+    def invalid(self, values: pd.Series) -> np.ndarray:
         """Present values that are neither a date nor a date's digits with a typo."""
         present = ~(values.isna().to_numpy() | (as_key_strings(values).str.strip()
                                                  .fillna("") == "").to_numpy())
         _, ok = parse_dates(values, self.format)
-        return int((present & ~ok & (typo_digits(values, ok, self.format) == 0)).sum())
+        return present & ~ok & (typo_digits(values, ok, self.format) == 0)
 
     def _matrix(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
         return date_similarity(lv[:, None, :], rv[None, :, :])

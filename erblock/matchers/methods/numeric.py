@@ -59,6 +59,9 @@ def parse_numbers(values: pd.Series) -> np.ndarray:
 
 @dataclass(frozen=True)
 class NumericMethod(Method):
+    invalid_advice: ClassVar[str] = (
+        "numbers are read with a currency sign, units or thousands separators stripped; "
+        "convert other writings first (e.g. with pd.to_numeric)")
     name: ClassVar[str] = "numeric"
     accepts: ClassVar[str] = "number"
     LEVELS: ClassVar[tuple[float, ...]] = (0.5, 0.9, 1.0)
@@ -82,11 +85,11 @@ class NumericMethod(Method):
         arr = parse_numbers(values)
         return Prepared(arr, missing | np.isnan(arr))
 
-    def count_invalid(self, values: pd.Series) -> int:
+    def invalid(self, values: pd.Series) -> np.ndarray:
         """Present values that are not numbers (blank text counts as missing)."""
         text = values.astype("string").str.strip()
         present = (values.notna() & text.fillna("").ne("")).to_numpy()
-        return int((present & np.isnan(parse_numbers(values))).sum())
+        return present & np.isnan(parse_numbers(values))
 
     def _sim(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         diff = np.abs(a - b)
