@@ -298,7 +298,7 @@ def render_html(report: Any, *, quality: Mapping[str, Any] | None = None,
         f"<section id='summary'><div class='cards'>{card_html}</div></section>",
         "<section id='run'><h2>Run</h2><div class='row'><div>", _table(run_rows), "</div>",
         f"<div><b>blocking keys</b><ul>{keys}</ul><b>comparisons</b><ul>{comparisons}</ul>"
-        "</div></div></section>",
+        "</div></div>", _unreadable(settings.get("unreadable")), "</section>",
         "<section id='plan'><h2>Plan</h2><div class='row'><div>", _table(plan_rows),
         "</div>", _prediction_table(d.get("prediction")), "</div>",
         _img(_chart_loads(d), "comparisons per reduce task"), "</section>",
@@ -323,6 +323,16 @@ def render_html(report: Any, *, quality: Mapping[str, Any] | None = None,
                      "</section>")
     parts.append("</main></body></html>")
     return "".join(parts)
+
+
+def _unreadable(said: Any) -> str:
+    """The run's warnings about values a comparison could not read (many of a column's:
+    its evidence is mostly missing), as a list; empty when there are none."""
+    if not said:
+        return ""
+    items = "".join(f"<li>{html.escape(str(t))}</li>" for t in dict(said).values())
+    return ("<div id='unreadable'><b>values that could not be compared</b>"
+            f"<ul class='warnings'>{items}</ul></div>")
 
 
 def write_html(report: Any, path: str | os.PathLike[str], *,

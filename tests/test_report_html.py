@@ -110,6 +110,12 @@ def test_page_is_self_contained_and_shows_the_numbers():
     d["settings"]["assignment"] = {"cardinality": "1:1", "decision": "score",
                                    "threshold": 0.8, "decided_pairs": 9_876, "links": 4_321}
     assert "<b>4,321</b><span>links (1:1)</span>" in render_html(d)
+    assert "id='unreadable'" not in page
+    d["settings"]["unreadable"] = {"dob_date": "compare 'dob_date': 40 of the 40 present "
+                                               "values of 'dob' (100%) cannot be read <x>"}
+    assert ("<ul class='warnings'><li>compare &#x27;dob_date&#x27;: 40 of the 40 present "
+            "values of &#x27;dob&#x27; (100%) cannot be read &lt;x&gt;</li></ul>"
+            in render_html(d))
 
 
 def test_screenshot_in_headless_chromium(chromium, tmp_path):
