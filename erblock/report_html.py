@@ -203,6 +203,7 @@ th{color:#555;font-weight:600}td.num{text-align:right;font-variant-numeric:tabul
 img{max-width:100%;height:auto}.row{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 code{background:#eef;padding:1px 4px;border-radius:3px;font-size:12px}
 .note{color:#666;font-size:12px}
+ul.warnings{color:#8a4b00;font-size:13px}
 """
 
 

@@ -338,6 +338,8 @@ def test_assign_dask_refuses_a_missing_id_as_assign_does(client):
     for drop in ("right_id", "score"):
         with pytest.raises(ValueError, match=rf"pairs: missing column\(s\) \['{drop}'\]"):
             assign_dask(parts.drop(columns=drop), "1:1", client=client)
+    with pytest.raises(ValueError, match=r"threshold: score lies in \[0, 1\]"):
+        assign_dask(parts.dropna(), "1:1", threshold=1.5, client=client)  # as assign says
 
 
 def test_thresholds_and_frames_assign_cannot_take_are_named():

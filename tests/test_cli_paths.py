@@ -53,7 +53,7 @@ def test_cluster_records_of_other_ids_are_refused_not_rekeyed(names, tmp_path, c
     twice.write_text("id,name\n1,john\n1,jon\n3,mary\n4,marie\n5,zed\n")
     code, err = _code(["cluster", pairs, "--records", str(twice), "--id", "id", "-o",
                        str(tmp_path / "e"), "--quiet"], capsys)
-    assert code == 2 and "1 record ids repeat" in err
+    assert code == 2 and "a record id repeats" in err
     # the run's --id on the records in another format: the format is the advice
     as_parquet = tmp_path / "r.parquet"
     pd.read_csv(names).to_parquet(as_parquet, index=False)  # ids as numbers
@@ -221,3 +221,45 @@ def test_an_empty_csv_and_an_output_that_cannot_be_created_are_named(names, tmp_
                        "/proc/erblock-out", "--quiet"], capsys)
     assert code == 2 and "output: '/proc/erblock-out' cannot be written" in err, err
     assert "erblock-tmp" not in err
+
+
+def test_review_mends_of_paths_signals_and_messages(names, tmp_path, capsys, monkeypatch):
+    """An output a glob input would read next time is refused ('runs/*/*.parquet' -o
+    runs/r2 made its pairs part of the input); ``**`` matches no directory too, as the
+    reader's glob does; an output name too long with the staging suffix is exit 2 naming
+    why; an empty first CSV part is named; a signal the parent ignores stays ignored."""
+    import logging
+    import signal
+
+    from erblock.cli import _stoppable
+    from erblock.cli.common import to_json_line
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs" / "r1").mkdir(parents=True)
+    pd.read_csv(names).to_parquet(tmp_path / "runs" / "r1" / "part-00000.parquet")
+    for glob_input in ("runs/*/*.parquet", "runs/**/*.parquet", "runs/*"):
+        code, err = _code(["dedupe", glob_input, *DEDUPE, "-o", "runs/r2", "--quiet"], capsys)
+        assert code == 2 and "or its parts match the input" in err, err
+    assert not (tmp_path / "runs" / "r2").exists()
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "a.csv").write_text(Path(names).read_text())
+    code, err = _code(["dedupe", "deep/**/*.csv", *DEDUPE, "--report", "deep/r.csv",
+                       "--quiet"], capsys)
+    assert code == 2 and "would be read as part of the input 'deep/**/*.csv'" in err
+    code, err = _code(["dedupe", names, *DEDUPE, "-o", "x" * 240, "--quiet"], capsys)
+    assert code == 2 and "staging suffix" in err and "failed" not in err
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "a.csv").write_text("")
+    (tmp_path / "parts" / "b.csv").write_text(Path(names).read_text())
+    code, err = _code(["dedupe", "parts", *DEDUPE, "--quiet"], capsys)
+    assert code == 2 and "input 'parts': its first part" in err and "a.csv' is empty" in err
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    level = logging.getLogger("asyncio").level
+    try:
+        with _stoppable():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert logging.getLogger("asyncio").level == level
+    assert to_json_line({"a": np.array([np.nan])}) == '{"a": "[nan]"}'  # no scalar: text

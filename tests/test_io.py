@@ -122,6 +122,19 @@ def test_id_column_may_name_a_stored_parquet_index(people, tmp_path):
         read_table(str(path), id_column="id")
 
 
+def test_a_parquet_range_index_other_than_the_default_is_the_id(tmp_path):
+    """A named RangeIndex (``df.rename_axis('id').to_parquet()``) is metadata, not a
+    column: reading it failed with KeyError '[nan] not in index', and --id id said the
+    column is not in the file. Its ids are start + step x row."""
+    named, stepped = tmp_path / "named.parquet", tmp_path / "stepped.parquet"
+    pd.DataFrame({"n": list("abc")}).rename_axis("id").to_parquet(named)
+    pd.DataFrame({"n": list("abc")}, index=pd.RangeIndex(10, 16, 2)).to_parquet(stepped)
+    for path, id_column, want in [(named, None, [0, 1, 2]), (named, "id", [0, 1, 2]),
+                                  (stepped, None, [10, 12, 14])]:
+        got = read_table(str(path), id_column=id_column).compute()
+        assert got.index.tolist() == want and got["n"].tolist() == list("abc")
+
+
 @pytest.mark.parametrize("names", [None, ["g", "n"]])
 def test_a_parquet_multiindex_needs_an_id_column(tmp_path, names):
     """A MultiIndex's ids would be tuples, which no written id column holds (the run broke

@@ -13,6 +13,7 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 
+from ..engine.output import OutputNotWritable
 from . import commands, entities
 from .parser import UsageError, build_parser, parse_id, parse_pairs
 
@@ -40,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _quiet(getattr(args, "quiet", False)), _stoppable():
             return int(COMMANDS[args.command_name](args))
     except (UsageError, ValueError, KeyError, TypeError, FileNotFoundError, FileExistsError,
-            PermissionError) as exc:
+            PermissionError, OutputNotWritable) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         if os.environ.get("ERBLOCK_TRACEBACK"):
             traceback.print_exc()
@@ -76,16 +77,22 @@ def _stoppable() -> Iterator[None]:
         yield  # signal handlers belong to the main thread
         return
 
+    quiet = logging.getLogger("asyncio")
+    level = quiet.level
+
     def _stop(signum: int, _frame: object) -> None:
-        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        quiet.setLevel(logging.CRITICAL)
         raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
-    before = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    # a signal the parent chose to ignore (``erblock … &`` ignores Ctrl-C) stays ignored
+    before = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)
+              if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         yield
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
+        quiet.setLevel(level)
 
 
 @contextlib.contextmanager

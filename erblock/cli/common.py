@@ -9,7 +9,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -47,9 +47,8 @@ def to_json_line(obj: Any) -> str:
     def plain(x: Any) -> Any:  # what json cannot write: NumPy scalars, pandas' missing
         if isinstance(x, np.generic):
             return as_python(x)
-        with suppress(TypeError, ValueError):
-            if pd.isna(x):
-                return None
+        if pd.api.types.is_scalar(x) and pd.isna(x):
+            return None
         return str(x)
 
     return json.dumps(clean(json.loads(json.dumps(obj, default=plain))), allow_nan=False)
@@ -185,8 +184,11 @@ def _reworded(text: str, names: Mapping[str, str]) -> str:
         "their type: give both inputs in one format)")
     for api, cli in _API_WORDS:
         text = text.replace(api, cli)
+    # a comparison's option, as the command line gives it
+    text = re.sub(r"comparison\('([^']*)', '(\w+)', right_column='([^']*)', (\w+)='([^']*)'\)",
+                  r"--compare \1=\3:\2:\4=\5", text)
     text = re.sub(r"comparison\('([^']*)', '(\w+)', (\w+)='([^']*)'\)", r"--compare \1:\2:\3=\4",
-                  text)  # a comparison's option, as the command line gives it
+                  text)
     return re.sub(r"^(key|compare|id) column", r"--\1 column", text)
 
 

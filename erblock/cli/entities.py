@@ -211,9 +211,11 @@ def _check_overlap(pairs: Any, records: Any, args: argparse.Namespace, client: A
         [ids.shape[0], unique.shape[0], ends.shape[0],
          dd.merge(ends, unique, on="id").shape[0]], sync=True)
     if n_unique < n_ids:
-        raise UsageError(f"--records {args.records!r}: {n_ids - n_unique:,} record ids "
-                         "repeat, but each record gets one entity by its id; "
-                         f"{advice} (its values are unique)")
+        many = n_ids - n_unique
+        raise UsageError(f"--records {args.records!r}: "
+                         + ("a record id repeats" if many == 1 else f"{many:,} record ids repeat")
+                         + f", but each record gets one entity by its id; {advice} (its "
+                         "values are unique)")
     if n_ends and not hits:
         raise UsageError(f"--records {args.records!r}: none of its record ids is an id of the "
                          f"pairs in {args.pairs!r}; {advice}")

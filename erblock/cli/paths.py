@@ -28,7 +28,7 @@ def local_paths(given: str) -> list[str]:
     if path is None:
         return []
     fixed = _fixed_part(path)
-    return [path] if fixed is None else [fixed, *glob.glob(path)]
+    return [path] if fixed is None else [fixed, *glob.glob(path, recursive=True)]
 
 
 def _local(given: str) -> str | None:
@@ -63,15 +63,18 @@ class _Input:
         if not self.csv_dir:
             return True  # a parquet dataset reads every part below it
         top = os.path.relpath(path, self.real).split(os.sep)
-        return "=" in top[0] or (len(top) == 1 and not is_dir
-                                 and top[0].lower().endswith(CSV_PARTS))
+        if top[0].startswith(("_", ".")):  # the reader skips such names
+            return False
+        return "=" in top[0] and (is_dir or len(top) > 1) or (
+            len(top) == 1 and not is_dir and top[0].lower().endswith(CSV_PARTS))
 
 
 def _matches(path: str, pattern: str) -> bool:
     """``path`` matches the glob ``pattern`` as glob would (a wildcard stays within one
     path component, except ``**``)."""
-    if "**" in pattern:
-        return fnmatch.fnmatch(path, pattern)
+    if "**" in pattern:  # any depth, none too (as fsspec reads 'dir/**/*.csv')
+        return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(
+            path, pattern.replace("**" + os.sep, ""))
     got, want = path.split(os.sep), pattern.split(os.sep)
     return len(got) == len(want) and all(map(fnmatch.fnmatch, got, want))
 
@@ -87,7 +90,7 @@ def _inputs(inputs: Sequence[str | None], fmt: str | None) -> list[_Input]:
             pattern = os.path.join(os.path.realpath(fixed),
                                    os.path.relpath(path, fixed))
             out.append(_Input(given, os.path.realpath(fixed), pattern))
-            out += [_Input(given, os.path.realpath(m)) for m in glob.glob(path)]
+            out += [_Input(given, os.path.realpath(m)) for m in glob.glob(path, recursive=True)]
             continue
         real = os.path.realpath(path)
         out.append(_Input(given, real, csv_dir=os.path.isdir(real)
@@ -130,6 +133,11 @@ def check_apart(output: str | None, inputs: Sequence[str | None],
             raise UsageError(f"--output {output!r} lies inside the input directory "
                              f"{i.given!r}; its parts would become part of that input: "
                              "choose another directory")
+        if i.pattern is not None and (i.joins(out, is_dir=True) or i.joins(
+                os.path.join(out, "part-00000.parquet"), is_dir=False)):
+            raise UsageError(f"--output {output!r} or its parts match the input "
+                             f"{i.given!r}; the next run would read them: choose another "
+                             "directory")
     for flag, path in written:
         if path is not None and _under(os.path.realpath(path), out):
             raise UsageError(f"{flag} {path!r} lies inside --output {output!r}, which "

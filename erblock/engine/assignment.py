@@ -22,6 +22,7 @@ from ..matchers.assignment import (
     check_cardinality,
     check_ids_present,
     check_pairs,
+    check_threshold,
     rank_column_of,
     unique_sides,
 )
@@ -75,6 +76,7 @@ def assign_dask(pairs: Any, cardinality: str | None, score_column: str = "score"
     import dask.dataframe as dd
 
     check_pairs(pairs, score_column, 0.0)  # the columns named, as assign names them
+    check_threshold(threshold, score_column)
     cardinality = check_cardinality(cardinality)
     rank = rank_column_of(pairs.columns, score_column, rank_column)
     if check_ids:

@@ -161,32 +161,66 @@ def count_invalid(client: Executor, job: Job, sources: Sequence[Source]) -> Any:
                if type(c.kernel).invalid is not Method.invalid}
     if not checked:
         return []
-    return client.compute([dask.delayed(invalid_counts)(p, checked)
-                           for s in sources for p in s.parts])
+    srcs = [s.src for s in sources for _ in s.parts]
+    return list(zip(srcs, client.compute([dask.delayed(invalid_counts)(p, checked)
+                                          for s in sources for p in s.parts])))
 
 
 def invalid_totals(client: Executor, futures: Any, job: Job
                    ) -> tuple[dict[str, int], dict[str, str]]:
     """The counts :func:`count_invalid` started, summed over partitions
-    (``invalid_<comparison>``), and what is said of each comparison that cannot compare
-    at least ``INVALID_SHARE`` of its present values: a date format the defaults do not
-    read turns that evidence off. Said as a warning, and kept for the run report."""
-    per_part = client.gather(futures) if futures else []
+    (``invalid_<comparison>``), and what is said of each comparison that, in one input,
+    cannot compare at least ``INVALID_SHARE`` of its present values (a date format the
+    defaults do not read turns that evidence off) or reads some values two ways (see
+    ``Method.misread``). Said as warnings, and kept for the run report."""
+    srcs = [src for src, _ in futures]
+    per_part = client.gather([f for _, f in futures]) if futures else []
     names = per_part[0].keys() if per_part else ()
     totals, said = {}, {}
     for n in names:
-        bad, present = (sum(c[n][i] for c in per_part) for i in (0, 1))
-        totals[f"invalid_{n}"] = int(bad)
-        if present and bad >= INVALID_SHARE * present:
-            comp = next(c for c in job.comparisons if c.name == n)
-            shown = list(dict.fromkeys(v for c in per_part for v in c[n][2]))[:3]
-            advice = comp.kernel.invalid_advice.format(column=comp.column)
-            said[n] = (f"compare {n!r}: {bad:,} of the {present:,} present values of "
-                       f"{comp.column!r} ({bad / present:.0%}) cannot be read by "
-                       f"{comp.kernel.name} (e.g. {', '.join(map(repr, shown))}) and "
-                       f"count as missing{'; ' + advice if advice else ''}")
-            warnings.warn(said[n], UserWarning, stacklevel=2)
+        comp = next(c for c in job.comparisons if c.name == n)
+        totals[f"invalid_{n}"] = int(sum(c[n][0] for c in per_part))
+        lines = []
+        for src in sorted(set(srcs)):
+            mine = [c[n] for s, c in zip(srcs, per_part) if s == src]
+            lines += _unreadable(comp, job, src, mine)
+        if lines:
+            said[n] = "; ".join(lines)
+            for line in lines:
+                warnings.warn(line, UserWarning, stacklevel=2)
     return totals, said
+
+
+def _unreadable(comp: Any, job: Job, src: int, parts: list[Any]) -> list[str]:
+    """What is said of ``comp``'s values in input ``src`` (its partitions' counts)."""
+    bad, present = sum(p[0] for p in parts), sum(p[1] for p in parts)
+    column = comp.right_column if src == 1 and comp.right_column else comp.column
+    where = f"{column!r}" + ("" if job.mode == "dedupe" else f" in {('df_r', 'df_s')[src]}")
+    right = ("" if comp.right_column in (None, comp.column)
+             else f", right_column={comp.right_column!r}")
+    out = []
+    if present and bad >= INVALID_SHARE * present:
+        shown = list(dict.fromkeys(v for p in parts for v in p[2]))[:3]
+        advice = comp.kernel.invalid_advice.format(column=comp.column, right=right)
+        out.append(f"compare {comp.name!r}: {bad:,} of the {present:,} present values of "
+                   f"{where} ({bad / present:.0%}) cannot be read by {comp.kernel.name} "
+                   f"(e.g. {', '.join(map(repr, shown))}) and count as missing"
+                   f"{'; ' + advice if advice else ''}")
+    readings: dict[str, list[Any]] = {}
+    for p in parts:
+        for option, n_other, n_either, other, either in p[3]:
+            got = readings.setdefault(option, [0, 0, [], []])
+            got[0], got[1] = got[0] + n_other, got[1] + n_either
+            got[2] += other
+            got[3] += either
+    for option, (n_other, n_either, other, either) in readings.items():
+        if n_other and n_either:
+            out.append(f"compare {comp.name!r}: {where}: " + comp.kernel.misread_advice.format(
+                option=option, n_other=n_other, n_either=n_either, column=comp.column,
+                right=right,
+                shown_other=", ".join(map(repr, list(dict.fromkeys(other))[:2])),
+                shown_either=", ".join(map(repr, list(dict.fromkeys(either))[:2]))))
+    return out
 
 
 def _gather(client: Executor, futures: list[Any], out_dir: str | None) -> Any:

@@ -82,9 +82,9 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     it, a parquet input written with its pandas index (``df.to_parquet()`` with a named or
     non-default index) keeps that index as the id, and other records are numbered in
     input order; ``id_column`` may also name such a stored index (one side of a link
-    written with its id as a column, the other with it as the index). ``client``, when given, computes the partition
-    lengths for that numbering on its cluster (where the files may be the only ones to
-    exist).
+    written with its id as a column, the other with it as the index). ``client``, when
+    given, computes the partition lengths for that numbering on its cluster (where the
+    files may be the only ones to exist).
     """
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"--format must be one of {FORMATS}, got {fmt!r}")
@@ -111,7 +111,7 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
             # with --id, a MultiIndex's named levels are columns like the others
             levels = {"index": False, "columns": [
                 n for n in names if not n.startswith("__index_level_")]} \
-                if len(stored) > 1 else {}
+                if len(stored) > 1 else {"index": False} if _ranged(stored) else {}
             ddf = dd.read_parquet(files if len(files) > 1 else files[0],
                                   storage_options=opts or None, **levels)
     except (FileNotFoundError, OSError) as exc:
@@ -120,8 +120,10 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
         raise
     except ValueError as exc:  # an empty CSV, a file that is not parquet, …
         if isinstance(exc, pd.errors.EmptyDataError) or "No columns to parse" in str(exc):
-            raise ValueError(f"input {path!r} is empty: a CSV input needs a header line "
-                             "naming its columns") from None
+            what = f"input {path!r}" + ("" if len(files) == 1 else
+                                        f": its first part {files[0]!r}")
+            raise ValueError(f"{what} is empty: a CSV input needs a header line naming "
+                             "its columns") from None
         hint = ("; give its encoding (encoding=, --encoding on the command line)"
                 if isinstance(exc, UnicodeError) else "")
         detail = str(exc).rpartition("Original Message:")[2].strip()  # Dask's wrapping
@@ -132,6 +134,10 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
         _same_headers(files, encoding or "utf-8", sep, opts)
     if id_column is None and fmt == "parquet" and _stored_index(stored):
         return ddf  # the index pandas wrote (``df.to_parquet()``) is the record id
+    ranged = _ranged(stored)
+    if ranged is not None and (id_column is None or (
+            id_column == ranged.get("name") and id_column not in ddf.columns)):
+        return _range_ids(ddf, ranged, path, len(files), client)
     if id_column is not None:
         if id_column not in ddf.columns and fmt == "parquet" and ddf.index.name == id_column:
             return ddf  # --id names the index the file was written with (``df.to_parquet()``)
@@ -270,11 +276,42 @@ def _multi_index(path: str, levels: int) -> ValueError:
         "written with df.reset_index().to_parquet(...))")
 
 
+def _ranged(stored: list[Any]) -> dict[str, Any] | None:
+    """The RangeIndex a parquet input was written with, when it is one other than the
+    default (named, or not starting at 0 by 1): pandas keeps it as metadata, not a
+    column, and Dask cannot read it back as the index."""
+    if len(stored) != 1 or not isinstance(stored[0], dict) or stored[0].get("kind") != "range":
+        return None
+    c = stored[0]
+    named = c.get("name") is not None or c.get("start", 0) != 0 or c.get("step", 1) != 1
+    return c if named else None
+
+
+def _range_ids(ddf: dd.DataFrame, ranged: Mapping[str, Any], path: str, n_files: int,
+               client: Any) -> dd.DataFrame:
+    """``ddf`` indexed by the RangeIndex it was written with: start + step × row."""
+    start, step = int(ranged.get("start", 0)), int(ranged.get("step", 1))
+    if n_files > 1 and (start, step) != (0, 1):
+        raise ValueError(f"input {path!r}: its parts were written with a RangeIndex "
+                         f"from {start} by {step} each, which do not number one input; "
+                         "write the index as a column (df.reset_index()) and give --id")
+    numbered = with_row_ids(ddf, client=client)
+
+    def _shift(part: pd.DataFrame) -> pd.DataFrame:
+        part = part.copy()
+        part.index = pd.Index(start + step * part.index.to_numpy(), name=ranged.get("name"))
+        return part
+
+    meta = numbered._meta.copy()
+    meta.index = pd.Index(meta.index.to_numpy(), name=ranged.get("name"))
+    return numbered.map_partitions(_shift, meta=meta, align_dataframes=False,
+                                   clear_divisions=True)
+
+
 def _stored_index(stored: list[Any]) -> bool:
-    """True when the parquet data carries a pandas index stored as a column (a named index,
-    or any index that is not the default range): dask reads it back as the index."""
-    return any(isinstance(c, str) or c.get("name") is not None or c.get("start", 0) != 0
-               or c.get("step", 1) != 1 for c in stored)
+    """True when the parquet data carries a pandas index stored as a column (any index
+    but a RangeIndex, see :func:`_ranged`): dask reads it back as the index."""
+    return any(isinstance(c, str) for c in stored)  # a RangeIndex is metadata only
 
 
 def _index_columns(files: list[str], storage_options: Mapping[str, Any]

@@ -3,6 +3,7 @@ the run succeeds, removed whole when it fails (driver side)."""
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import shutil
@@ -76,6 +77,11 @@ def check_output(output: str, overwrite: bool) -> str:
     return final
 
 
+class OutputNotWritable(OSError):
+    """The output directory cannot be created (no permission, a read-only or full file
+    system, a name too long): said before the run computes anything."""
+
+
 class OutputConflict(FileExistsError):
     """The final directory changed during the run so that it may not be replaced; the
     finished result is kept in ``kept``."""
@@ -93,9 +99,12 @@ def start_output(output: str | None, overwrite: bool) -> tuple[str | None, str |
     work = f"{final}.erblock-tmp-{uuid.uuid4().hex[:12]}"
     try:
         Path(work).mkdir(parents=True)
-    except OSError as exc:  # a read-only or virtual file system, no permission
-        raise type(exc)(f"output: {final!r} cannot be written ({exc.strerror or exc}); "
-                        "choose a directory you may create") from None
+    except OSError as exc:  # a read-only or full file system, no permission, a long name
+        long = (" (its name and the run's staging suffix, 25 characters more, must fit)"
+                if exc.errno == errno.ENAMETOOLONG else "")
+        raise OutputNotWritable(f"output: {final!r} cannot be written "
+                                f"({exc.strerror or exc}){long}; choose a directory "
+                                "you may create") from None
     return work, final
 
 

@@ -240,10 +240,11 @@ def corpus_counts(part: pd.DataFrame, column: str, comparison: Comparison
 
 
 def invalid_counts(part: pd.DataFrame, checked: dict[str, tuple[str, Comparison]]
-                   ) -> dict[str, tuple[int, int, list[str]]]:
+                   ) -> dict[str, tuple[int, int, list[str], list[Any]]]:
     """Per comparison: (records of a prepared partition whose value is present but cannot
     be compared, e.g. an unparsable date, which the comparison treats as missing; records
-    whose value is present; up to three distinct such values, for the message)."""
+    whose value is present; up to three distinct such values, for the message; what
+    :meth:`~erblock.matchers.methods.base.Method.misread` finds)."""
     first = part.drop_duplicates(RID)
     out = {}
     for name, (col, comp) in checked.items():
@@ -252,5 +253,6 @@ def invalid_counts(part: pd.DataFrame, checked: dict[str, tuple[str, Comparison]
         bad = np.zeros(len(values), dtype=bool) if bad is None else bad
         present = int((~blank(as_key_strings(values))).sum())
         shown = as_key_strings(values[bad]).str.strip().drop_duplicates().head(3).tolist()
-        out[name] = (int(bad.sum()), present, [str(v) for v in shown])
+        out[name] = (int(bad.sum()), present, [str(v) for v in shown],
+                     comp.kernel.misread(values))
     return out

@@ -173,6 +173,15 @@ class Method:
         None for a method that compares any value."""
         return None
 
+    #: what is said of a column :meth:`misread` finds read two ways (a format string)
+    misread_advice: ClassVar[str] = ""
+
+    def misread(self, values: pd.Series) -> list[tuple[str, int, int, list[str], list[str]]]:
+        """Values probably read the wrong way: per other reading the column shows, (the
+        option that reads it so, values only it reads, values read the default way that
+        it reads otherwise, examples of each). Empty for most methods."""
+        return []
+
     def count_invalid(self, values: pd.Series) -> int:
         """How many values are present but cannot be compared (see :meth:`invalid`)."""
         bad = self.invalid(values)

@@ -1,15 +1,17 @@
 """``date``: dates compared as dates, with levels that fit how dates go wrong.
 
 Values are parsed once per record: pandas datetimes as they are; text (or integers such as
-``19870512``) with ``format=`` when given, else with the first of :data:`FORMATS` that
-reads it, value by value: ISO 8601 (``1987-05-12``, with or without a time; a date-time is
-the date it is written on, whatever its UTC offset), ``%Y%m%d``, month first
-(``%m/%d/%Y``, ``%m-%d-%Y``), day first where month first fails (``13/05/1987``;
-``%d.%m.%Y`` is always day first), and written months (``12 May 1987``, ``May 12,
-1987``). A column written day first throughout is best read with ``format=`` (its days
-up to the 12th are otherwise read month first: the same on both sides when both write
-it so, but a day/month swap against a source that writes ISO). A value that
-does not parse is **missing** (no evidence either way) and is counted
+``19870512``) with the first format that reads it, value by value: ``format=`` when
+given, then :data:`~.date_parsing.FORMATS`: ISO 8601 (``1987-05-12``, with or without a
+time; a date-time is the date it is written on, whatever its UTC offset), ``%Y%m%d``,
+eight digits day first (``12051987``), slashes month first (``%m/%d/%Y``), dashes day
+first (``%d-%m-%Y``), the other order where the first fails (``13/05/1987``),
+``%d.%m.%Y`` and written months (``12 May 1987``, ``May 12, 1987``); see
+:mod:`.date_parsing`. So ``format=`` names how one input writes its dates without
+making the other input's unreadable (a link of an ISO census with a register written
+``%d/%m/%y``). A column written in the other order throughout is best read with
+``format=`` (its ambiguous days are otherwise read the default way: the run warns when
+a column shows both). A value that does not parse is **missing** (no evidence either way) and is counted
 (:meth:`DateMethod.count_invalid`, shown in the run report), except a value written as
 ``YYYYMMDD`` or ``YYYY-MM-DD`` that is no date because of a typo (``19231164``, day 64):
 its digits still reach the *exact* and *one edit* levels against another value (a typo is
@@ -42,106 +44,13 @@ import pandas as pd
 
 from ...blocking.text import as_key_strings
 from .base import Method, Prepared
+from .date_parsing import FORMATS, conventions, parse_dates, typo_digits
 
-#: tried in order, value by value, when no format is given: a value is read by the first
-#: that parses it (so ``05/12/1987`` is May 12, and ``13/05/1987`` the 13th of May)
-FORMATS = ("ISO8601", "%Y%m%d", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y", "%m-%d-%Y", "%d-%m-%Y",
-           "%d %b %Y", "%d %B %Y", "%b %d, %Y", "%B %d, %Y")
+__all__ = ["FORMATS", "DateMethod", "date_similarity", "parse_dates", "typo_digits"]
+
 MONTH_DAYS = 365.25 / 12
 YEAR_DAYS = 365.25
 _EPOCH = np.datetime64("1970-01-01", "D")
-
-
-def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(days since 1970-01-01 as int64, parsed) of every value; missing and unparsable
-    values are not parsed. Distinct values are parsed once."""
-    if pd.api.types.is_datetime64_any_dtype(values.dtype):
-        if isinstance(values.dtype, pd.ArrowDtype):  # arrow dates and timestamps
-            dtype: Any = f"datetime64[s{_tz(values.dtype)}]"
-            values = pd.Series(values.astype(dtype), index=values.index)
-        dt = pd.to_datetime(values).dt.tz_localize(None) if getattr(
-            values.dt, "tz", None) is not None else values
-        ok = dt.notna().to_numpy()
-        days = np.zeros(len(values), dtype=np.int64)
-        days[ok] = dt[ok].to_numpy().astype("datetime64[D]").astype(np.int64)
-        return days, ok
-    text = as_key_strings(values).str.strip()
-    codes, uniques = pd.factorize(text, use_na_sentinel=True)
-    uniq = pd.Series(uniques, dtype=object)
-    ok_u = np.zeros(len(uniq), dtype=bool)
-    days_u = np.zeros(len(uniq), dtype=np.int64)
-    todo = (uniq.str.len() > 0).to_numpy().copy()
-    if not fmt:  # an ISO date-time is the date it is written on, whatever its offset
-        timed = uniq.str.match(_ISO_TIMED).fillna(False).to_numpy(dtype=bool)
-        if timed.any():
-            date = uniq.str.extract(_ISO_DATE_TIME, expand=False)
-            todo &= ~timed | date.notna().to_numpy()  # a time that is none: no date
-            uniq = uniq.where(~timed | date.isna(), date)
-    elif fmt.rstrip().endswith("%z"):  # likewise: the date as written, offset cut
-        fmt = fmt.rstrip()[:-2].rstrip()  # the offset's white space goes with it
-        uniq = uniq.str.replace(_OFFSET, "", regex=True)
-    for f in (fmt,) if fmt else FORMATS:
-        if not todo.any():
-            break
-        idx = np.flatnonzero(todo)
-        got = _to_datetime(uniq.iloc[idx], f)
-        # a year before 1 is no date a record holds ("-1" reads as ISO year -1)
-        hit = (got.notna() & (got.dt.year >= 1)).to_numpy()
-        days_u[idx[hit]] = got[hit].to_numpy().astype("datetime64[D]").astype(np.int64)
-        ok_u[idx[hit]] = True
-        todo[idx[hit]] = False
-    ok = np.zeros(len(values), dtype=bool)
-    days = np.zeros(len(values), dtype=np.int64)
-    has = codes >= 0
-    ok[has] = ok_u[codes[has]]
-    days[has] = days_u[codes[has]]
-    return days, ok
-
-
-#: an ISO 8601 date (extended or basic) followed by a time
-_ISO_TIMED = r"^(?:\d{4}-\d{2}-\d{2}|\d{8})[T ]"
-#: ... whose time is one: hours, minutes, seconds, fraction, UTC offset (group: the date)
-_ISO_DATE_TIME = (r"^(\d{4}-\d{2}-\d{2}|\d{8})[T ](?:[01]\d|2[0-3])"
-                  r"(?::?[0-5]\d(?::?[0-5]\d(?:[.,]\d+)?)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)?$")
-_OFFSET = r"\s*(?:Z|[+-]\d{2}(?::?\d{2})?)$"  #: a UTC offset at the end of a value
-
-
-def _to_datetime(text: pd.Series, fmt: str) -> pd.Series:
-    """``text`` parsed with ``fmt`` (NaT where it does not parse), always naive. A user
-    format with ``%z`` not at its end is read in UTC, whatever the other values are."""
-    utc = "%z" in fmt
-    try:
-        got = pd.to_datetime(text, format=fmt, errors="coerce", utc=utc)
-    except ValueError:  # offsets pandas cannot mix: each value on its own (rare)
-        got = pd.Series([pd.to_datetime(t, format=fmt, errors="coerce", utc=True)
-                         for t in text], index=text.index, dtype="datetime64[ns, UTC]")
-    return got.dt.tz_localize(None) if getattr(got.dt, "tz", None) is not None else got
-
-
-def _tz(dtype: pd.ArrowDtype) -> str:
-    """``", <zone>"`` of an arrow timestamp with a time zone (as numpy's dtype spells it)."""
-    tz = getattr(dtype.pyarrow_dtype, "tz", None)
-    return f", {tz}" if tz else ""
-
-
-#: formats whose typos keep YYYYMMDD digits, and how such a typo is written in each
-_DIGIT_FORMATS = {None: r"\d{8}|\d{4}-\d{2}-\d{2}", "%Y%m%d": r"\d{8}",
-                  "%Y-%m-%d": r"\d{4}-\d{2}-\d{2}"}
-
-
-def typo_digits(values: pd.Series, parsed: np.ndarray, fmt: str | None = None) -> np.ndarray:
-    """``YYYYMMDD`` as an integer for every value that did not parse but is written as
-    ``YYYYMMDD`` or ``YYYY-MM-DD`` (0 for the others; with ``fmt``, only as ``fmt``
-    writes a date)."""
-    out = np.zeros(len(values), dtype=np.int64)
-    if fmt not in _DIGIT_FORMATS or parsed.all() or \
-            pd.api.types.is_datetime64_any_dtype(values.dtype):
-        return out
-    idx = np.flatnonzero(~parsed)
-    text = as_key_strings(values.iloc[idx]).str.strip()
-    digits = text.str.fullmatch(_DIGIT_FORMATS[fmt]).fillna(False).to_numpy(dtype=bool)
-    out[idx[digits]] = text[digits].str.replace("-", "", regex=False).astype(np.int64)
-    return out
 
 
 def _ymd(days: np.ndarray) -> np.ndarray:
@@ -225,9 +134,14 @@ class DateMethod(Method):
     LABELS: ClassVar[tuple[str, ...]] = ("else", "within 10 years", "within 1 year",
                                          "within 1 month", "one edit or day/month swap",
                                          "exact")
+    misread_advice: ClassVar[str] = (
+        "{n_other:,} of its dates can only be read as {option!r} (e.g. {shown_other}), so "
+        "its {n_either:,} dates that read either way (e.g. {shown_either}) were probably "
+        "read with day and month swapped; if the column is written so throughout, give "
+        "comparison({column!r}, 'date'{right}, format={option!r})")
     invalid_advice: ClassVar[str] = (
-        "if they are dates, give their format, e.g. comparison({column!r}, 'date', "
-        "format='%d/%m/%y')")
+        "if they are dates, give their format, e.g. comparison({column!r}, 'date'{right}, "
+        "format='%d/%m/%y') (tried first, before the formats read by default)")
     summary: ClassVar[str] = ("dates: exact, one edit or day/month swap, within 1 month, "
                               "1 year, 10 years")
 
@@ -257,6 +171,11 @@ class DateMethod(Method):
         typo = typo_digits(values, ok, self.format)
         table = np.stack([days, np.where(ok, _ymd(days), typo), ok.astype(np.int64)], axis=1)
         return Prepared(table, ~ok & (typo == 0))
+
+    def misread(self, values: pd.Series) -> list[tuple[str, int, int, list[str], list[str]]]:
+        """Ambiguous dates (``05/12/1987``) in a column whose other values are written
+        the other way (``13/05/1987``): see :func:`.date_parsing.conventions`."""
+        return conventions(values, self.format)
 
     def invalid(self, values: pd.Series) -> np.ndarray:
         """Present values that are neither a date nor a date's digits with a typo."""

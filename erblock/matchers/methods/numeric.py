@@ -61,7 +61,7 @@ def parse_numbers(values: pd.Series) -> np.ndarray:
 class NumericMethod(Method):
     invalid_advice: ClassVar[str] = (
         "numbers are read with a currency sign, units or thousands separators stripped; "
-        "convert other writings first (e.g. with pd.to_numeric)")
+        "convert other writings to numbers first")
     name: ClassVar[str] = "numeric"
     accepts: ClassVar[str] = "number"
     LEVELS: ClassVar[tuple[float, ...]] = (0.5, 0.9, 1.0)

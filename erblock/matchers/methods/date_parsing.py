@@ -1,0 +1,197 @@
+"""Reading dates written as text, for the ``date`` comparison kind (:mod:`.dates`).
+
+A value is read by the first of the tried formats that parses it: ``format=`` when given,
+then :data:`FORMATS`. Each format is tried only on the values written in its shape
+(:data:`SHAPES`: digits and separators), so a column of junk costs one regular
+expression per format family, not one parse per format. Some writings are ambiguous:
+``05/12/1987`` is May 12 month first and 5 December day first. Slashes are read month
+first and dashes and eight digits day first; the other reading is tried where the
+first fails (``13/05/1987``). :func:`conventions` finds a column read both ways, whose
+ambiguous values were probably read the wrong way.
+
+A two-digit year (``%y``) is the latest year it can be that is not in the future
+(``04/03/50`` is 1950, not 2050): records hold births and past events.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...blocking.text import as_key_strings
+
+#: tried in order, value by value: a value is read by the first that parses it
+FORMATS = ("ISO8601", "%Y%m%d", "%d%m%Y", "%m%d%Y", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y",
+           "%d-%m-%Y", "%m-%d-%Y", "%d %b %Y", "%d %B %Y", "%b %d, %Y", "%B %d, %Y")
+#: the shape a value has for a default format to be tried on it. Eight digits are read
+#: day or month first only when their first four are no year (``19121164`` is a typo of
+#: ``1912-11-64``, not 19 December 1164)
+SHAPES = {
+    "%Y%m%d": r"\d{8}", "%d%m%Y": r"(?!18|19|20)\d{8}", "%m%d%Y": r"(?!18|19|20)\d{8}",
+    "%m/%d/%Y": r"\d{1,2}/\d{1,2}/\d{4}", "%d/%m/%Y": r"\d{1,2}/\d{1,2}/\d{4}",
+    "%d.%m.%Y": r"\d{1,2}\.\d{1,2}\.\d{4}", "%d-%m-%Y": r"\d{1,2}-\d{1,2}-\d{4}",
+    "%m-%d-%Y": r"\d{1,2}-\d{1,2}-\d{4}", "%d %b %Y": r"\d{1,2} [A-Za-z]+\.? \d{4}",
+    "%d %B %Y": r"\d{1,2} [A-Za-z]+ \d{4}", "%b %d, %Y": r"[A-Za-z]+\.? \d{1,2}, \d{4}",
+    "%B %d, %Y": r"[A-Za-z]+ \d{1,2}, \d{4}",
+}
+#: ambiguous writings: (the default reading, the other one)
+READINGS = (("%m/%d/%Y", "%d/%m/%Y"), ("%d-%m-%Y", "%m-%d-%Y"), ("%d%m%Y", "%m%d%Y"))
+
+#: an ISO 8601 date (extended or basic) followed by a time
+_ISO_TIMED = r"^(?:\d{4}-\d{2}-\d{2}|\d{8})[T ]"
+#: ... whose time is one: hours, minutes, seconds, fraction, UTC offset (group: the date)
+_ISO_DATE_TIME = (r"^(\d{4}-\d{2}-\d{2}|\d{8})[T ](?:[01]\d|2[0-3])"
+                  r"(?::?[0-5]\d(?::?[0-5]\d(?:[.,]\d+)?)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)?$")
+_OFFSET = r"\s*(?:Z|[+-]\d{2}(?::?\d{2})?)$"  #: a UTC offset at the end of a value
+
+
+def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(days since 1970-01-01 as int64, parsed) of every value; missing and unparsable
+    values are not parsed. Distinct values are parsed once."""
+    days, ok, _ = read_dates(values, fmt)
+    return days, ok
+
+
+def read_dates(values: pd.Series, fmt: str | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`parse_dates` and the format that read each value (None: not read as text)."""
+    if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        days, ok = _datetimes(values)
+        return days, ok, np.full(len(values), None, dtype=object)
+    text = as_key_strings(values).str.strip()
+    codes, uniques = pd.factorize(text, use_na_sentinel=True)
+    uniq = pd.Series(uniques, dtype=object)
+    ok_u = np.zeros(len(uniq), dtype=bool)
+    days_u = np.zeros(len(uniq), dtype=np.int64)
+    by_u = np.full(len(uniq), None, dtype=object)
+    todo = (uniq.str.len() > 0).to_numpy().copy()
+    tries: list[tuple[str, pd.Series, bool]] = []  # (format, the text it reads, shaped)
+    if fmt:  # the user's format first, on the values as written
+        if fmt.rstrip().endswith("%z"):  # the date as written, its offset cut
+            tries.append((fmt.rstrip()[:-2].rstrip(),  # the offset's white space goes too
+                          uniq.str.replace(_OFFSET, "", regex=True), False))
+        else:
+            tries.append((fmt, uniq, False))
+    # an ISO date-time is the date it is written on, whatever its offset
+    timed = uniq.str.match(_ISO_TIMED).fillna(False).to_numpy(dtype=bool)
+    dated = uniq
+    if timed.any():
+        date = uniq.str.extract(_ISO_DATE_TIME, expand=False)
+        no_time = timed & date.isna().to_numpy()  # a time that is none: no date by default
+        dated = uniq.where(~timed | date.isna(), date).where(~no_time, "")
+    tries += [(f, dated, f in SHAPES) for f in FORMATS]
+    for f, text, shaped_only in tries:
+        if not todo.any():
+            break
+        shaped = todo & text.str.len().gt(0).to_numpy()
+        if shaped_only:
+            shaped &= text.str.fullmatch(SHAPES[f]).fillna(False).to_numpy(dtype=bool)
+        idx = np.flatnonzero(shaped)
+        if not len(idx):
+            continue
+        got = _to_datetime(text.iloc[idx], f)
+        # a year before 1 is no date a record holds ("-1" reads as ISO year -1)
+        hit = (got.notna() & (got.dt.year >= 1)).to_numpy()
+        days_u[idx[hit]] = got[hit].to_numpy().astype("datetime64[D]").astype(np.int64)
+        ok_u[idx[hit]] = True
+        todo[idx[hit]] = False
+        by_u[idx[hit]] = f
+    ok = np.zeros(len(values), dtype=bool)
+    days = np.zeros(len(values), dtype=np.int64)
+    has = codes >= 0
+    by = np.full(len(values), None, dtype=object)
+    ok[has] = ok_u[codes[has]]
+    days[has] = days_u[codes[has]]
+    by[has] = by_u[codes[has]]
+    return days, ok, by
+
+
+def _datetimes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Days and presence of a datetime column (time zones: the local date as written)."""
+    if isinstance(values.dtype, pd.ArrowDtype):  # arrow dates and timestamps
+        dtype: Any = f"datetime64[s{_tz(values.dtype)}]"
+        values = pd.Series(values.astype(dtype), index=values.index)
+    dt = pd.to_datetime(values).dt.tz_localize(None) if getattr(
+        values.dt, "tz", None) is not None else values
+    ok = dt.notna().to_numpy()
+    days = np.zeros(len(values), dtype=np.int64)
+    days[ok] = dt[ok].to_numpy().astype("datetime64[D]").astype(np.int64)
+    return days, ok
+
+
+def _to_datetime(text: pd.Series, fmt: str) -> pd.Series:
+    """``text`` parsed with ``fmt`` (NaT where it does not parse), always naive. A user
+    format with ``%z`` not at its end is read in UTC, whatever the other values are. A
+    two-digit year in the future is a century earlier."""
+    utc = "%z" in fmt
+    try:
+        got = pd.to_datetime(text, format=fmt, errors="coerce", utc=utc)
+    except ValueError:  # offsets pandas cannot mix: each value on its own (rare)
+        got = pd.Series([pd.to_datetime(t, format=fmt, errors="coerce", utc=True)
+                         for t in text], index=text.index, dtype="datetime64[ns, UTC]")
+    got = got.dt.tz_localize(None) if getattr(got.dt, "tz", None) is not None else got
+    if re.search(r"%y", fmt.replace("%%", "")):
+        future = (got > pd.Timestamp(_dt.date.today())).fillna(False)
+        if future.any():
+            got = got.where(~future, got[future] - pd.DateOffset(years=100))
+    return got
+
+
+def _tz(dtype: pd.ArrowDtype) -> str:
+    """``", <zone>"`` of an arrow timestamp with a time zone (as numpy's dtype spells it)."""
+    tz = getattr(dtype.pyarrow_dtype, "tz", None)
+    return f", {tz}" if tz else ""
+
+
+def conventions(values: pd.Series, fmt: str | None = None
+                ) -> list[tuple[str, int, int, list[str], list[str]]]:
+    """Ambiguous writings read both ways in ``values``: per default reading of
+    :data:`READINGS` whose other reading read some values (they could be read no other
+    way), (the other format, how many it read, how many ambiguous values the default
+    read, two examples of each). Such a column is probably written the other way throughout,
+    and its ambiguous values were read with day and month swapped. Empty with ``fmt``
+    (the user said how the column is written)."""
+    if fmt or pd.api.types.is_datetime64_any_dtype(values.dtype):
+        return []
+    _, ok, by = read_dates(values, None)
+    text = as_key_strings(values).str.strip()
+    out = []
+    for default, other in READINGS:
+        other_only = by == other
+        if not other_only.any():
+            continue
+        read = by == default
+        if not read.any():
+            continue
+        either = read.copy()  # read by default, and by the other reading as another date
+        idx = np.flatnonzero(read)
+        alt = _to_datetime(text.iloc[idx], other)
+        same = _to_datetime(text.iloc[idx], default)
+        either[idx] = (alt.notna() & (alt != same)).to_numpy()
+        if either.any():
+            out.append((other, int(other_only.sum()), int(either.sum()),
+                        text[other_only].drop_duplicates().head(2).tolist(),
+                        text[either].drop_duplicates().head(2).tolist()))
+    return out
+
+
+#: formats whose typos keep YYYYMMDD digits, and how such a typo is written in each
+_DIGIT_FORMATS = {None: r"\d{8}|\d{4}-\d{2}-\d{2}", "%Y%m%d": r"\d{8}",
+                  "%Y-%m-%d": r"\d{4}-\d{2}-\d{2}"}
+
+
+def typo_digits(values: pd.Series, parsed: np.ndarray, fmt: str | None = None) -> np.ndarray:
+    """``YYYYMMDD`` as an integer for every value that did not parse but is written as
+    ``YYYYMMDD`` or ``YYYY-MM-DD`` (0 for the others)."""
+    out = np.zeros(len(values), dtype=np.int64)
+    if parsed.all() or pd.api.types.is_datetime64_any_dtype(values.dtype):
+        return out
+    idx = np.flatnonzero(~parsed)
+    text = as_key_strings(values.iloc[idx]).str.strip()
+    digits = text.str.fullmatch(_DIGIT_FORMATS[None]).fillna(False).to_numpy(dtype=bool)
+    out[idx[digits]] = text[digits].str.replace("-", "", regex=False).astype(np.int64)
+    return out
