@@ -240,6 +240,12 @@ def test_review_mends_of_paths_signals_and_messages(names, tmp_path, capsys, mon
     for glob_input in ("runs/*/*.parquet", "runs/**/*.parquet", "runs/*"):
         code, err = _code(["dedupe", glob_input, *DEDUPE, "-o", "runs/r2", "--quiet"], capsys)
         assert code == 2 and "or its parts match the input" in err, err
+    from erblock.cli.parser import UsageError
+    from erblock.cli.paths import check_apart
+
+    for glob_input in ("runs/*/pairs/*.parquet", "runs/*/*/*.parquet"):  # --cluster's parts
+        with pytest.raises(UsageError, match="or its parts match the input"):
+            check_apart("runs/r2", [glob_input])
     assert not (tmp_path / "runs" / "r2").exists()
     (tmp_path / "deep").mkdir()
     (tmp_path / "deep" / "a.csv").write_text(Path(names).read_text())

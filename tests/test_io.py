@@ -133,6 +133,18 @@ def test_a_parquet_range_index_other_than_the_default_is_the_id(tmp_path):
                                   (stepped, None, [10, 12, 14])]:
         got = read_table(str(path), id_column=id_column).compute()
         assert got.index.tolist() == want and got["n"].tolist() == list("abc")
+    # parts each written with a range (100-102, 500-501): no ids of one input, refused
+    # (a directory was renumbered 100-104 from its first part's metadata)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    pd.DataFrame({"n": list("abc")}, index=pd.RangeIndex(100, 103)).to_parquet(
+        parts / "a.parquet")
+    pd.DataFrame({"n": list("de")}, index=pd.RangeIndex(500, 502)).to_parquet(
+        parts / "b.parquet")
+    for given in (parts, parts / "*.parquet"):
+        with pytest.raises(ValueError, match=r"its 2 parts were each written with a "
+                                             r"RangeIndex"):
+            read_table(str(given))
 
 
 @pytest.mark.parametrize("names", [None, ["g", "n"]])

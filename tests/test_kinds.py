@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import erblock
 from erblock.matchers.levels import resolve_levels
+from erblock.matchers.methods.date_parsing import parse_dates
 
 NULL = "null"
 
@@ -410,14 +411,15 @@ def test_date_typos_count_only_when_written_as_a_date_of_the_format():
     """A non-date keeps its digits for the typo levels when it is written as ``YYYYMMDD``
     or ``YYYY-MM-DD`` (the defaults read those whatever ``format=`` says first); a
     half-dashed ``1923-1164`` never. Eight digits whose first four are a year are never
-    read day or month first (``19121164`` is no 19 December 1164)."""
+    read day or month first: only those whose last four are a year from 1800 to 2099
+    (``19121164`` is no 19 December 1164, ``20111987`` is 20 November 1987)."""
     from erblock.matchers.methods.dates import parse_dates, typo_digits
 
     values = pd.Series(["19231164", "1923-11-64", "1923-1164", "abc"])
     none = np.zeros(len(values), dtype=bool)
     for fmt in (None, "%Y%m%d", "%d/%m/%Y"):
         assert typo_digits(values, none, fmt).tolist() == [19231164, 19231164, 0, 0]
-    assert not parse_dates(pd.Series(["19121164", "20111987"]))[1].any()
+    assert parse_dates(pd.Series(["19121164", "20111987"]))[1].tolist() == [False, True]
     assert parse_dates(pd.Series(["12051987"]))[1].all()  # 12 May 1987
 
 
@@ -733,3 +735,38 @@ def test_a_column_read_both_day_and_month_first_is_warned_about(client):
                      ("comparison('dob', 'date', format='%d/%m/%y')",
                       "--compare dob:date:format=%d/%m/%y")]:
         assert _reworded(f"give {api} (tried first)", {}) == f"give {cli} (tried first)"
+
+
+def test_review_mends_of_date_reading():
+    """Eight digits day first with day 18-20 were unread (the guard looked at the day);
+    format= was overridden by the other order's default (05/12/1987 read as May 12
+    under %d/%m/%y); a two-digit-year date-time later today went back a century; a
+    column's read orders are judged on counts summed over partitions, and a few typos
+    read the other way do not make a column 'the other order'."""
+    from erblock.engine.execute import _unreadable
+    from erblock.engine.job import Job
+    from erblock.engine.schema import RID
+    from erblock.engine.tasks.prepare import invalid_counts
+    from erblock.matchers.comparisons import as_comparisons
+
+    days, ok = parse_dates(pd.Series(["18051987", "20121990", "19121164"]))
+    assert ok.tolist() == [True, True, False]
+    assert level("date", "05/12/1987", "1987-12-05", format="%d/%m/%y") == "exact"
+    today = pd.Timestamp.today()
+    late = today.strftime("%d/%m/%y") + " 23:59"
+    got, ok = parse_dates(pd.Series([late]), "%d/%m/%y %H:%M")
+    assert ok.all() and got[0] == (today.normalize() - pd.Timestamp("1970-01-01")).days
+    comps = as_comparisons({"dob": "date"})
+    job = Job(mode="dedupe", keys=(), comparisons=comps, strategy="basic", n_tasks=1)
+
+    def said(*parts: list[str]) -> list[str]:
+        counts = [invalid_counts(pd.DataFrame({"dob": p, RID: range(len(p))}),
+                                 {"dob_date": ("dob", comps[0])})["dob_date"] for p in parts]
+        return _unreadable(comps[0], job, 0, counts)
+
+    # the day-first-only value and the ambiguous ones in different partitions: summed
+    got = said(["13/05/1987", "25/12/1990"], ["05/12/1990"] * 3 + ["06/11/1970"] * 3)
+    assert len(got) == 1 and "2 of its dates can only be read as '%d/%m/%Y'" in got[0]
+    assert "its 6 dates that read either way" in got[0]
+    # a month-first column with one typo: no advice to read it day first
+    assert said(["05/25/1987"] * 30 + ["05/12/1987", "03/04/2000", "13/05/1987"]) == []

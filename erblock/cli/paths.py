@@ -133,8 +133,9 @@ def check_apart(output: str | None, inputs: Sequence[str | None],
             raise UsageError(f"--output {output!r} lies inside the input directory "
                              f"{i.given!r}; its parts would become part of that input: "
                              "choose another directory")
-        if i.pattern is not None and (i.joins(out, is_dir=True) or i.joins(
-                os.path.join(out, "part-00000.parquet"), is_dir=False)):
+        if i.pattern is not None and (i.joins(out, is_dir=True) or any(
+                i.joins(os.path.join(out, *sub, "part-00000.parquet"), is_dir=False)
+                for sub in ((), ("pairs",), ("entities",)))):  # --cluster writes both
             raise UsageError(f"--output {output!r} or its parts match the input "
                              f"{i.given!r}; the next run would read them: choose another "
                              "directory")

@@ -208,13 +208,14 @@ def _unreadable(comp: Any, job: Job, src: int, parts: list[Any]) -> list[str]:
                    f"{'; ' + advice if advice else ''}")
     readings: dict[str, list[Any]] = {}
     for p in parts:
-        for option, n_other, n_either, other, either in p[3]:
-            got = readings.setdefault(option, [0, 0, [], []])
-            got[0], got[1] = got[0] + n_other, got[1] + n_either
-            got[2] += other
-            got[3] += either
-    for option, (n_other, n_either, other, either) in readings.items():
-        if n_other and n_either:
+        for option, n_other, n_either, n_default, other, either in p[3]:
+            got = readings.setdefault(option, [0, 0, 0, [], []])
+            got[0], got[1], got[2] = got[0] + n_other, got[1] + n_either, got[2] + n_default
+            got[3] += other
+            got[4] += either
+    for option, (n_other, n_either, n_default, other, either) in readings.items():
+        # the other order read more than a few typos: the column is written so
+        if n_other and n_either and n_other > n_default:
             out.append(f"compare {comp.name!r}: {where}: " + comp.kernel.misread_advice.format(
                 option=option, n_other=n_other, n_either=n_either, column=comp.column,
                 right=right,

@@ -105,7 +105,7 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
                               storage_options=opts or None,
                               **({"keep_default_na": True} | markers))
         else:
-            stored, names = _index_columns(files, opts)  # the index pandas wrote, if any
+            stored, names, n_parts = _index_columns(files, opts)  # the index pandas wrote
             if len(stored) > 1 and id_column is None:
                 raise _multi_index(path, len(stored))
             # with --id, a MultiIndex's named levels are columns like the others
@@ -137,7 +137,7 @@ def read_table(path: str, fmt: str | None = None, *, encoding: str | None = None
     ranged = _ranged(stored)
     if ranged is not None and (id_column is None or (
             id_column == ranged.get("name") and id_column not in ddf.columns)):
-        return _range_ids(ddf, ranged, path, len(files), client)
+        return _range_ids(ddf, ranged, path, max(len(files), n_parts), client)
     if id_column is not None:
         if id_column not in ddf.columns and fmt == "parquet" and ddf.index.name == id_column:
             return ddf  # --id names the index the file was written with (``df.to_parquet()``)
@@ -291,10 +291,11 @@ def _range_ids(ddf: dd.DataFrame, ranged: Mapping[str, Any], path: str, n_files:
                client: Any) -> dd.DataFrame:
     """``ddf`` indexed by the RangeIndex it was written with: start + step × row."""
     start, step = int(ranged.get("start", 0)), int(ranged.get("step", 1))
-    if n_files > 1 and (start, step) != (0, 1):
-        raise ValueError(f"input {path!r}: its parts were written with a RangeIndex "
-                         f"from {start} by {step} each, which do not number one input; "
-                         "write the index as a column (df.reset_index()) and give --id")
+    if n_files > 1:  # each part's range restarts, or is its own: no ids of one input
+        raise ValueError(f"input {path!r}: its {n_files} parts were each written with a "
+                         "RangeIndex (its ids, kept only as metadata), which do not number "
+                         "one input; write the index as a column (df.reset_index()) and "
+                         "give its name as the id (--id)")
     numbered = with_row_ids(ddf, client=client)
 
     def _shift(part: pd.DataFrame) -> pd.DataFrame:
@@ -315,26 +316,28 @@ def _stored_index(stored: list[Any]) -> bool:
 
 
 def _index_columns(files: list[str], storage_options: Mapping[str, Any]
-                   ) -> tuple[list[Any], list[str]]:
+                   ) -> tuple[list[Any], list[str], int]:
     """The pandas index a parquet input was written with: its ``index_columns`` metadata
-    (a column name per stored level, or a range's description), and its column names:
-    the first part's, then the hive partition keys of its path (``city=x/``)."""
+    (a column name per stored level, or a range's description), its column names (the
+    first part's, then the hive partition keys of its path, ``city=x/``) and how many
+    parts a directory holds (1 for a file)."""
     import pyarrow.parquet as pq
     from fsspec.core import url_to_fs
 
     fs, root = url_to_fs(files[0], **dict(storage_options))
     hive: list[str] = []
+    n_parts = 1
     if fs.isdir(root):
         parts = sorted(f for f in fs.find(root) if f.endswith(_PARQUET_SUFFIXES))
         if not parts:
-            return [], []
+            return [], [], 0
         hive = [seg.split("=", 1)[0] for seg in
                 parts[0][len(root.rstrip("/")) + 1:].split("/")[:-1] if "=" in seg]
-        root = parts[0]
+        root, n_parts = parts[0], len(parts)
     with fs.open(root, "rb") as fh:
         schema = pq.read_schema(fh)
     return (list((schema.pandas_metadata or {}).get("index_columns", [])),
-            list(schema.names) + [k for k in hive if k not in schema.names])
+            list(schema.names) + [k for k in hive if k not in schema.names], n_parts)
 
 
 def _index_by(ddf: dd.DataFrame, column: str) -> dd.DataFrame:

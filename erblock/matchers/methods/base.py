@@ -176,10 +176,12 @@ class Method:
     #: what is said of a column :meth:`misread` finds read two ways (a format string)
     misread_advice: ClassVar[str] = ""
 
-    def misread(self, values: pd.Series) -> list[tuple[str, int, int, list[str], list[str]]]:
-        """Values probably read the wrong way: per other reading the column shows, (the
-        option that reads it so, values only it reads, values read the default way that
-        it reads otherwise, examples of each). Empty for most methods."""
+    def misread(self, values: pd.Series
+                ) -> list[tuple[str, int, int, int, list[str], list[str]]]:
+        """How ambiguous values were read, to find ones probably read the wrong way: per
+        other reading, (the option that reads so, values only it reads, values read the
+        default way that it reads otherwise, values only the default reads, examples of
+        the first two). Counts of partitions add up. Empty for most methods."""
         return []
 
     def count_invalid(self, values: pd.Series) -> int:

@@ -28,14 +28,14 @@ from ...blocking.text import as_key_strings
 FORMATS = ("ISO8601", "%Y%m%d", "%d%m%Y", "%m%d%Y", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y",
            "%d-%m-%Y", "%m-%d-%Y", "%d %b %Y", "%d %B %Y", "%b %d, %Y", "%B %d, %Y")
 #: the shape a value has for a default format to be tried on it. Eight digits are read
-#: day or month first only when their first four are no year (``19121164`` is a typo of
-#: ``1912-11-64``, not 19 December 1164)
+#: day or month first only when their last four are a year from 1800 to 2099
+#: (``19121164`` is a typo of ``1912-11-64``, not 19 December 1164)
 SHAPES = {
-    "%Y%m%d": r"\d{8}", "%d%m%Y": r"(?!18|19|20)\d{8}", "%m%d%Y": r"(?!18|19|20)\d{8}",
+    "%Y%m%d": r"\d{8}", "%d%m%Y": r"\d{4}(?:18|19|20)\d{2}", "%m%d%Y": r"\d{4}(?:18|19|20)\d{2}",
     "%m/%d/%Y": r"\d{1,2}/\d{1,2}/\d{4}", "%d/%m/%Y": r"\d{1,2}/\d{1,2}/\d{4}",
     "%d.%m.%Y": r"\d{1,2}\.\d{1,2}\.\d{4}", "%d-%m-%Y": r"\d{1,2}-\d{1,2}-\d{4}",
-    "%m-%d-%Y": r"\d{1,2}-\d{1,2}-\d{4}", "%d %b %Y": r"\d{1,2} [A-Za-z]+\.? \d{4}",
-    "%d %B %Y": r"\d{1,2} [A-Za-z]+ \d{4}", "%b %d, %Y": r"[A-Za-z]+\.? \d{1,2}, \d{4}",
+    "%m-%d-%Y": r"\d{1,2}-\d{1,2}-\d{4}", "%d %b %Y": r"\d{1,2} [A-Za-z]+ \d{4}",
+    "%d %B %Y": r"\d{1,2} [A-Za-z]+ \d{4}", "%b %d, %Y": r"[A-Za-z]+ \d{1,2}, \d{4}",
     "%B %d, %Y": r"[A-Za-z]+ \d{1,2}, \d{4}",
 }
 #: ambiguous writings: (the default reading, the other one)
@@ -83,13 +83,21 @@ def read_dates(values: pd.Series, fmt: str | None = None
         date = uniq.str.extract(_ISO_DATE_TIME, expand=False)
         no_time = timed & date.isna().to_numpy()  # a time that is none: no date by default
         dated = uniq.where(~timed | date.isna(), date).where(~no_time, "")
-    tries += [(f, dated, f in SHAPES) for f in FORMATS]
+    tries += [(f, dated, f in SHAPES) for f in defaults_after(fmt)]
+    present = (dated.str.len() > 0).to_numpy()
+    shapes: dict[str, np.ndarray] = {}  # a shape's mask, over the values unread when made
     for f, text, shaped_only in tries:
         if not todo.any():
             break
-        shaped = todo & text.str.len().gt(0).to_numpy()
+        shaped = todo & present if text is dated else todo.copy()
         if shaped_only:
-            shaped &= text.str.fullmatch(SHAPES[f]).fillna(False).to_numpy(dtype=bool)
+            if SHAPES[f] not in shapes:
+                mask = np.zeros(len(uniq), dtype=bool)
+                sub = np.flatnonzero(shaped)
+                mask[sub] = text.iloc[sub].str.fullmatch(SHAPES[f]).fillna(False).to_numpy(
+                    dtype=bool)
+                shapes[SHAPES[f]] = mask
+            shaped &= shapes[SHAPES[f]]
         idx = np.flatnonzero(shaped)
         if not len(idx):
             continue
@@ -108,6 +116,22 @@ def read_dates(values: pd.Series, fmt: str | None = None
     days[has] = days_u[codes[has]]
     by[has] = by_u[codes[has]]
     return days, ok, by
+
+
+def defaults_after(fmt: str | None) -> tuple[str, ...]:
+    """The default formats tried after ``fmt``: all of them, except those that read an
+    ambiguous writing in the other order than ``fmt`` does (after ``%d/%m/%y``,
+    ``05/12/1987`` is not read month first)."""
+    order = _order(fmt) if fmt else None
+    return tuple(f for f in FORMATS if order is None or _order(f) in (None, order)
+                 or not f.endswith("%Y"))
+
+
+def _order(fmt: str) -> bool | None:
+    """Whether ``fmt`` writes the day before the month (None: not both, or by name)."""
+    plain = fmt.replace("%%", "")
+    d, m = plain.find("%d"), plain.find("%m")
+    return None if d < 0 or m < 0 else d < m
 
 
 def _datetimes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -135,7 +159,7 @@ def _to_datetime(text: pd.Series, fmt: str) -> pd.Series:
                          for t in text], index=text.index, dtype="datetime64[ns, UTC]")
     got = got.dt.tz_localize(None) if getattr(got.dt, "tz", None) is not None else got
     if re.search(r"%y", fmt.replace("%%", "")):
-        future = (got > pd.Timestamp(_dt.date.today())).fillna(False)
+        future = (got.dt.normalize() > pd.Timestamp(_dt.date.today())).fillna(False)
         if future.any():
             got = got.where(~future, got[future] - pd.DateOffset(years=100))
     return got
@@ -148,34 +172,34 @@ def _tz(dtype: pd.ArrowDtype) -> str:
 
 
 def conventions(values: pd.Series, fmt: str | None = None
-                ) -> list[tuple[str, int, int, list[str], list[str]]]:
-    """Ambiguous writings read both ways in ``values``: per default reading of
-    :data:`READINGS` whose other reading read some values (they could be read no other
-    way), (the other format, how many it read, how many ambiguous values the default
-    read, two examples of each). Such a column is probably written the other way throughout,
-    and its ambiguous values were read with day and month swapped. Empty with ``fmt``
-    (the user said how the column is written)."""
+                ) -> list[tuple[str, int, int, int, list[str], list[str]]]:
+    """How the ambiguous writings of ``values`` were read, per default reading of
+    :data:`READINGS` that read or could read any: (the other order's format; values
+    only the other order reads, e.g. ``13/05/1987``; values the default read that the
+    other order reads as another date, ``05/12/1987``; values only the default reads,
+    ``05/25/1987``; two examples of the first two). Counts of partitions add up; a
+    column whose other-order-only values outnumber its default-only ones is probably
+    written in the other order, its ambiguous values swapped. Empty with ``fmt`` (the
+    user said how the column is written, and the other order is not tried)."""
     if fmt or pd.api.types.is_datetime64_any_dtype(values.dtype):
         return []
-    _, ok, by = read_dates(values, None)
+    _, _, by = read_dates(values, None)
     text = as_key_strings(values).str.strip()
     out = []
     for default, other in READINGS:
-        other_only = by == other
-        if not other_only.any():
+        other_only, read = by == other, by == default
+        if not (other_only.any() or read.any()):
             continue
-        read = by == default
-        if not read.any():
-            continue
-        either = read.copy()  # read by default, and by the other reading as another date
+        either, only = np.zeros(len(by), dtype=bool), np.zeros(len(by), dtype=bool)
         idx = np.flatnonzero(read)
-        alt = _to_datetime(text.iloc[idx], other)
-        same = _to_datetime(text.iloc[idx], default)
-        either[idx] = (alt.notna() & (alt != same)).to_numpy()
-        if either.any():
-            out.append((other, int(other_only.sum()), int(either.sum()),
-                        text[other_only].drop_duplicates().head(2).tolist(),
-                        text[either].drop_duplicates().head(2).tolist()))
+        if len(idx):
+            alt = _to_datetime(text.iloc[idx], other)
+            same = _to_datetime(text.iloc[idx], default)
+            either[idx] = (alt.notna() & (alt != same)).to_numpy()
+            only[idx] = alt.isna().to_numpy()
+        out.append((other, int(other_only.sum()), int(either.sum()), int(only.sum()),
+                    text[other_only].drop_duplicates().head(2).tolist(),
+                    text[either].drop_duplicates().head(2).tolist()))
     return out
 
 

@@ -172,7 +172,8 @@ class DateMethod(Method):
         table = np.stack([days, np.where(ok, _ymd(days), typo), ok.astype(np.int64)], axis=1)
         return Prepared(table, ~ok & (typo == 0))
 
-    def misread(self, values: pd.Series) -> list[tuple[str, int, int, list[str], list[str]]]:
+    def misread(self, values: pd.Series
+                ) -> list[tuple[str, int, int, int, list[str], list[str]]]:
         """Ambiguous dates (``05/12/1987``) in a column whose other values are written
         the other way (``13/05/1987``): see :func:`.date_parsing.conventions`."""
         return conventions(values, self.format)
