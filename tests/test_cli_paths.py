@@ -269,3 +269,17 @@ def test_review_mends_of_paths_signals_and_messages(names, tmp_path, capsys, mon
         signal.signal(signal.SIGINT, before)
     assert logging.getLogger("asyncio").level == level
     assert to_json_line({"a": np.array([np.nan])}) == '{"a": "[nan]"}'  # no scalar: text
+
+
+def test_a_quoted_home_in_a_written_path_is_the_home(names, tmp_path, capsys, monkeypatch):
+    """'~/run.json' (quoted: no shell expanded it) was checked as $HOME/run.json but
+    written to a folder named '~' in the working directory."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    assert main(["dedupe", names, *DEDUPE, "--report", "~/run.json", "--quiet"]) == 0
+    assert (home / "run.json").is_file() and not (work / "~").exists()
+    assert main(["report", "~/run.json", "--html", "~/run.html", "--quiet"]) == 0
+    assert (home / "run.html").is_file()

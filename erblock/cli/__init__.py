@@ -28,6 +28,11 @@ COMMANDS = {
 }
 
 
+#: flags naming a local file that erblock opens itself (inputs go through fsspec, which
+#: reads '~' as the home directory; these were written to a folder named '~')
+_FILE_FLAGS = ("report", "save_model", "html", "model", "truth")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``erblock`` command; returns the exit code (0 ok, 2 bad arguments, 1 failure).
 
@@ -37,6 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    for name in _FILE_FLAGS:  # '~/run.json' as the checks and the inputs read it
+        if isinstance(getattr(args, name, None), str):
+            setattr(args, name, os.path.expanduser(getattr(args, name)))
     try:
         with _quiet(getattr(args, "quiet", False)), _stoppable():
             return int(COMMANDS[args.command_name](args))
