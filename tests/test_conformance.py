@@ -165,6 +165,12 @@ def test_method_conforms(name):
     li, rj = np.meshgrid(np.arange(len(values)), np.arange(len(values)), indexing="ij")
     aligned = comp.aligned(prep, prep, li.ravel(), rj.ravel())
     np.testing.assert_array_equal(aligned.reshape(mat.shape), mat)
+    # inspect (one parse, in the run's count tasks) says what invalid and misread say
+    bad, misread = comp.kernel.inspect(values)
+    alone = comp.kernel.invalid(values)
+    assert (bad is None and alone is None) or np.array_equal(bad, alone)
+    assert misread == comp.kernel.misread(values)
+    assert comp.kernel.count_invalid(values) == (0 if bad is None else int(bad.sum()))
 
 
 @pytest.mark.parametrize("name", sorted(METHODS))

@@ -296,17 +296,7 @@ def _range_ids(ddf: dd.DataFrame, ranged: Mapping[str, Any], path: str, n_files:
                          "RangeIndex (its ids, kept only as metadata), which do not number "
                          "one input; write the index as a column (df.reset_index()) and "
                          "give its name as the id (--id)")
-    numbered = with_row_ids(ddf, client=client)
-
-    def _shift(part: pd.DataFrame) -> pd.DataFrame:
-        part = part.copy()
-        part.index = pd.Index(start + step * part.index.to_numpy(), name=ranged.get("name"))
-        return part
-
-    meta = numbered._meta.copy()
-    meta.index = pd.Index(meta.index.to_numpy(), name=ranged.get("name"))
-    return numbered.map_partitions(_shift, meta=meta, align_dataframes=False,
-                                   clear_divisions=True)
+    return with_row_ids(ddf, client=client, start=start, step=step, name=ranged.get("name"))
 
 
 def _stored_index(stored: list[Any]) -> bool:
@@ -350,8 +340,10 @@ def _index_by(ddf: dd.DataFrame, column: str) -> dd.DataFrame:
     return ddf.map_partitions(_set, meta=meta, align_dataframes=False, clear_divisions=True)
 
 
-def with_row_ids(ddf: dd.DataFrame, client: Any = None) -> dd.DataFrame:
-    """Index every record by its global row number (input order across partitions)."""
+def with_row_ids(ddf: dd.DataFrame, client: Any = None, *, start: int = 0, step: int = 1,
+                 name: str | None = "row") -> dd.DataFrame:
+    """Index every record by its global row number (input order across partitions), or
+    by ``start + step × row`` (a RangeIndex a parquet file was written with)."""
     if ddf.npartitions > 1:
         sizes = ddf.map_partitions(len, meta=("n", "int64"))
         lengths = (client.compute(sizes, sync=True) if client is not None
@@ -363,12 +355,12 @@ def with_row_ids(ddf: dd.DataFrame, client: Any = None) -> dd.DataFrame:
     def _number(part: pd.DataFrame, partition_info: dict[str, Any] | None = None
                 ) -> pd.DataFrame:
         i = partition_info["number"] if partition_info else 0
-        start = int(offsets[i])
+        first = start + step * int(offsets[i])
         part = part.copy()
-        part.index = pd.RangeIndex(start, start + len(part), name="row")
+        part.index = pd.RangeIndex(first, first + step * len(part), step, name=name)
         return part
 
     meta = ddf._meta.copy()
-    meta.index = pd.RangeIndex(0, 0, name="row")
+    meta.index = pd.RangeIndex(0, 0, name=name)
     return ddf.map_partitions(_number, meta=meta, align_dataframes=False,
                               clear_divisions=True)

@@ -249,10 +249,9 @@ def invalid_counts(part: pd.DataFrame, checked: dict[str, tuple[str, Comparison]
     out = {}
     for name, (col, comp) in checked.items():
         values = first[col]
-        bad = comp.kernel.invalid(values)
+        bad, misread = comp.kernel.inspect(values)
         bad = np.zeros(len(values), dtype=bool) if bad is None else bad
         present = int((~blank(as_key_strings(values))).sum())
         shown = as_key_strings(values[bad]).str.strip().drop_duplicates().head(3).tolist()
-        out[name] = (int(bad.sum()), present, [str(v) for v in shown],
-                     comp.kernel.misread(values))
+        out[name] = (int(bad.sum()), present, [str(v) for v in shown], misread)
     return out

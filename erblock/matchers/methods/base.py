@@ -184,6 +184,12 @@ class Method:
         the first two). Counts of partitions add up. Empty for most methods."""
         return []
 
+    def inspect(self, values: pd.Series
+                ) -> tuple[np.ndarray | None, list[tuple[str, int, int, int, list[str], list[str]]]]:
+        """:meth:`invalid` and :meth:`misread` of ``values`` (a method that parses once
+        for both overrides this)."""
+        return self.invalid(values), self.misread(values)
+
     def count_invalid(self, values: pd.Series) -> int:
         """How many values are present but cannot be compared (see :meth:`invalid`)."""
         bad = self.invalid(values)

@@ -171,7 +171,8 @@ def _tz(dtype: pd.ArrowDtype) -> str:
     return f", {tz}" if tz else ""
 
 
-def conventions(values: pd.Series, fmt: str | None = None
+def conventions(values: pd.Series, fmt: str | None = None,
+                read: tuple[np.ndarray, np.ndarray] | None = None
                 ) -> list[tuple[str, int, int, int, list[str], list[str]]]:
     """How the ambiguous writings of ``values`` were read, per default reading of
     :data:`READINGS` that read or could read any: (the other order's format; values
@@ -180,22 +181,26 @@ def conventions(values: pd.Series, fmt: str | None = None
     ``05/25/1987``; two examples of the first two). Counts of partitions add up; a
     column whose other-order-only values outnumber its default-only ones is probably
     written in the other order, its ambiguous values swapped. Empty with ``fmt`` (the
-    user said how the column is written, and the other order is not tried)."""
+    user said how the column is written, and the other order is not tried). ``read``:
+    the days and formats :func:`read_dates` gave ``values`` (without ``fmt``), if known."""
     if fmt or pd.api.types.is_datetime64_any_dtype(values.dtype):
         return []
-    _, _, by = read_dates(values, None)
+    if read is None:
+        days, _, by = read_dates(values, None)
+    else:
+        days, by = read
     text = as_key_strings(values).str.strip()
     out = []
     for default, other in READINGS:
-        other_only, read = by == other, by == default
-        if not (other_only.any() or read.any()):
+        other_only, by_default = by == other, by == default
+        if not (other_only.any() or by_default.any()):
             continue
         either, only = np.zeros(len(by), dtype=bool), np.zeros(len(by), dtype=bool)
-        idx = np.flatnonzero(read)
+        idx = np.flatnonzero(by_default)
         if len(idx):
             alt = _to_datetime(text.iloc[idx], other)
-            same = _to_datetime(text.iloc[idx], default)
-            either[idx] = (alt.notna() & (alt != same)).to_numpy()
+            alt_days = alt.to_numpy().astype("datetime64[D]").astype(np.int64)
+            either[idx] = alt.notna().to_numpy() & (alt_days != days[idx])
             only[idx] = alt.isna().to_numpy()
         out.append((other, int(other_only.sum()), int(either.sum()), int(only.sum()),
                     text[other_only].drop_duplicates().head(2).tolist(),

@@ -11,7 +11,8 @@ first (``%d-%m-%Y``), the other order where the first fails (``13/05/1987``),
 making the other input's unreadable (a link of an ISO census with a register written
 ``%d/%m/%y``). A column written in the other order throughout is best read with
 ``format=`` (its ambiguous days are otherwise read the default way: the run warns when
-a column shows both). A value that does not parse is **missing** (no evidence either way) and is counted
+more of an input's values can only be read the other way than only the default way).
+A value that does not parse is **missing** (no evidence either way) and is counted
 (:meth:`DateMethod.count_invalid`, shown in the run report), except a value written as
 ``YYYYMMDD`` or ``YYYY-MM-DD`` that is no date because of a typo (``19231164``, day 64):
 its digits still reach the *exact* and *one edit* levels against another value (a typo is
@@ -42,9 +43,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ...blocking.text import as_key_strings
+from ...blocking.text import as_key_strings, blank
 from .base import Method, Prepared
-from .date_parsing import FORMATS, conventions, parse_dates, typo_digits
+from .date_parsing import FORMATS, conventions, parse_dates, read_dates, typo_digits
 
 __all__ = ["FORMATS", "DateMethod", "date_similarity", "parse_dates", "typo_digits"]
 
@@ -180,10 +181,16 @@ class DateMethod(Method):
 
     def invalid(self, values: pd.Series) -> np.ndarray:
         """Present values that are neither a date nor a date's digits with a typo."""
-        present = ~(values.isna().to_numpy() | (as_key_strings(values).str.strip()
-                                                 .fillna("") == "").to_numpy())
-        _, ok = parse_dates(values, self.format)
-        return present & ~ok & (typo_digits(values, ok, self.format) == 0)
+        return self._invalid(values, parse_dates(values, self.format)[1])
+
+    def _invalid(self, values: pd.Series, ok: np.ndarray) -> np.ndarray:
+        return ~blank(as_key_strings(values)) & ~ok & (typo_digits(values, ok) == 0)
+
+    def inspect(self, values: pd.Series
+                ) -> tuple[np.ndarray, list[tuple[str, int, int, int, list[str], list[str]]]]:
+        """:meth:`invalid` and :meth:`misread`, the values read once."""
+        days, ok, by = read_dates(values, self.format)
+        return self._invalid(values, ok), conventions(values, self.format, (days, by))
 
     def _matrix(self, lv: np.ndarray, rv: np.ndarray, cutoff: float | None) -> np.ndarray:
         return date_similarity(lv[:, None, :], rv[None, :, :])
