@@ -315,3 +315,22 @@ def test_whole_floats_beyond_2_53_key_as_the_integer_they_are():
     from decimal import Decimal
     assert as_key_strings(pd.Series([Decimal("9007199254740993")], dtype=object)).tolist() \
         == ["9007199254740993"]
+
+
+def test_a_date_key_meets_across_writings_and_names_bad_options(client):
+    """The same birth date written by a register (``19870512``), a census (``05/12/1987``)
+    and a datetime column shares a block; a bad part or format is refused naming the
+    column."""
+    import erblock
+    from erblock.blocking import date
+
+    census = pd.DataFrame({"dob": ["05/12/1987", "12/31/2001", "junk"], "n": ["a", "b", "c"]})
+    register = pd.DataFrame({"dob": pd.to_datetime(["1987-05-12", "2001-12-31", None]),
+                             "n": ["a", "x", "c"]}, index=[10, 11, 12])
+    pairs = erblock.link(census, register, key=date("dob"), compare={"n": "exact"},
+                         client=client)
+    assert sorted(zip(pairs["left_id"], pairs["right_id"])) == [(0, 10), (1, 11)]
+    for bad, words in (({"part": "week"}, "part must be one of"),
+                       ({"format": "dd/mm/yyyy"}, "strftime format")):
+        with pytest.raises(ValueError, match=f"'dob'.*{words}"):
+            date("dob", **bad)

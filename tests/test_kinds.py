@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import erblock
+from erblock.blocking.date_parsing import parse_dates
 from erblock.matchers.levels import resolve_levels
-from erblock.matchers.methods.date_parsing import parse_dates
 
 NULL = "null"
 

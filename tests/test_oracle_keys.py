@@ -15,6 +15,7 @@ from oracle import brute_dedupe, brute_link, key_values, pair_list
 
 import erblock
 from erblock import composite, items, minhash, prefix, qgrams, soundex, token, tokens
+from erblock.blocking import date
 from erblock.blocking.keys import Lower, Phonetic
 
 
@@ -26,6 +27,8 @@ def _frame() -> pd.DataFrame:
                  "zoe smith-jones", "  ", "Ann", "ann"],
         "tags": [["a", 1], ("b",), None, [], {"a"}, 1.0, "b", np.array(["c", "a"]), ["d"],
                  []],
+        "dob": ["1987-05-12", "19870512", "05/12/1987", "13/05/1987", None, "junk", "",
+                "1987-05-13", "12/31/2001", "20011231"],
     }, index=pd.Index([f"r{i}" for i in range(10)], name="rid"))
 
 
@@ -52,6 +55,11 @@ def test_values_by_hand() -> None:
         {"ann"}, {"zoe ", "oe s", "e sm", " smi", "smit", "mith"}]
     assert key_values(df, items("tags")).tolist() == [
         {"a", "1"}, {"b"}, set(), set(), {"a"}, {"1"}, {"b"}, {"c", "a"}, {"d"}, set()]
+    assert key_values(df, date("dob")).tolist() == [
+        "1987-05-12", "1987-05-12", "1987-05-12", "1987-05-13", None, None, None,
+        "1987-05-13", "2001-12-31", "2001-12-31"]
+    assert key_values(df, date("dob", "month", "%d/%m/%Y"))[["r2", "r3"]].tolist() == [
+        "1987-12", "1987-05"]
     both = key_values(df, ("code", "year")).tolist()
     assert both[0] == both[2] == ("1", "1987") and both[1] is None and both[3] is None
 
@@ -80,6 +88,9 @@ KEYS = {
     "minhash": minhash("name", bands=6, rows=2),
     "minhash on q-grams": minhash("name", 0.5, q=2),
     "composite with tokens": composite(tokens("name"), "year"),
+    "date": date("dob"),
+    "date's year, day first": date("dob", "year", "%d/%m/%Y"),
+    "date with a word": composite(date("dob", "month"), token("name", 0)),
 }
 
 

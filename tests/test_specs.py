@@ -67,6 +67,7 @@ def test_every_registered_key_kind_round_trips_through_json_and_its_cli_form():
     dict form, through JSON, rebuilds it; its command-line form, when it has one, too."""
     from erblock.blocking import (
         KEY_KINDS,
+        DateKey,
         Lower,
         Phonetic,
         items,
@@ -86,6 +87,7 @@ def test_every_registered_key_kind_round_trips_through_json_and_its_cli_form():
         "token": (token("title", 1), "token:title:1"),
         "phonetic": (Phonetic("surname", "nysiis"), "nysiis:surname"),
         "composite": (composite("year", prefix("title", 2)), "year+prefix:title:2"),
+        "date": (DateKey("dob", "year", "%d/%m/%Y"), "date:dob:year:%d/%m/%Y"),
         "tokens": (tokens("title", 2), "tokens:title:2"),
         "qgrams": (qgrams("title", 4), "qgrams:title:4"),
         "items": (items("tags"), "items:tags"),

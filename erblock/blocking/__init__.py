@@ -1,7 +1,8 @@
 """Blocking keys: specs that map records to int64 block ids (see :mod:`.keys`; multi-valued
-keys in :mod:`.multi` and :mod:`.minhash`); the registry of key kinds is :mod:`.registry`,
+keys in :mod:`.multi` and :mod:`.minhash`, dates read as dates in :mod:`.dates`); the registry of key kinds is :mod:`.registry`,
 the constructors users call are in :mod:`.make`."""
 
+from .dates import DateKey, date
 from .function import FunctionKey
 from .ids import block_id_items, block_ids, hash_keys
 from .keys import (
@@ -40,6 +41,7 @@ __all__ = [
     "NULL_BLOCK",
     "Column",
     "Composite",
+    "DateKey",
     "FunctionKey",
     "Items",
     "KEY_KINDS",
@@ -59,6 +61,7 @@ __all__ = [
     "hash_keys",
     "column",
     "composite",
+    "date",
     "items",
     "key_from_dict",
     "lower",

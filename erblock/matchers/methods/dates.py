@@ -2,12 +2,12 @@
 
 Values are parsed once per record: pandas datetimes as they are; text (or integers such as
 ``19870512``) with the first format that reads it, value by value: ``format=`` when
-given, then :data:`~.date_parsing.FORMATS`: ISO 8601 (``1987-05-12``, with or without a
+given, then :data:`~erblock.blocking.date_parsing.FORMATS`: ISO 8601 (``1987-05-12``, with or without a
 time; a date-time is the date it is written on, whatever its UTC offset), ``%Y%m%d``,
 eight digits day first (``12051987``), slashes month first (``%m/%d/%Y``), dashes day
 first (``%d-%m-%Y``), the other order where the first fails (``13/05/1987``),
 ``%d.%m.%Y`` and written months (``12 May 1987``, ``May 12, 1987``); see
-:mod:`.date_parsing`. So ``format=`` names how one input writes its dates without
+:mod:`erblock.blocking.date_parsing`. So ``format=`` names how one input writes its dates without
 making the other input's unreadable (a link of an ISO census with a register written
 ``%d/%m/%y``). A column written in the other order throughout is best read with
 ``format=`` (its ambiguous days are otherwise read the default way: the run warns when
@@ -43,9 +43,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ...blocking.date_parsing import FORMATS, conventions, parse_dates, read_dates, typo_digits
 from ...blocking.text import as_key_strings, blank
 from .base import Method, Prepared
-from .date_parsing import FORMATS, conventions, parse_dates, read_dates, typo_digits
 
 __all__ = ["FORMATS", "DateMethod", "date_similarity", "parse_dates", "typo_digits"]
 
@@ -176,7 +176,7 @@ class DateMethod(Method):
     def misread(self, values: pd.Series
                 ) -> list[tuple[str, int, int, int, list[str], list[str]]]:
         """Ambiguous dates (``05/12/1987``) in a column whose other values are written
-        the other way (``13/05/1987``): see :func:`.date_parsing.conventions`."""
+        the other way (``13/05/1987``): see :func:`erblock.blocking.date_parsing.conventions`."""
         return conventions(values, self.format)
 
     def invalid(self, values: pd.Series) -> np.ndarray:

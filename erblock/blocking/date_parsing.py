@@ -1,4 +1,5 @@
-"""Reading dates written as text, for the ``date`` comparison kind (:mod:`.dates`).
+"""Reading dates written as text, for the ``date`` comparison kind
+(:mod:`erblock.matchers.methods.dates`) and the ``date`` blocking key (:mod:`.dates`).
 
 A value is read by the first of the tried formats that parses it: ``format=`` when given,
 then :data:`FORMATS`. Each format is tried only on the values written in its shape
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...blocking.text import as_key_strings
+from .text import as_key_strings
 
 #: tried in order, value by value: a value is read by the first that parses it
 FORMATS = ("ISO8601", "%Y%m%d", "%d%m%Y", "%m%d%Y", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y",
