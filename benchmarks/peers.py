@@ -21,6 +21,8 @@ kind        comparison
 name        ``NameComparison(col)`` with term-frequency adjustments
 date        ``DateOfBirthComparison(col, input_is_string=True, datetime_format=F)``;
             ``F`` is ``%Y%m%d`` when the values are 8 digits, else ``%Y-%m-%d``
+            (the inputs of a link that write dates differently get them rewritten
+            ``%Y-%m-%d`` first, for both peers: :func:`_one_date_writing`)
 postcode    ``PostcodeComparison(col)`` with term-frequency adjustments
 email       ``EmailComparison(col)``
 phone       ``LevenshteinAtThresholds(col, [1, 2])``
@@ -102,7 +104,39 @@ def add_key_columns(case: Case) -> tuple[list[pd.DataFrame], list[str]]:
             v = spec.values(df).astype("string")
             df[col] = v.where(v.str.len() > 0, pd.NA).astype(object).where(v.notna(), None)
         names.append(col)
+    for col, kind in case.kinds.items():
+        if kind == "date":
+            _one_date_writing(frames, col)
     return frames, names
+
+
+#: how a frame writes its dates, by the shape most of its values have
+_WRITINGS = {"%Y%m%d": r"\d{8}", "%m/%d/%Y": r"\d{1,2}/\d{1,2}/\d{4}",
+             "%Y-%m-%d": r"\d{4}-\d{2}-\d{2}"}
+
+
+def _writing(values: pd.Series) -> str | None:
+    vals = values.dropna().astype(str)
+    if not len(vals):
+        return None
+    share = {f: vals.str.fullmatch(rx).mean() for f, rx in _WRITINGS.items()}
+    best = max(share, key=lambda f: share[f])
+    return best if share[best] > 0.5 else None
+
+
+def _one_date_writing(frames: list[pd.DataFrame], col: str) -> None:
+    """Dates written differently by the frames of a link (a census ``MM/DD/YYYY``, a
+    register ``YYYYMMDD``) are rewritten ``YYYY-MM-DD`` in every frame, as a Splink user
+    must (its ``DateOfBirthComparison`` takes one ``datetime_format``) and a recordlinkage
+    user would (its exact feature compares the text); a value that does not read in its
+    frame's writing becomes missing. Frames that write dates alike are left as they are.
+    erblock reads each input's dates as written."""
+    forms = [_writing(df[col]) for df in frames]
+    if len(set(forms)) < 2 or None in forms:
+        return
+    for df, form in zip(frames, forms):
+        got = pd.to_datetime(df[col], format=form, errors="coerce")
+        df[col] = got.dt.strftime("%Y-%m-%d").astype(object).where(got.notna(), None)
 
 
 def identifying_columns(case: Case, n: int = 3) -> list[str]:

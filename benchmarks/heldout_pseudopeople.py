@@ -1,0 +1,108 @@
+"""Held-out person registers from pseudopeople: a census linked to a Social Security register.
+
+pseudopeople (the US Census Bureau-funded simulator of the Institute for Health Metrics
+and Evaluation, BSD-3-Clause) ships a *sample* population of about 20,000 simulated
+people in its wheel and writes the records that different registers would hold of them,
+with the errors those registers make: typos, OCR and phonetic errors, nicknames, fake
+names, swapped month and day, copies of a household member's age or birth date, missing
+values, left-out rows. Its own default noise is used, at a fixed seed.
+
+- ``pp_census_ssa``: link of the 2020 decennial census (about 10,000 records: one per
+  person counted) to the Social Security register (about 24,000: creation and death
+  events of every year, so a person can have two records), first name, middle initial,
+  last name, date of birth and sex. The census writes dates ``MM/DD/YYYY``, the register
+  ``YYYYMMDD``; the register's middle name is cut to its initial, as the census writes
+  it. Truth: records of the same simulant. Rule P of :mod:`heldout`: (1) soundex of the
+  last name + first letter of the first name, (2) the whole date of birth, read as a date
+  (:func:`erblock.blocking.date`: the two inputs write it differently, so the raw
+  strings share no block), no postcode.
+
+Generating needs pseudopeople 1.3.1, which pins its own dependencies (vivarium): it is
+run in a virtual environment of its own, ``$ERBLOCK_HELDOUT_CACHE/pseudopeople-1.3.1-venv``
+(made with ``python -m venv`` and ``pip install pseudopeople==1.3.1`` on first use,
+unless ``ERBLOCK_HELDOUT_NO_FETCH`` is set), or by the current Python when it has that
+version. The generated records are cached as parquet next to it.
+
+Kinds, blocking and seed were fixed before any system was run on these records.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+import venv
+
+import pandas as pd
+
+from erblock.blocking import composite, date, prefix, soundex
+
+import heldout as ho
+
+VERSION = "1.3.1"
+SEED = 1
+KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "name",
+         "date_of_birth": "date", "sex": "exact"}
+
+_SCRIPT = """
+import sys
+import pseudopeople as psp
+out, seed = sys.argv[1], int(sys.argv[2])
+c = psp.generate_decennial_census(year=2020, seed=seed, verbose=False)
+s = psp.generate_social_security(year=None, seed=seed, verbose=False)
+c.to_parquet(f"{out}/census.parquet")
+s.to_parquet(f"{out}/ssa.parquet")
+"""
+
+
+def _python() -> str:
+    """A Python with pseudopeople ``VERSION``: this one, or the cache's own venv."""
+    try:
+        if importlib.metadata.version("pseudopeople") == VERSION:
+            return sys.executable
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    env = ho.cache_dir() / f"pseudopeople-{VERSION}-venv"
+    py = env / "bin" / "python"
+    if not py.exists():
+        if os.environ.get(ho.NO_FETCH_ENV):
+            raise FileNotFoundError(f"pseudopeople {VERSION} is not installed and "
+                                    f"{ho.NO_FETCH_ENV} is set")
+        print(f"heldout: making {env} (pip install pseudopeople=={VERSION})", file=sys.stderr)
+        venv.create(env, with_pip=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                        f"pseudopeople=={VERSION}"], check=True)
+    return str(py)
+
+
+def _generated(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    out = ho.cache_dir() / f"pseudopeople-{VERSION}-seed{seed}"
+    if not (out / "ssa.parquet").exists():
+        out.mkdir(parents=True, exist_ok=True)
+        subprocess.run([_python(), "-c", _SCRIPT, str(out), str(seed)], check=True,
+                       stderr=subprocess.DEVNULL)
+    return pd.read_parquet(out / "census.parquet"), pd.read_parquet(out / "ssa.parquet")
+
+
+def _frame(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.reset_index(drop=True)
+    df.index = df.index.astype("int64")
+    return ho._clean(df[list(KINDS)].astype(object))
+
+
+def load_pp_census_ssa() -> ho.HeldOut:
+    """pseudopeople: 2020 census x Social Security register (link, ~10,000 x ~24,000)."""
+    census, ssa = _generated(SEED)
+    ssa = ssa.assign(middle_initial=ssa["middle_name"].astype("string").str[:1])
+    left, right = _frame(census), _frame(ssa)
+    truth = ho._link_truth(pd.Series(census["simulant_id"].to_numpy(), index=left.index),
+                           pd.Series(ssa["simulant_id"].to_numpy(), index=right.index))
+    blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
+                date("date_of_birth")]
+    return ho.HeldOut(
+        "pp_census_ssa", "link", (left, right), truth, dict(KINDS), blocking,
+        f"pseudopeople=={VERSION}: generate_decennial_census(year=2020, seed={SEED}) x "
+        f"generate_social_security(year=None, seed={SEED}), default noise",
+        "Census dates MM/DD/YYYY, register YYYYMMDD; the register's middle name cut to its "
+        "initial; a person has up to two register records (creation, death).")
