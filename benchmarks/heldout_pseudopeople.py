@@ -34,11 +34,10 @@ import subprocess
 import sys
 import venv
 
+import heldout as ho
 import pandas as pd
 
 from erblock.blocking import composite, date, prefix, soundex
-
-import heldout as ho
 
 VERSION = "1.3.1"
 SEED = 1
