@@ -116,6 +116,11 @@ def test_page_is_self_contained_and_shows_the_numbers():
     assert ("<ul class='warnings'><li>compare &#x27;dob_date&#x27;: 40 of the 40 present "
             "values of &#x27;dob&#x27; (100%) cannot be read &lt;x&gt;</li></ul>"
             in render_html(d))
+    assert "id='unmet'" not in page
+    d["settings"]["unmet_passes"] = ["blocking pass 0 (Column(column='dob')): <none>"]
+    assert ("<div id='unmet'><b>blocking passes that find almost nothing</b><ul "
+            "class='warnings'><li>blocking pass 0 (Column(column=&#x27;dob&#x27;)): "
+            "&lt;none&gt;</li></ul></div>" in render_html(d))
 
 
 def test_screenshot_in_headless_chromium(chromium, tmp_path):

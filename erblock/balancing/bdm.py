@@ -107,12 +107,18 @@ def block_comparisons(n_r: np.ndarray, n_s: np.ndarray, link: bool) -> np.ndarra
     return n_r * (n_r - 1) // 2
 
 
-def count_partition(block: np.ndarray, part: int, src: int) -> dict[str, np.ndarray]:
-    """Per-partition BDM rows from the block ids of one input partition (runs on workers)."""
-    blocks, counts = np.unique(np.asarray(block, dtype=np.int64), return_counts=True)
-    return {
+def count_partition(block: np.ndarray, part: int, src: int,
+                    passes: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per-partition BDM rows from the block ids of one input partition (runs on workers);
+    with ``passes`` (the pass of each block id), the pass of each row too."""
+    block = np.asarray(block, dtype=np.int64)
+    blocks, first, counts = np.unique(block, return_index=True, return_counts=True)
+    out = {
         "block": blocks,
         "part": np.full(len(blocks), part, dtype=np.int64),
         "src": np.full(len(blocks), src, dtype=np.int8),
         "count": counts.astype(np.int64),
     }
+    if passes is not None:
+        out["pass"] = np.asarray(passes, dtype=np.int8)[first]
+    return out

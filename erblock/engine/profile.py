@@ -24,6 +24,7 @@ import dask
 import numpy as np
 
 from ..balancing.bdm import BDM, SRC_R, SRC_S
+from ..balancing.passes import PassOverlap, pass_overlaps
 from ..balancing.progressive import SampleEstimate, SampleGoal, estimate, goal_test
 from ..balancing.sampled import plan_sampled
 from ..balancing.sketch import SketchProfile, as_sketch_spec
@@ -51,6 +52,8 @@ class Profile:
     data: Any
     records: dict[str, int]
     sample: dict[str, Any] | None = field(default=None, repr=False)
+    #: what each pass finds (from the BDM; empty for a sketch or a sample)
+    passes: tuple[PassOverlap, ...] = field(default=(), repr=False)
 
     @property
     def records_with_key(self) -> int:
@@ -109,8 +112,16 @@ def check_unique_ids(ids: dict[int, list[np.ndarray]], link: bool, where: str = 
 
 
 def _bdm_rows(results: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
-    cols = {k: [r[k] for r in results] for k in ("block", "part", "src", "count")}
+    names = ("block", "part", "src", "count", "pass")
+    cols = {k: [r[k] for r in results if k in r] for k in names}
     return {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in cols.items()}
+
+
+def _overlaps(rows: dict[str, np.ndarray], job: Job) -> tuple[PassOverlap, ...]:
+    if len(rows["pass"]) != len(rows["block"]):
+        return ()
+    return pass_overlaps(rows["block"], rows["src"], rows["count"], rows["pass"],
+                         len(job.keys), job.link)
 
 
 def _bdm(rows: dict[str, np.ndarray], n_parts: tuple[int, int], link: bool) -> BDM:
@@ -149,7 +160,8 @@ def profile_bdm(client: Executor, job: Job, sources: Sequence[Source],
     check_unique_ids(ids, job.link, id_columns=job.id_columns)
     rows = _bdm_rows(results)
     return Profile("bdm", _bdm(rows, _n_parts(sources), job.link),
-                   _record_counts(records[: len(sources)], _not_blocked(rows)))
+                   _record_counts(records[: len(sources)], _not_blocked(rows)),
+                   passes=_overlaps(rows, job))
 
 
 def profile_sketch(client: Executor, job: Job, sources: Sequence[Source],

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..attrs import SharedDict
+from ..balancing.passes import unmet_passes
 from ..blocking.neighbourhood import window_of
 from ..matchers.assignment import assign
 from ..matchers.scoring.base import MODEL_ATTR, PASS_COLUMN, ModelWarning, ScoringModel
@@ -160,6 +161,9 @@ def run(job: Job, frames: Sequence[Any], client: Executor, *, check_ids: Sequenc
     profile = profile_for(client, job, sources, check_ids, first_task_count(job, threads))
     client, sources, profile, executor = settle(client, job, sources, profile, check_ids,
                                                 cluster)
+    unmet = unmet_passes(profile.passes, job.keys, job.link)
+    for line in unmet:  # said before the run: the pairs such a pass would find are lost
+        warnings.warn(line, UserWarning, stacklevel=3)
     threads = total_threads(client)
     t1 = time.perf_counter()
     phases["profile"] = t1 - t0
@@ -176,6 +180,10 @@ def run(job: Job, frames: Sequence[Any], client: Executor, *, check_ids: Sequenc
     out_dir, final_dir = start_output(job.output, job.options.overwrite)
     settings = _settings(job, r, sources[0].n_parts)
     settings["executor"] = executor
+    if profile.passes:
+        settings["passes"] = [o.to_dict() for o in profile.passes]
+    if unmet:
+        settings["unmet_passes"] = unmet
     t2 = time.perf_counter()
     invalid = count_invalid(client, job, sources)
     results: list[tuple[pd.DataFrame | None, TaskStats]] = []

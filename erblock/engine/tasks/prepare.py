@@ -149,7 +149,8 @@ def profile_partition(part: pd.DataFrame, check_ids: bool) -> dict[str, Any]:
     # a prepared partition holds one input partition of one source
     number = int(part[PART].to_numpy()[0]) if len(part) else 0
     src = int(part[SRC].to_numpy()[0]) if len(part) else 0
-    out: dict[str, Any] = count_partition(part[BLOCK].to_numpy(np.int64), number, src)
+    out: dict[str, Any] = count_partition(part[BLOCK].to_numpy(np.int64), number, src,
+                                          part[PASS].to_numpy(np.int8))
     out["records"] = int(len(np.unique(part[RID].to_numpy(np.int64))))
     if check_ids:
         out["ids"] = _id_hashes(part)
