@@ -11,7 +11,8 @@ than half of it) is a *collapse*: the model, not the blocking, lost the matches.
 
 The list was written down as a stress test, not chosen to look good: it holds the
 blockings on which the model once collapsed (Fodors-Zagat on the area code: F1 0.007; on
-the city column: 0.186) next to ordinary ones.
+the city column: 0.186; the pseudopeople census x register on last name OR first name:
+0.144) next to ordinary ones.
 
 Splink and recordlinkage run on the same candidate pairs, configured as in the quality
 benchmark (``peers.py``), wherever every pass's key is single-valued (the harness gives
@@ -47,7 +48,7 @@ import heldout  # noqa: E402
 import quality_cases as qc  # noqa: E402
 import runinfo  # noqa: E402
 
-from erblock.blocking import prefix, soundex, tokens  # noqa: E402
+from erblock.blocking import date, prefix, soundex, tokens  # noqa: E402
 from erblock.blocking.make import as_key_spec  # noqa: E402
 from erblock.matchers.scoring.base import ModelWarning  # noqa: E402
 
@@ -78,6 +79,12 @@ BLOCKINGS: tuple[tuple[str, str, Any, Any], ...] = (
     ("rldata10000", "last name OR first name (columns)", ["lname_c1", "fname_c1"], None),
     ("historical_50k", "surname (column)", "surname", None),
     ("historical_50k", "dob OR surname (columns)", ["dob", "surname"], None),
+    # added in session 46, where the first one collapsed (F1 0.144, best 0.967): a
+    # first-name pass gathers people born in the same years
+    ("pp_census_ssa", "last name OR first name (columns)", ["last_name", "first_name"], None),
+    ("pp_census_ssa", "soundex(last name)", soundex("last_name"), None),
+    ("pp_census_ssa", "date of birth (as a date) OR last name",
+     [date("date_of_birth"), "last_name"], None),
 )
 
 

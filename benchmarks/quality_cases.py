@@ -169,6 +169,8 @@ def describe_key(k: Any) -> str:
         return f"{spec.algorithm}({spec.column})"
     if kind == "Tokens":
         return f"words({spec.column})"
+    if kind == "DateKey":
+        return f"date({spec.column})" if spec.part == "day" else f"{spec.part}({spec.column})"
     return repr(spec)
 
 

@@ -207,6 +207,34 @@ def test_a_pass_keyed_on_partial_agreement_takes_m_from_the_other_session(popula
     _check_m(res, [1, 2, 3])
 
 
+def test_a_pass_whose_key_gathers_alike_non_matches_on_free_comparisons(population):
+    """A second pass keyed on b whose key also gathers non-matches that partly agree on c
+    and d, which no key selects (a first-name pass selects people born in the same years:
+    four in ten of its non-matches are of one cohort). Its EM took those for matches
+    (λ_s 0.40 where 0.009 are; the model's λ three times too high, m of c and d far off).
+    Their agreement carries far less evidence than the first session's matches', so the
+    session is refitted with m held: only its match share is free."""
+    gamma, match = population
+    rng = np.random.default_rng(5)
+    first = _passes(gamma, [0])[0]
+    second = ~first & (gamma[:, 1] == len(M[1]) - 1)
+    g = gamma.copy()
+    cohort = second & ~match & (rng.random(len(match)) < 0.4)
+    for k, shares in ((2, [0.2, 0.75, 0.05]), (3, [0.5, 0.45, 0.05])):
+        g[cohort, k] = rng.choice(3, size=int(cohort.sum()), p=shares)
+    hists = {0: _hist(g[first]), 1: _hist(g[second])}
+    recall = match[first | second].sum() / match.sum()
+    res = train(hists, U, [3] * 4, {0: {0}, 1: {1}}, N_PAIRS, NAMES, recall=recall)
+    s1 = next(s for s in res.sessions if s.passes == (1,))
+    assert s1.trusted and s1.m_held == (2, 3)
+    assert s1.lam == pytest.approx(match[second].mean(), abs=0.005)
+    assert res.lam == pytest.approx(match.mean(), rel=LAM_REL_TOL)
+    _check_m(res, [0, 1, 2, 3])
+    assert any("passes [1] called 40% of its" in w and "not matches" in w
+               for w in res.warnings)
+    assert s1.to_dict(NAMES)["m_held"] == ["c", "d"]
+
+
 def test_default_decision_precise_on_a_generated_link_with_a_high_match_rate(client):
     """A link where a quarter of the candidates are true: precision >= 0.9 at the
     default decision (match_probability >= 0.5), with the typed kinds and defaults."""

@@ -45,6 +45,8 @@ class Session:
     m_blocked: dict[int, np.ndarray] = field(default_factory=dict)
     u_blocked: dict[int, np.ndarray] = field(default_factory=dict)
     m_fixed: tuple[int, ...] = ()  #: selected comparisons whose m other sessions gave
+    #: comparisons no key selects whose m other sessions gave: a weak fit (:func:`weak`)
+    m_held: tuple[int, ...] = ()
     #: per comparison, the session's expected matches among the pairs where it is present
     seen_matches: dict[int, float] = field(default_factory=dict)
 
@@ -62,6 +64,7 @@ class Session:
                 "deactivated": [names[k] for k in self.blocked],
                 "detected": [names[k] for k in self.detected],
                 "m_fixed": [names[k] for k in self.m_fixed],
+                "m_held": [names[k] for k in self.m_held],
                 "lambda": self.lam if self.trained else None, "n_iter": self.n_iter,
                 "converged": self.converged, "trained": self.trained,
                 "trusted": self.trained and self.trusted,
@@ -148,6 +151,38 @@ def evidence(s: Session, u: Sequence[np.ndarray], among: set[int] | None = None)
     return sum(kl_bits(m, u[k]) for k, m in s.m.items() if among is None or k in among)
 
 
+def weak(sessions: Sequence[Session], u: Sequence[np.ndarray],
+         min_matches: float) -> dict[int, int]:
+    """Trusted sessions whose matches carry less than ``EVIDENCE_RATIO`` of the evidence
+    of another trusted session's matches, on the comparisons both hold free (at least
+    ``min_matches`` expected matches each where they are present): session -> the
+    strongest such other session.
+
+    m is a property of the matches: on what no key selects, the matches of any pass agree
+    alike. A fit whose "matches" agree far less there has split off something else: a
+    key correlated with a free comparison (a first-name pass selects people born in the
+    same years: EM took 45 % of its 545,000 candidates, those of similar age, for
+    matches, and the model expected 22 matches per record) or chance agreements where an
+    earlier pass found every match. Its m is then held at the other sessions' and only
+    its match share is refitted (:func:`~.training.train`)."""
+    ok = [i for i, s in enumerate(sessions) if s.trained and s.trusted and s.m]
+    out: dict[int, int] = {}
+    for i in ok:
+        best, strength = -1, 0.0
+        for j in ok:
+            common = {k for k in set(sessions[i].m) & set(sessions[j].m)
+                      if min(sessions[i].matches_with(k), sessions[j].matches_with(k))
+                      >= min_matches}
+            if j == i or not common:
+                continue
+            mine, theirs = evidence(sessions[i], u, common), evidence(sessions[j], u, common)
+            if mine < EVIDENCE_RATIO * theirs and theirs > strength:
+                best, strength = j, theirs
+        if best >= 0:
+            out[i] = best
+    return out
+
+
 def _hollow(sessions: Sequence[Session], u: Sequence[np.ndarray] | None) -> set[int]:
     """Sessions (indexes) fitted below ``DEGENERATE`` whose matches carry less than
     ``EVIDENCE_RATIO`` of the evidence of a degenerate fit's matches, on the comparisons
@@ -212,3 +247,40 @@ def pooled_m(sessions: Sequence[Session], K: int, selected: bool = False
             out[k] = np.average(np.stack([x for x, _ in pool]), axis=0,
                                 weights=[w for _, w in pool])
     return out
+
+
+def against_references(sessions: Sequence[Session], againsts: Sequence[frozenset[int]],
+                       pooled: Mapping[int, np.ndarray], u: Sequence[np.ndarray],
+                       min_matches: float) -> dict[int, tuple[int, np.ndarray]]:
+    """For each comparison that only earlier keys select on and no session has free:
+    the session (index) whose first, free fit tells its matches from random pairs best
+    (the largest KL divergence of its m from the random-pair u), among the trusted ones
+    with at least ``min_matches`` expected matches where it is present, and that m
+    (module doc of :mod:`.training`, step 4). Related records that a key gathers (housemates a postcode pass
+    finds) pull a session's m of the names toward u, so the best-separated estimate is
+    the least contaminated one, whatever the order of the passes."""
+    best: dict[int, tuple[float, int, np.ndarray]] = {}
+    for i, s in enumerate(sessions):
+        if not (s.trained and s.trusted):
+            continue
+        for k in againsts[i]:
+            if k in pooled or k not in s.m_blocked or s.matches_with(k) < min_matches:
+                continue
+            m = np.asarray(s.m_blocked[k], dtype=np.float64)
+            kl = kl_bits(m, u[k])  # the largest, in any base
+            if k not in best or kl > best[k][0]:
+                best[k] = (kl, i, m)
+    return {k: (i, m) for k, (_, i, m) in best.items()}
+
+
+def weak_warning(s: Session, strong: Session, lam: float, u: Sequence[np.ndarray],
+                 names: Sequence[str]) -> str:
+    """What is said of a :func:`weak` session ``s`` refitted to match share ``lam``."""
+    common = set(s.m) & set(strong.m)
+    return (f"EM on passes {list(s.passes)} called {s.lam:.0%} of its {s.pairs} candidates "
+            f"matches, whose agreement on {', '.join(names[k] for k in sorted(common))} "
+            f"carries {evidence(s, u, common):.1f} bits against "
+            f"{evidence(strong, u, common):.1f} for those of passes {list(strong.passes)}: "
+            "not matches (a key correlated with a compared column, such as first names "
+            "with birth years, gathers alike non-matches); refitted with the other "
+            f"sessions' m held, its match share is {lam:.2%}")

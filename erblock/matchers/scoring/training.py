@@ -73,6 +73,12 @@ random pairs do. Training follows from that:
    on area code and house number, where the city always agrees; the tenth pass of a
    person blocking, after keys on every name, date and postcode) can explain its
    candidates as mostly matches that disagree on the phone or on both names.
+   Likewise a session whose matches carry less than half the evidence of another
+   trusted session's matches on the comparisons both hold free (:func:`.sessions.weak`)
+   has split off something else (a first-name pass gathers people born in the same
+   years, and EM took the similar ages for matches: 45 % of 545,000 candidates): it is
+   refitted with those comparisons' m held at the other sessions' (``m_held``), so only
+   its match share and its keys' u are free, and warned about.
 5. **λ** is the fixed point of λ = Σ_candidates P(match | γ; λ) / (pairs in all), i.e. EM
    over all record pairs assuming the pairs blocking did not find are non-matches
    (divided by the assumed ``recall`` of the blocking, 1 by default); the pairs of a
@@ -124,10 +130,20 @@ from typing import Any
 import numpy as np
 
 from ..em import fit_em
-from ..levels import M_PSEUDO, PatternHistogram, default_m, kl_bits, posterior
+from ..levels import M_PSEUDO, PatternHistogram, default_m, posterior
 from .detection import detect_selected
 from .related import seen_levels, truncated
-from .sessions import Session, Trained, distrust, fit_warnings, pooled_m, session_m
+from .sessions import (
+    Session,
+    Trained,
+    against_references,
+    distrust,
+    fit_warnings,
+    pooled_m,
+    session_m,
+    weak,
+    weak_warning,
+)
 from .third_class import MIN_MATCHES, fit_third_class
 
 MIN_SESSION_PAIRS = 20  #: a session with fewer pairs trains nothing
@@ -212,30 +228,6 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
     return s
 
 
-def _against_references(sessions: Sequence[Session], againsts: Sequence[frozenset[int]],
-                        pooled: Mapping[int, np.ndarray], u: Sequence[np.ndarray]
-                        ) -> dict[int, tuple[int, np.ndarray]]:
-    """For each comparison that only earlier keys select on and no session has free:
-    the session (index) whose first, free fit tells its matches from random pairs best
-    (the largest KL divergence of its m from the random-pair u), among the trusted ones
-    with at least ``MIN_MATCHES`` expected matches where it is present, and that m
-    (module doc, step 4). Related records that a key gathers (housemates a postcode pass
-    finds) pull a session's m of the names toward u, so the best-separated estimate is
-    the least contaminated one, whatever the order of the passes."""
-    best: dict[int, tuple[float, int, np.ndarray]] = {}
-    for i, s in enumerate(sessions):
-        if not (s.trained and s.trusted):
-            continue
-        for k in againsts[i]:
-            if k in pooled or k not in s.m_blocked or s.matches_with(k) < MIN_MATCHES:
-                continue
-            m = np.asarray(s.m_blocked[k], dtype=np.float64)
-            kl = kl_bits(m, u[k])  # the largest, in any base
-            if k not in best or kl > best[k][0]:
-                best[k] = (kl, i, m)
-    return {k: (i, m) for k, (_, i, m) in best.items()}
-
-
 def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
           n_levels: Sequence[int], blocked: Mapping[int, set[int]], total_pairs: float,
           names: Sequence[str], *, recall: float = 1.0, detect: bool = True,
@@ -285,18 +277,26 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
     # λ_s, the m of what no key touches and the non-matches' u of its own key's
     # comparisons are free there.
     distrust(sessions, u)
+    weaker = weak(sessions, u, MIN_MATCHES)  # a fit whose matches are something else
+    for i in weaker:
+        sessions[i].trusted = False  # left out of the pooled m and the references
     pooled = pooled_m(sessions, K)
-    refs = _against_references(sessions, againsts, pooled, u)
+    refs = against_references(sessions, againsts, pooled, u, MIN_MATCHES)
     for i, s in enumerate(sessions):
         keyed = set(s.detected).union(*(blocked.get(p, set()) for p in s.passes), againsts[i])
         held = {k: pooled[k] for k in keyed if k in pooled}
         held.update({k: m for k, (j, m) in refs.items() if k in againsts[i] and j != i})
+        if i in weaker:  # only its match share (and its keys' u) is refitted
+            held.update({k: pooled[k] for k in s.m if k in pooled})
         known = session_m(merged[i], held)
         if s.trained and known and s.set_aside != "no evidence":  # it found no matches
             refit = _session(merged[i], s.passes, set(s.blocked), n_levels, u, False,
                              max_iter, tol, known, againsts[i] - set(s.detected),
                              u_before(s.passes[0]) if u_before else None)
             refit.detected = s.detected
+            if i in weaker:
+                refit.m_held = tuple(sorted(k for k in s.m if k in known))
+                warnings.append(weak_warning(s, sessions[weaker[i]], refit.lam, u, names))
             sessions[i] = refit
     for s in distrust(sessions, u):
         if s.set_aside == "inverted":
