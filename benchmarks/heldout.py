@@ -191,7 +191,9 @@ __all__ = [
     "load_gen_person_small",
     "load_gen_products",
     "load_gen_restaurants",
+    "load_pp_census_decade",
     "load_pp_census_ssa",
+    "load_pp_census_w2",
     "load_rldata500",
     "load_rldata10000",
     "main",
@@ -883,6 +885,20 @@ def load_pp_census_ssa() -> HeldOut:
     return load_it()
 
 
+def load_pp_census_decade() -> HeldOut:
+    """pseudopeople's 2020 census x its 2030 census (:mod:`heldout_pseudopeople`)."""
+    from heldout_pseudopeople import load_pp_census_decade as load_it
+
+    return load_it()
+
+
+def load_pp_census_w2() -> HeldOut:
+    """pseudopeople's 2020 census x 2020 tax forms (:mod:`heldout_pseudopeople`)."""
+    from heldout_pseudopeople import load_pp_census_w2 as load_it
+
+    return load_it()
+
+
 LOADERS: dict[str, Callable[[], HeldOut]] = {
     "febrl4": load_febrl4,
     "febrl3": load_febrl3,
@@ -896,6 +912,8 @@ LOADERS: dict[str, Callable[[], HeldOut]] = {
     "gen_restaurants": load_gen_restaurants,
     "gen_products": load_gen_products,
     "pp_census_ssa": load_pp_census_ssa,
+    "pp_census_decade": load_pp_census_decade,
+    "pp_census_w2": load_pp_census_w2,
 }
 
 

@@ -7,6 +7,12 @@ with the errors those registers make: typos, OCR and phonetic errors, nicknames,
 names, swapped month and day, copies of a household member's age or birth date, missing
 values, left-out rows. Its own default noise is used, at a fixed seed.
 
+- ``pp_census_decade``: the 2020 census x the 2030 census (people moved, married, died
+  and were born between them), names, birth date, sex, house number and street; rule P
+  (the sample town's city and zip code are one value: no postcode pass).
+- ``pp_census_w2``: the 2020 census x the 2020 W-2 and 1099 tax forms (one per employer),
+  names and mailing address only (no birth date: the household problem), blocked on
+  rule P's name pass and house number + first street word.
 - ``pp_census_ssa``: link of the 2020 decennial census (about 10,000 records: one per
   person counted) to the Social Security register (about 24,000: creation and death
   events of every year, so a person can have two records), first name, middle initial,
@@ -37,21 +43,26 @@ import venv
 import heldout as ho
 import pandas as pd
 
-from erblock.blocking import composite, date, prefix, soundex
+from erblock.blocking import composite, date, prefix, soundex, token
 
 VERSION = "1.3.1"
 SEED = 1
 KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "name",
          "date_of_birth": "date", "sex": "exact"}
 
+#: the generated tables: file name -> pseudopeople call
+TABLES = {
+    "census": "generate_decennial_census(year=2020, seed={seed}, verbose=False)",
+    "ssa": "generate_social_security(year=None, seed={seed}, verbose=False)",
+    "census2030": "generate_decennial_census(year=2030, seed={seed}, verbose=False)",
+    "w2": "generate_taxes_w2_and_1099(year=2020, seed={seed}, verbose=False)",
+}
 _SCRIPT = """
 import sys
 import pseudopeople as psp
-out, seed = sys.argv[1], int(sys.argv[2])
-c = psp.generate_decennial_census(year=2020, seed=seed, verbose=False)
-s = psp.generate_social_security(year=None, seed=seed, verbose=False)
-c.to_parquet(f"{out}/census.parquet")
-s.to_parquet(f"{out}/ssa.parquet")
+out, name, call = sys.argv[1], sys.argv[2], sys.argv[3]
+getattr(psp, call.split("(")[0])(**eval("dict(" + call.split("(", 1)[1])).to_parquet(
+    f"{out}/{name}.parquet")
 """
 
 
@@ -75,28 +86,34 @@ def _python() -> str:
     return str(py)
 
 
-def _generated(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _generated(name: str, seed: int = SEED) -> pd.DataFrame:
+    """The table ``name`` of :data:`TABLES` as pseudopeople writes it at ``seed`` (cached)."""
     out = ho.cache_dir() / f"pseudopeople-{VERSION}-seed{seed}"
-    if not (out / "ssa.parquet").exists():
+    if not (out / f"{name}.parquet").exists():
         out.mkdir(parents=True, exist_ok=True)
-        subprocess.run([_python(), "-c", _SCRIPT, str(out), str(seed)], check=True,
-                       stderr=subprocess.DEVNULL)
-    return pd.read_parquet(out / "census.parquet"), pd.read_parquet(out / "ssa.parquet")
+        subprocess.run([_python(), "-c", _SCRIPT, str(out), name,
+                        TABLES[name].format(seed=seed)], check=True, stderr=subprocess.DEVNULL)
+    return pd.read_parquet(out / f"{name}.parquet")
 
 
-def _frame(df: pd.DataFrame) -> pd.DataFrame:
+def _frame(df: pd.DataFrame, kinds: dict[str, str] = KINDS) -> pd.DataFrame:
     df = df.reset_index(drop=True)
     df.index = df.index.astype("int64")
-    return ho._clean(df[list(KINDS)].astype(object))
+    return ho._clean(df[list(kinds)].astype(object))
+
+
+def _truth(left: pd.DataFrame, right: pd.DataFrame, a: pd.DataFrame, b: pd.DataFrame
+           ) -> pd.DataFrame:
+    return ho._link_truth(pd.Series(a["simulant_id"].to_numpy(), index=left.index),
+                          pd.Series(b["simulant_id"].to_numpy(), index=right.index))
 
 
 def load_pp_census_ssa() -> ho.HeldOut:
     """pseudopeople: 2020 census x Social Security register (link, ~10,000 x ~24,000)."""
-    census, ssa = _generated(SEED)
+    census, ssa = _generated("census"), _generated("ssa")
     ssa = ssa.assign(middle_initial=ssa["middle_name"].astype("string").str[:1])
     left, right = _frame(census), _frame(ssa)
-    truth = ho._link_truth(pd.Series(census["simulant_id"].to_numpy(), index=left.index),
-                           pd.Series(ssa["simulant_id"].to_numpy(), index=right.index))
+    truth = _truth(left, right, census, ssa)
     blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
                 date("date_of_birth")]
     return ho.HeldOut(
@@ -105,3 +122,46 @@ def load_pp_census_ssa() -> ho.HeldOut:
         f"generate_social_security(year=None, seed={SEED}), default noise",
         "Census dates MM/DD/YYYY, register YYYYMMDD; the register's middle name cut to its "
         "initial; a person has up to two register records (creation, death).")
+
+
+ADDRESS_KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "name",
+                 "date_of_birth": "date", "sex": "exact", "street_number": "exact",
+                 "street_name": "text"}
+
+
+def load_pp_census_decade() -> ho.HeldOut:
+    """pseudopeople: the 2020 census x the 2030 census (link, ~10,000 x ~11,000)."""
+    a, b = _generated("census"), _generated("census2030")
+    left, right = _frame(a, ADDRESS_KINDS), _frame(b, ADDRESS_KINDS)
+    blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
+                date("date_of_birth")]
+    return ho.HeldOut(
+        "pp_census_decade", "link", (left, right), _truth(left, right, a, b),
+        dict(ADDRESS_KINDS), blocking,
+        f"pseudopeople=={VERSION}: generate_decennial_census(year=2020 and 2030, "
+        f"seed={SEED}), default noise",
+        "Ten years apart: people moved, married, died and were born; the sample town's "
+        "city and zip code are one value (left out). Rule P: no postcode pass.")
+
+
+W2_KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "name",
+            "street_number": "exact", "street_name": "text"}
+
+
+def load_pp_census_w2() -> ho.HeldOut:
+    """pseudopeople: the 2020 census x 2020 W-2 and 1099 tax forms (no birth date)."""
+    census, w2 = _generated("census"), _generated("w2")
+    w2 = w2.rename(columns={"mailing_address_street_number": "street_number",
+                            "mailing_address_street_name": "street_name"})
+    left, right = _frame(census, W2_KINDS), _frame(w2, W2_KINDS)
+    blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
+                composite("street_number", token("street_name", 0))]
+    return ho.HeldOut(
+        "pp_census_w2", "link", (left, right), _truth(left, right, census, w2),
+        dict(W2_KINDS), blocking,
+        f"pseudopeople=={VERSION}: generate_decennial_census(year=2020) x "
+        f"generate_taxes_w2_and_1099(year=2020), seed={SEED}, default noise",
+        "No birth date on tax forms: names and the mailing address only, so the people of "
+        "one household share the address and often the last name; a person has one form "
+        "per employer. Blocking: rule P's name pass and, for the missing date and the "
+        "one-value zip code, house number + first word of the street.")
