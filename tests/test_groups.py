@@ -86,8 +86,12 @@ def test_the_group_holds_what_agrees_with_the_locating_comparisons_beyond_chance
     h = _random_hist()
     # postcode a seed, date never joins (it describes the record), surname independent
     assert G.find_groups(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1),)
-    # nothing locates: no group; a seed alone: no group
-    assert G.find_groups(h, [2] * 4, [None, None, False, None], m, u, 1e-9) == ()
+    # no kind locates a record: two comparisons of no descriptive kind that go together
+    # start the group (a house number and a street, on tax forms without a postcode) ...
+    assert G.find_groups(h, [2] * 4, [None, None, False, None], m, u, 1e-9) == ((0, 1),)
+    # ... and none where they do not (the surname is independent of the postcode here)
+    assert G.find_groups(h, [2] * 4, [None, False, False, None], m, u, 1e-9) == ()
+    # a seed alone: no group
     assert G.find_groups(_random_hist(extra=0), [2] * 4, [True, None, False, None],
                          m, u, 1e-9) == ()
 

@@ -21,7 +21,9 @@ with the rest of the fitted model held: the share of the matches that differ on 
 group as random pairs do.
 
 **Which comparisons** (``groups="auto"``): a group starts at the comparisons whose kind
-says where a record is found (``postcode``, ``phone``: :attr:`.Method.locates`) and takes
+says where a record is found (``postcode``, ``phone``: :attr:`.Method.locates`) or, where
+no compared kind does, at two comparisons of no descriptive kind that go together as
+below (a house number and a street: tax forms carry no postcode), and takes
 in every comparison whose agreement goes with theirs among random *non-matching* pairs
 (the random pairs weighted by 1 − P(match), judged by the comparisons that describe the
 record, names and dates, where they alone can reach P(match) > 0.5: a model that took
@@ -131,8 +133,7 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
     ``implied``: ``(j, k)`` pairs of
     :mod:`.implied` (``k`` read as missing where ``j`` agrees, so ``random`` no longer
     shows them agreeing together): linked, as ``j`` determines ``k``."""
-    seeds = [k for k, loc in enumerate(locates) if loc]
-    if not seeds or random.total == 0:
+    if random.total == 0:
         return ()
     g = random.gamma()
     w = _non_matches(g, random.counts, locates, m, u, lam)
@@ -152,6 +153,10 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
         pa, pb = float(w[both & top[:, a]].sum()) / n, float(w[both & top[:, b]].sum()) / n
         return joint / n >= GROUP_LIFT * pa * pb
 
+    seeds = [k for k, loc in enumerate(locates) if loc]
+    if not seeds:  # no kind locates a record: two parts that go together do (number, street)
+        open_ = [k for k, loc in enumerate(locates) if loc is None]
+        seeds = [a for a in open_ if any(linked(a, b) for b in open_ if b != a)]
     placed: set[int] = set()
     out = []
     for seed in seeds:
