@@ -163,8 +163,9 @@ def weak(sessions: Sequence[Session], u: Sequence[np.ndarray],
     key correlated with a free comparison (a first-name pass selects people born in the
     same years: EM took 45 % of its 545,000 candidates, those of similar age, for
     matches, and the model expected 22 matches per record) or chance agreements where an
-    earlier pass found every match. Its m is then held at the other sessions' and only
-    its match share is refitted (:func:`~.training.train`)."""
+    earlier pass found every match. Its m is then held at the other sessions' and its u
+    taken among its own candidates (its key gathers non-matches alike on those
+    comparisons), and its match share refitted (:func:`~.training.train`)."""
     ok = [i for i, s in enumerate(sessions) if s.trained and s.trusted and s.m]
     out: dict[int, int] = {}
     for i in ok:
@@ -283,4 +284,5 @@ def weak_warning(s: Session, strong: Session, lam: float, u: Sequence[np.ndarray
             f"{evidence(strong, u, common):.1f} for those of passes {list(strong.passes)}: "
             "not matches (a key correlated with a compared column, such as first names "
             "with birth years, gathers alike non-matches); refitted with the other "
-            f"sessions' m held, its match share is {lam:.2%}")
+            "sessions' m held and u among its own candidates, its match share is "
+            f"{lam:.2%}")

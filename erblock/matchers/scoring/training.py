@@ -77,8 +77,9 @@ random pairs do. Training follows from that:
    trusted session's matches on the comparisons both hold free (:func:`.sessions.weak`)
    has split off something else (a first-name pass gathers people born in the same
    years, and EM took the similar ages for matches: 45 % of 545,000 candidates): it is
-   refitted with those comparisons' m held at the other sessions' (``m_held``), so only
-   its match share and its keys' u are free, and warned about.
+   refitted with those comparisons' m held at the other sessions' (``m_held``) and their
+   u among its own candidates (its key gathered non-matches alike on them), so its match
+   share and the u are free, and warned about.
 5. **λ** is the fixed point of λ = Σ_candidates P(match | γ; λ) / (pairs in all), i.e. EM
    over all record pairs assuming the pairs blocking did not find are non-matches
    (divided by the assumed ``recall`` of the blocking, 1 by default); the pairs of a
@@ -201,8 +202,9 @@ def _session(hist: PatternHistogram, passes: tuple[int, ...], blocked: set[int],
     while True:
         active = [k not in blocked for k in cols]
         fixed = [a or k in u_ag for k, a in zip(cols, active)]
-        if hist.total < MIN_SESSION_PAIRS or sum(active) < 1 or len(cols) < MIN_COMPARISONS:
-            return s
+        anchored = sum(active) >= 1 or any(k in (m_known or {}) for k in blocked)
+        if hist.total < MIN_SESSION_PAIRS or not anchored or len(cols) < MIN_COMPARISONS:
+            return s  # (a weak fit's refit is anchored on the m held, not on random u)
         start_u = [u_ag[k] if k in u_ag and k in blocked
                    else u[k] if a else _candidate_u(gamma, counts, k, n_levels[k])
                    for k, a in zip(cols, active)]
@@ -286,16 +288,19 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         keyed = set(s.detected).union(*(blocked.get(p, set()) for p in s.passes), againsts[i])
         held = {k: pooled[k] for k in keyed if k in pooled}
         held.update({k: m for k, (j, m) in refs.items() if k in againsts[i] and j != i})
-        if i in weaker:  # only its match share (and its keys' u) is refitted
-            held.update({k: pooled[k] for k in s.m if k in pooled})
+        gathered: set[int] = set()  # a weak fit's: its key gathers alike non-matches
+        if i in weaker:  # m held, u among its candidates: its match share is refitted
+            gathered = {k for k in s.m if k in pooled}
+            held.update({k: pooled[k] for k in gathered})
         known = session_m(merged[i], held)
         if s.trained and known and s.set_aside != "no evidence":  # it found no matches
-            refit = _session(merged[i], s.passes, set(s.blocked), n_levels, u, False,
-                             max_iter, tol, known, againsts[i] - set(s.detected),
+            refit = _session(merged[i], s.passes, set(s.blocked) | (gathered & set(known)),
+                             n_levels, u, False, max_iter, tol, known,
+                             againsts[i] - set(s.detected),
                              u_before(s.passes[0]) if u_before else None)
             refit.detected = s.detected
             if i in weaker:
-                refit.m_held = tuple(sorted(k for k in s.m if k in known))
+                refit.m_held = tuple(sorted(gathered & set(known)))
                 warnings.append(weak_warning(s, sessions[weaker[i]], refit.lam, u, names))
             sessions[i] = refit
     for s in distrust(sessions, u):
