@@ -73,13 +73,10 @@ random pairs do. Training follows from that:
    on area code and house number, where the city always agrees; the tenth pass of a
    person blocking, after keys on every name, date and postcode) can explain its
    candidates as mostly matches that disagree on the phone or on both names.
-   Likewise a session whose matches carry less than half the evidence of another
-   trusted session's matches on the comparisons both hold free (:func:`.sessions.weak`)
-   has split off something else (a first-name pass gathers people born in the same
-   years, and EM took the similar ages for matches: 45 % of 545,000 candidates): it is
-   refitted with those comparisons' m held at the other sessions' (``m_held``) and their
-   u among its own candidates (its key gathered non-matches alike on them), so its match
-   share and the u are free, and warned about.
+   A session whose matches carry under half the evidence of another's on the
+   comparisons both hold free split off something else (:func:`.sessions.weak`: a
+   first-name pass gathers people born in the same years): it is refitted with their m
+   held (``m_held``) and their u among its own candidates, and warned about.
 5. **λ** is the fixed point of λ = Σ_candidates P(match | γ; λ) / (pairs in all), i.e. EM
    over all record pairs assuming the pairs blocking did not find are non-matches
    (divided by the assumed ``recall`` of the blocking, 1 by default); the pairs of a
