@@ -33,7 +33,7 @@ import numpy as np
 
 from ..levels import M_PSEUDO, PROB_FLOOR, PatternHistogram
 
-RELATED_MAX_ITER = 500
+RELATED_MAX_ITER = 2000  #: (500 stopped a census x tax-forms fit at 969 short of its tolerance)
 RELATED_TOL = 1e-5  #: EM ends when nothing changes more (π relative, m, r and u absolute)
 R_PSEUDO = 0.1  #: added to every level's expected related records in the M-step
 PI_STEPS = 200  #: share-only EM steps per round (the classes' distributions held)
