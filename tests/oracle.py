@@ -102,6 +102,15 @@ def _one(d: dict[str, Any]) -> Callable[[Any], Value]:
         return code
     if kind == "date":
         return _date_of(d.get("part", "day"), d.get("format"))
+    if kind == "digits":
+        last = d.get("last")
+
+        def only_digits(v: Any) -> Value:
+            t = canonical(v)
+            t = None if t is None else "".join(ch for ch in t if ch.isdigit())
+            t = t if not t or last is None else t[-last:]
+            return t or None
+        return only_digits
     raise ValueError(f"the oracle has no key computation for kind {kind!r}")
 
 
@@ -184,6 +193,15 @@ def _many(d: dict[str, Any]) -> Callable[[Any], frozenset]:
         return bands
     if kind == "date":
         return _date_of(d.get("part", "day"), d.get("format"))
+    if kind == "digits":
+        last = d.get("last")
+
+        def only_digits(v: Any) -> Value:
+            t = canonical(v)
+            t = None if t is None else "".join(ch for ch in t if ch.isdigit())
+            t = t if not t or last is None else t[-last:]
+            return t or None
+        return only_digits
     raise ValueError(f"the oracle has no key computation for kind {kind!r}")
 
 

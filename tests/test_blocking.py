@@ -334,3 +334,15 @@ def test_a_date_key_meets_across_writings_and_names_bad_options(client):
                        ({"format": "dd/mm/yyyy"}, "strftime format")):
         with pytest.raises(ValueError, match=f"'dob'.*{words}"):
             date("dob", **bad)
+
+
+def test_a_digits_key_meets_across_punctuation_and_names_bad_options():
+    from erblock.blocking import digits
+
+    df = pd.DataFrame({"phone": ["310/246-1501", "(310) 246-1501", "none", 3102461501]})
+    assert digits("phone").values(df).tolist()[:2] == ["3102461501"] * 2
+    assert pd.isna(digits("phone").values(df)[2])
+    assert digits("phone", 4).values(df).tolist()[3] == "1501"
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="'phone': last must be an integer >= 1"):
+            digits("phone", bad)

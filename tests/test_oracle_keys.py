@@ -15,7 +15,7 @@ from oracle import brute_dedupe, brute_link, key_values, pair_list
 
 import erblock
 from erblock import composite, items, minhash, prefix, qgrams, soundex, token, tokens
-from erblock.blocking import date
+from erblock.blocking import date, digits
 from erblock.blocking.keys import Lower, Phonetic
 
 
@@ -27,6 +27,8 @@ def _frame() -> pd.DataFrame:
                  "zoe smith-jones", "  ", "Ann", "ann"],
         "tags": [["a", 1], ("b",), None, [], {"a"}, 1.0, "b", np.array(["c", "a"]), ["d"],
                  []],
+        "phone": ["310/246-1501", "(310) 246-1501", "310.246.1501", "246-1501", None,
+                  "n/a", 3102461501, "", "+1 310 246 1501", "212 555 0000"],
         "dob": ["1987-05-12", "19870512", "05/12/1987", "13/05/1987", None, "junk", "",
                 "1987-05-13", "12/31/2001", "20011231"],
     }, index=pd.Index([f"r{i}" for i in range(10)], name="rid"))
@@ -60,6 +62,10 @@ def test_values_by_hand() -> None:
         "1987-05-13", "2001-12-31", "2001-12-31"]
     assert key_values(df, date("dob", "month", "%d/%m/%Y"))[["r2", "r3"]].tolist() == [
         "1987-12", "1987-05"]
+    assert key_values(df, digits("phone")).tolist() == [
+        "3102461501", "3102461501", "3102461501", "2461501", None, None, "3102461501",
+        None, "13102461501", "2125550000"]
+    assert key_values(df, digits("phone", 7))[["r3", "r8"]].tolist() == ["2461501"] * 2
     both = key_values(df, ("code", "year")).tolist()
     assert both[0] == both[2] == ("1", "1987") and both[1] is None and both[3] is None
 
@@ -89,6 +95,8 @@ KEYS = {
     "minhash on q-grams": minhash("name", 0.5, q=2),
     "composite with tokens": composite(tokens("name"), "year"),
     "date": date("dob"),
+    "digits": digits("phone"),
+    "last digits": digits("phone", 7),
     "date's year, day first": date("dob", "year", "%d/%m/%Y"),
     "date with a word": composite(date("dob", "month"), token("name", 0)),
 }

@@ -68,6 +68,7 @@ def test_every_registered_key_kind_round_trips_through_json_and_its_cli_form():
     from erblock.blocking import (
         KEY_KINDS,
         DateKey,
+        DigitsKey,
         Lower,
         Phonetic,
         items,
@@ -88,6 +89,7 @@ def test_every_registered_key_kind_round_trips_through_json_and_its_cli_form():
         "phonetic": (Phonetic("surname", "nysiis"), "nysiis:surname"),
         "composite": (composite("year", prefix("title", 2)), "year+prefix:title:2"),
         "date": (DateKey("dob", "year", "%d/%m/%Y"), "date:dob:year:%d/%m/%Y"),
+        "digits": (DigitsKey("phone", 7), "digits:phone:7"),
         "tokens": (tokens("title", 2), "tokens:title:2"),
         "qgrams": (qgrams("title", 4), "qgrams:title:4"),
         "items": (items("tags"), "items:tags"),

@@ -101,13 +101,14 @@ def unmet_passes(overlaps: Sequence[PassOverlap], keys: Sequence[KeySpec],
                 f"input has too, so the pass finds {o.comparisons:,} pairs. Do the inputs "
                 f"write {cols} the same way (case, spacing, a date or phone format)? A key "
                 "that reads them alike: lower(column) for case, accents and spacing, "
-                "date(column) for dates written differently (--key lower:COLUMN, "
-                "date:COLUMN); or clean the column first")
+                "date(column) for dates written differently, digits(column) for phone "
+                "numbers (--key lower:COLUMN, date:COLUMN, digits:COLUMN); or clean the "
+                "column first")
         elif o.keyed[0] >= MIN_KEYED and o.comparisons == 0:
             out.append(
                 f"blocking pass {o.index} ({key!r}): every one of its {o.keyed[0]:,} keyed "
                 f"records has a key no other record has, so the pass finds no pair; is "
                 f"{cols} an identifier, or written differently by different records (case, "
-                "spacing, format)? A key that reads them alike: lower(column), date(column) "
-                "(--key lower:COLUMN, date:COLUMN)")
+                "spacing, format)? A key that reads them alike: lower(column), date(column), "
+                "digits(column) (--key lower:COLUMN, date:COLUMN, digits:COLUMN)")
     return out

@@ -1,8 +1,9 @@
 """Blocking keys: specs that map records to int64 block ids (see :mod:`.keys`; multi-valued
-keys in :mod:`.multi` and :mod:`.minhash`, dates read as dates in :mod:`.dates`); the registry of key kinds is :mod:`.registry`,
+keys in :mod:`.multi` and :mod:`.minhash`, dates read as dates in :mod:`.dates`, digits in :mod:`.digits`); the registry of key kinds is :mod:`.registry`,
 the constructors users call are in :mod:`.make`."""
 
 from .dates import DateKey, date
+from .digits import DigitsKey, digits
 from .function import FunctionKey
 from .ids import block_id_items, block_ids, hash_keys
 from .keys import (
@@ -42,6 +43,7 @@ __all__ = [
     "Column",
     "Composite",
     "DateKey",
+    "DigitsKey",
     "FunctionKey",
     "Items",
     "KEY_KINDS",
@@ -62,6 +64,7 @@ __all__ = [
     "column",
     "composite",
     "date",
+    "digits",
     "items",
     "key_from_dict",
     "lower",

@@ -14,6 +14,7 @@ from typing import Any
 
 from .cli_args import hide_escapes, restore_escapes, restore_in_message
 from .dates import DateKey
+from .digits import DigitsKey
 from .keys import Column, Composite, KeySpec, Lower, Phonetic, Prefix, Token
 from .minhash import MinHash
 from .multi import Items, QGrams, Tokens
@@ -22,8 +23,8 @@ from .pruning import Pruned
 
 #: every key kind by name: ``to_dict``/``key_from_dict`` and the command line use it
 KEY_KINDS: dict[str, type[KeySpec]] = {
-    k.kind: k for k in (Column, Lower, Prefix, Token, Phonetic, Composite, DateKey, Tokens,
-                        QGrams, Items, MinHash, SortedNeighbourhood, Pruned)
+    k.kind: k for k in (Column, Lower, Prefix, Token, Phonetic, Composite, DateKey, DigitsKey,
+                        Tokens, QGrams, Items, MinHash, SortedNeighbourhood, Pruned)
 }
 
 
