@@ -62,7 +62,7 @@ import sys
 import pseudopeople as psp
 out, name, call = sys.argv[1], sys.argv[2], sys.argv[3]
 getattr(psp, call.split("(")[0])(**eval("dict(" + call.split("(", 1)[1])).to_parquet(
-    f"{out}/{name}.parquet")
+    f"{out}/{name}.parquet.part")
 """
 
 
@@ -75,12 +75,14 @@ def _python() -> str:
         pass
     env = ho.cache_dir() / f"pseudopeople-{VERSION}-venv"
     py = env / "bin" / "python"
-    if not py.exists():
+    ready = py.exists() and subprocess.run(
+        [str(py), "-c", "import pseudopeople"], capture_output=True).returncode == 0
+    if not ready:  # never made, or an install that failed half-way: (re)install
         if os.environ.get(ho.NO_FETCH_ENV):
             raise FileNotFoundError(f"pseudopeople {VERSION} is not installed and "
                                     f"{ho.NO_FETCH_ENV} is set")
         print(f"heldout: making {env} (pip install pseudopeople=={VERSION})", file=sys.stderr)
-        venv.create(env, with_pip=True)
+        venv.create(env, with_pip=True, clear=True)
         subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check",
                         f"pseudopeople=={VERSION}"], check=True)
     return str(py)
@@ -91,8 +93,12 @@ def _generated(name: str, seed: int = SEED) -> pd.DataFrame:
     out = ho.cache_dir() / f"pseudopeople-{VERSION}-seed{seed}"
     if not (out / f"{name}.parquet").exists():
         out.mkdir(parents=True, exist_ok=True)
-        subprocess.run([_python(), "-c", _SCRIPT, str(out), name,
-                        TABLES[name].format(seed=seed)], check=True, stderr=subprocess.DEVNULL)
+        done = subprocess.run([_python(), "-c", _SCRIPT, str(out), name,
+                               TABLES[name].format(seed=seed)], capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"pseudopeople could not generate {name!r}: "
+                               f"{done.stderr.strip()[-2000:]}")
+        (out / f"{name}.parquet.part").replace(out / f"{name}.parquet")  # whole, or none
     return pd.read_parquet(out / f"{name}.parquet")
 
 

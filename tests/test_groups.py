@@ -91,6 +91,17 @@ def test_the_group_holds_what_agrees_with_the_locating_comparisons_beyond_chance
     assert G.find_groups(h, [2] * 4, [None, None, False, None], m, u, 1e-9) == ((0, 1),)
     # ... and none where they do not (the surname is independent of the postcode here)
     assert G.find_groups(h, [2] * 4, [None, False, False, None], m, u, 1e-9) == ()
+    # an implied pair (the implied one masked where its implier agrees) starts a group
+    # only when the implied one agrees rarely otherwise: a house number where the street
+    # agrees does; the sex where a first name agrees (compared with generic kinds) does not
+    rng = np.random.default_rng(3)
+    for sex_like, want in ((0.5, ()), (0.002, ((0, 1),))):
+        g2 = np.stack([rng.random(50_000) < 0.01, rng.random(50_000) < sex_like],
+                      axis=1).astype(np.int8)
+        g2[g2[:, 0] == 1, 1] = -1  # masked where the implier agrees
+        h2 = PatternHistogram.from_gamma(g2, [3, 3])
+        flat = [np.array([0.5, 0.5])] * 2
+        assert G.find_groups(h2, [2, 2], [None, None], flat, flat, 1e-9, ((0, 1),)) == want
     # a seed alone: no group
     assert G.find_groups(_random_hist(extra=0), [2] * 4, [True, None, False, None],
                          m, u, 1e-9) == ()

@@ -28,6 +28,13 @@ def test_overlaps_by_hand():
     # dedupe: block 1 has 5 records (10 pairs), 2 has 5 (10), 7 has 5, 8 has 6 (15)
     assert one == (PassOverlap(0, (10, 0), (10, 0), 20), PassOverlap(1, (11, 0), (11, 0), 25))
     assert PassOverlap.from_dict(link[1].to_dict()) == link[1]
+    # a row of no pass (a record without a key is NULL_BLOCK; pass -1 elsewhere too)
+    odd = pass_overlaps(np.array([5, 5]), np.array([SRC_R, SRC_S]), np.array([2, 3]),
+                        np.array([-1, -1]), 1, link=True)
+    assert odd == (PassOverlap(0, (0, 0), (0, 0), 0),)
+    assert pass_overlaps(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0), 2,
+                         link=False) == (PassOverlap(0, (0, 0), (0, 0), 0),
+                                         PassOverlap(1, (0, 0), (0, 0), 0))
 
 
 def test_which_passes_are_unmet():

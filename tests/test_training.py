@@ -235,6 +235,30 @@ def test_a_pass_whose_key_gathers_alike_non_matches_on_free_comparisons(populati
     assert s1.to_dict(NAMES)["m_held"] == ["c", "d"]
 
 
+def test_weak_sessions_are_judged_from_the_strongest_down():
+    """Pairwise, "weaker than" can cycle when each pair of sessions is judged on other
+    comparisons (A weaker than B on one, B than C, C than A): marking all three weak left
+    no session to pool m from, and the usual refits were skipped. Judged from the
+    strongest down, against those found not weak, one stands."""
+    from erblock.matchers.scoring.sessions import Session, weak
+
+    u = [np.array([0.9, 0.1])] * 3
+    strong, soft = np.array([0.05, 0.95]), np.array([0.7, 0.3])
+
+    def session(m):
+        s = Session((len(m),), (), pairs=10_000, lam=0.1, trained=True)
+        s.m = m
+        s.seen_matches = {k: 1000.0 for k in m}
+        return s
+
+    a, b, c = session({0: soft, 2: strong}), session({0: strong, 1: soft}), session(
+        {1: strong, 2: soft})
+    got = weak([a, b, c], u, 20.0)
+    assert len(got) < 3 and all(j not in got for j, _ in got.values())
+    for i, (j, common) in got.items():
+        assert common and common <= set([a, b, c][i].m) & set([a, b, c][j].m)
+
+
 def test_default_decision_precise_on_a_generated_link_with_a_high_match_rate(client):
     """A link where a quarter of the candidates are true: precision >= 0.9 at the
     default decision (match_probability >= 0.5), with the typed kinds and defaults."""

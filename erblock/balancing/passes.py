@@ -56,7 +56,7 @@ def pass_overlaps(block: np.ndarray, src: np.ndarray, count: np.ndarray, passes:
     """Per pass, from BDM rows (block, source, records) and each row's pass; rows of
     :data:`NULL_BLOCK` (records without a key) are left out. Rows may repeat a block (one
     per partition)."""
-    keep = np.asarray(block) != NULL_BLOCK
+    keep = (np.asarray(block) != NULL_BLOCK) & (np.asarray(passes) >= 0)
     block, src = np.asarray(block, np.int64)[keep], np.asarray(src)[keep]
     count, passes = np.asarray(count, np.int64)[keep], np.asarray(passes, np.int64)[keep]
     blocks, first, inv = np.unique(block, return_index=True, return_inverse=True)
@@ -89,7 +89,7 @@ def unmet_passes(overlaps: Sequence[PassOverlap], keys: Sequence[KeySpec],
     for o, key in zip(overlaps, keys):
         if key.multi or key.ordered:
             continue
-        cols = ", ".join(map(repr, key.columns))
+        cols = ", ".join(map(repr, key.columns)) or "its key function's input"
         if link:
             small = int(np.argmin(o.keyed))
             if min(o.keyed) < MIN_KEYED or o.shared[small] >= MET_SHARE * o.keyed[small]:

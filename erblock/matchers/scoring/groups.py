@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from ..levels import PROB_FLOOR, PatternHistogram, posterior
-from .implied import mask_hist
+from .implied import IMPLIED_SHARE, mask_hist
 from .related import R_PSEUDO
 
 GROUP_LIFT = 10.0  #: joint top-level agreement among random non-matches, over independence
@@ -143,6 +143,9 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
     def linked(a: int, b: int) -> bool:
         if (a, b) in implied or (b, a) in implied:
             return True
+        return together(a, b)
+
+    def together(a: int, b: int) -> bool:  # at the top level together, beyond chance
         if locates[a] is False or locates[b] is False:  # the record's own: only implied
             return False
         both = present[:, a] & present[:, b]
@@ -153,10 +156,23 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
         pa, pb = float(w[both & top[:, a]].sum()) / n, float(w[both & top[:, b]].sum()) / n
         return joint / n >= GROUP_LIFT * pa * pb
 
+    def seeded(a: int, b: int) -> bool:
+        """Whether two comparisons of no descriptive kind go together beyond chance. An
+        implied pair's co-agreement is masked: the implied one agrees where its implier
+        does (``IMPLIED_SHARE`` at least), which is ``GROUP_LIFT`` times chance only when
+        it agrees rarely otherwise (a house number where the street agrees: yes; the sex
+        where a first name agrees, half of all pairs: no address)."""
+        for j, k in ((a, b), (b, a)):
+            if (j, k) in implied:
+                n = float(w[present[:, k]].sum())
+                share = float(w[present[:, k] & top[:, k]].sum()) / n if n > 0 else 1.0
+                return GROUP_LIFT * share <= IMPLIED_SHARE
+        return together(a, b)
+
     seeds = [k for k, loc in enumerate(locates) if loc]
     if not seeds:  # no kind locates a record: two parts that go together do (number, street)
         open_ = [k for k, loc in enumerate(locates) if loc is None]
-        seeds = [a for a in open_ if any(linked(a, b) for b in open_ if b != a)]
+        seeds = [a for a in open_ if any(seeded(a, b) for b in open_ if b != a)]
     placed: set[int] = set()
     out = []
     for seed in seeds:

@@ -152,11 +152,11 @@ def evidence(s: Session, u: Sequence[np.ndarray], among: set[int] | None = None)
 
 
 def weak(sessions: Sequence[Session], u: Sequence[np.ndarray],
-         min_matches: float) -> dict[int, int]:
+         min_matches: float) -> dict[int, tuple[int, frozenset[int]]]:
     """Trusted sessions whose matches carry less than ``EVIDENCE_RATIO`` of the evidence
-    of another trusted session's matches, on the comparisons both hold free (at least
-    ``min_matches`` expected matches each where they are present): session -> the
-    strongest such other session.
+    of another trusted, not weak session's matches, on the comparisons both hold free
+    (at least ``min_matches`` expected matches each where they are present): session ->
+    (the strongest such other session, those comparisons).
 
     m is a property of the matches: on what no key selects, the matches of any pass agree
     alike. A fit whose "matches" agree far less there has split off something else: a
@@ -165,21 +165,30 @@ def weak(sessions: Sequence[Session], u: Sequence[np.ndarray],
     matches, and the model expected 22 matches per record) or chance agreements where an
     earlier pass found every match. Its m is then held at the other sessions' and its u
     taken among its own candidates (its key gathers non-matches alike on those
-    comparisons), and its match share refitted (:func:`~.training.train`)."""
+    comparisons), and its match share refitted (:func:`~.training.train`). Sessions are
+    judged from the one whose matches carry the most evidence down, each against those
+    already found not weak, so at least one always stands (pairwise the relation can
+    cycle when each pair is judged on other comparisons)."""
     ok = [i for i, s in enumerate(sessions) if s.trained and s.trusted and s.m]
-    out: dict[int, int] = {}
+    ok.sort(key=lambda i: -evidence(sessions[i], u))
+    standing: list[int] = []
+    out: dict[int, tuple[int, frozenset[int]]] = {}
     for i in ok:
-        best, strength = -1, 0.0
-        for j in ok:
-            common = {k for k in set(sessions[i].m) & set(sessions[j].m)
-                      if min(sessions[i].matches_with(k), sessions[j].matches_with(k))
-                      >= min_matches}
-            if j == i or not common:
+        best: tuple[int, frozenset[int]] | None = None
+        strength = 0.0
+        for j in standing:
+            common = frozenset(k for k in set(sessions[i].m) & set(sessions[j].m)
+                               if min(sessions[i].matches_with(k), sessions[j].matches_with(k))
+                               >= min_matches)
+            if not common:
                 continue
-            mine, theirs = evidence(sessions[i], u, common), evidence(sessions[j], u, common)
+            mine, theirs = evidence(sessions[i], u, set(common)), evidence(sessions[j], u,
+                                                                           set(common))
             if mine < EVIDENCE_RATIO * theirs and theirs > strength:
-                best, strength = j, theirs
-        if best >= 0:
+                best, strength = (j, common), theirs
+        if best is None:
+            standing.append(i)
+        else:
             out[i] = best
     return out
 
@@ -274,14 +283,14 @@ def against_references(sessions: Sequence[Session], againsts: Sequence[frozenset
     return {k: (i, m) for k, (_, i, m) in best.items()}
 
 
-def weak_warning(s: Session, strong: Session, lam: float, u: Sequence[np.ndarray],
-                 names: Sequence[str]) -> str:
-    """What is said of a :func:`weak` session ``s`` refitted to match share ``lam``."""
-    common = set(s.m) & set(strong.m)
+def weak_warning(s: Session, strong: Session, common: frozenset[int], lam: float,
+                 u: Sequence[np.ndarray], names: Sequence[str]) -> str:
+    """What is said of a :func:`weak` session ``s`` (judged against ``strong`` on
+    ``common``) refitted to match share ``lam``."""
     return (f"EM on passes {list(s.passes)} called {s.lam:.0%} of its {s.pairs} candidates "
             f"matches, whose agreement on {', '.join(names[k] for k in sorted(common))} "
-            f"carries {evidence(s, u, common):.1f} bits against "
-            f"{evidence(strong, u, common):.1f} for those of passes {list(strong.passes)}: "
+            f"carries {evidence(s, u, set(common)):.1f} bits against "
+            f"{evidence(strong, u, set(common)):.1f} for those of passes {list(strong.passes)}: "
             "not matches (a key correlated with a compared column, such as first names "
             "with birth years, gathers alike non-matches); refitted with the other "
             "sessions' m held and u among its own candidates, its match share is "

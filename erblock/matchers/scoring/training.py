@@ -73,10 +73,9 @@ random pairs do. Training follows from that:
    on area code and house number, where the city always agrees; the tenth pass of a
    person blocking, after keys on every name, date and postcode) can explain its
    candidates as mostly matches that disagree on the phone or on both names.
-   A session whose matches carry under half the evidence of another's on the
-   comparisons both hold free split off something else (:func:`.sessions.weak`: a
-   first-name pass gathers people born in the same years): it is refitted with their m
-   held (``m_held``) and their u among its own candidates, and warned about.
+   A session whose matches carry under half the evidence of another's on the comparisons
+   both hold free (:func:`.sessions.weak`: a first-name pass gathers people of one age) is
+   refitted with their m held (``m_held``), their u among its candidates, and warned about.
 5. **λ** is the fixed point of λ = Σ_candidates P(match | γ; λ) / (pairs in all), i.e. EM
    over all record pairs assuming the pairs blocking did not find are non-matches
    (divided by the assumed ``recall`` of the blocking, 1 by default); the pairs of a
@@ -281,6 +280,7 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
         sessions[i].trusted = False  # left out of the pooled m and the references
     pooled = pooled_m(sessions, K)
     refs = against_references(sessions, againsts, pooled, u, MIN_MATCHES)
+    first = list(sessions)  # the first fits (a weak one is judged against one of them)
     for i, s in enumerate(sessions):
         keyed = set(s.detected).union(*(blocked.get(p, set()) for p in s.passes), againsts[i])
         held = {k: pooled[k] for k in keyed if k in pooled}
@@ -298,7 +298,8 @@ def train(hists: Mapping[int, PatternHistogram], u: Sequence[np.ndarray],
             refit.detected = s.detected
             if i in weaker:
                 refit.m_held = tuple(sorted(gathered & set(known)))
-                warnings.append(weak_warning(s, sessions[weaker[i]], refit.lam, u, names))
+                warnings.append(weak_warning(s, first[weaker[i][0]], weaker[i][1], refit.lam, u,
+                                             names))
             sessions[i] = refit
     for s in distrust(sessions, u):
         if s.set_aside == "inverted":
