@@ -191,46 +191,7 @@ def _many(d: dict[str, Any]) -> Callable[[Any], frozenset]:
             mins = [min(_mix(x ^ s) for x in hashes) for s in seeds]
             return frozenset((j, tuple(mins[j * r:(j + 1) * r])) for j in range(b))
         return bands
-    if kind == "date":
-        return _date_of(d.get("part", "day"), d.get("format"))
-    if kind == "digits":
-        last = d.get("last")
-
-        def only_digits(v: Any) -> Value:
-            t = canonical(v)
-            t = None if t is None else "".join(ch for ch in t if ch.isdigit())
-            t = t if not t or last is None else t[-last:]
-            return t or None
-        return only_digits
     raise ValueError(f"the oracle has no key computation for kind {kind!r}")
-
-
-#: the writings the oracle reads, in erblock's order for the values the tests hold
-_DATE_WRITINGS = ("%Y-%m-%d", "%Y%m%d", "%m/%d/%Y", "%d/%m/%Y")
-
-
-def _date_of(part: str, fmt: str | None) -> Callable[[Any], Value]:
-    """A date key by ``datetime.strptime``, one value at a time: ``fmt`` first, then
-    :data:`_DATE_WRITINGS` but those with the day and month in the other order than
-    ``fmt``'s; a datetime is its date; unread: no key."""
-    width = {"day": 10, "month": 7, "year": 4}[part]
-    writings = _DATE_WRITINGS
-    if fmt and "%d" in fmt and "%m" in fmt:
-        other = "%m/%d/%Y" if fmt.index("%d") < fmt.index("%m") else "%d/%m/%Y"
-        writings = tuple(w for w in writings if w != other)
-
-    def read(v: Any) -> Value:
-        if isinstance(v, (datetime.date, np.datetime64)) and not pd.isna(v):
-            return pd.Timestamp(v).date().isoformat()[:width]
-        if not isinstance(v, str):
-            return None
-        for f in ((fmt,) if fmt else ()) + writings:
-            try:
-                return datetime.datetime.strptime(v.strip(), f).date().isoformat()[:width]
-            except ValueError:
-                continue
-        return None
-    return read
 
 
 def _is_multi(d: dict[str, Any]) -> bool:
