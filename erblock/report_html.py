@@ -299,8 +299,10 @@ def render_html(report: Any, *, quality: Mapping[str, Any] | None = None,
         f"<section id='summary'><div class='cards'>{card_html}</div></section>",
         "<section id='run'><h2>Run</h2><div class='row'><div>", _table(run_rows), "</div>",
         f"<div><b>blocking keys</b><ul>{keys}</ul><b>comparisons</b><ul>{comparisons}</ul>"
-        "</div></div>", _unreadable(settings.get("unreadable")),
-        _unmet(settings.get("unmet_passes")), "</section>",
+        "</div></div>",
+        _warnings("unreadable", "values that could not be compared", settings.get("unreadable")),
+        _warnings("unmet", "blocking passes that find almost nothing",
+                  settings.get("unmet_passes")), "</section>",
         "<section id='plan'><h2>Plan</h2><div class='row'><div>", _table(plan_rows),
         "</div>", _prediction_table(d.get("prediction")), "</div>",
         _img(_chart_loads(d), "comparisons per reduce task"), "</section>",
@@ -327,24 +329,15 @@ def render_html(report: Any, *, quality: Mapping[str, Any] | None = None,
     return "".join(parts)
 
 
-def _unreadable(said: Any) -> str:
-    """The run's warnings about values a comparison could not read (many of a column's:
-    its evidence is mostly missing), as a list; empty when there are none."""
+def _warnings(id_: str, title: str, said: Any) -> str:
+    """A run's warnings kept in its settings (a list, or a dict by comparison) as a
+    titled list; empty when there are none: values a comparison could not read
+    (``unreadable``), blocking passes that find almost nothing (``unmet_passes``)."""
     if not said:
         return ""
-    items = "".join(f"<li>{html.escape(str(t))}</li>" for t in dict(said).values())
-    return ("<div id='unreadable'><b>values that could not be compared</b>"
-            f"<ul class='warnings'>{items}</ul></div>")
-
-
-def _unmet(said: Any) -> str:
-    """The run's warnings about blocking passes that find (almost) nothing although both
-    inputs have keys in them (:mod:`erblock.balancing.passes`), as a list."""
-    if not said:
-        return ""
-    items = "".join(f"<li>{html.escape(str(t))}</li>" for t in said)
-    return ("<div id='unmet'><b>blocking passes that find almost nothing</b>"
-            f"<ul class='warnings'>{items}</ul></div>")
+    texts = said.values() if isinstance(said, Mapping) else said
+    items = "".join(f"<li>{html.escape(str(t))}</li>" for t in texts)
+    return f"<div id='{id_}'><b>{title}</b><ul class='warnings'>{items}</ul></div>"
 
 
 def write_html(report: Any, path: str | os.PathLike[str], *,

@@ -346,3 +346,12 @@ def test_a_digits_key_meets_across_punctuation_and_names_bad_options():
     for bad in (0, 2.5, True):
         with pytest.raises(ValueError, match="'phone': last must be an integer >= 1"):
             digits("phone", bad)
+
+
+def test_date_and_digits_keys_need_a_column_name():
+    from erblock.blocking import date, digits
+
+    for make, what in ((date, "date key"), (digits, "digits key")):
+        for bad in ("", 3, None):
+            with pytest.raises(ValueError, match=f"{what}: column must be a column name"):
+                make(bad)

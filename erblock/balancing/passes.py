@@ -27,6 +27,10 @@ MIN_KEYED = 50
 #: a link pass is "unmet" when fewer than this share of the smaller input's keyed records
 #: are in blocks the other input has too
 MET_SHARE = 0.01
+#: what reads a column alike when the inputs or records write it differently
+ADVICE = ("A key that reads them alike: lower(column) for case, accents and spacing, "
+          "date(column) for dates written differently, digits(column) for phone numbers "
+          "(--key lower:COLUMN, date:COLUMN, digits:COLUMN); or clean the column first")
 
 
 @dataclass(frozen=True)
@@ -99,16 +103,12 @@ def unmet_passes(overlaps: Sequence[PassOverlap], keys: Sequence[KeySpec],
                 f"value: {o.keyed[0]:,} records of df_r and {o.keyed[1]:,} of df_s have a "
                 f"key, but only {o.shared[0]:,} and {o.shared[1]:,} are in a block the other "
                 f"input has too, so the pass finds {o.comparisons:,} pairs. Do the inputs "
-                f"write {cols} the same way (case, spacing, a date or phone format)? A key "
-                "that reads them alike: lower(column) for case, accents and spacing, "
-                "date(column) for dates written differently, digits(column) for phone "
-                "numbers (--key lower:COLUMN, date:COLUMN, digits:COLUMN); or clean the "
-                "column first")
+                f"write {cols} the same way (case, spacing, a date or phone format)? "
+                + ADVICE)
         elif o.keyed[0] >= MIN_KEYED and o.comparisons == 0:
             out.append(
                 f"blocking pass {o.index} ({key!r}): every one of its {o.keyed[0]:,} keyed "
                 f"records has a key no other record has, so the pass finds no pair; is "
                 f"{cols} an identifier, or written differently by different records (case, "
-                "spacing, format)? A key that reads them alike: lower(column), date(column), "
-                "digits(column) (--key lower:COLUMN, date:COLUMN, digits:COLUMN)")
+                "spacing, format)? " + ADVICE)
     return out

@@ -81,3 +81,9 @@ def restore_in_message(message: str) -> str:
         message = message.replace(hidden, "\\" + char).replace(
             repr(hidden)[1:-1], "\\" + char)
     return message
+
+
+def option_column(spec: Any, what: str) -> None:
+    """Check that ``spec.column`` names a column (a non-empty string)."""
+    if not isinstance(spec.column, str) or not spec.column:
+        raise ValueError(f"{what}: column must be a column name, got {spec.column!r}")

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
-from .cli_args import cli_args
+from .cli_args import cli_args, option_column
 from .date_parsing import parse_dates
 from .keys import CliParse, KeySpec
 
@@ -51,8 +51,7 @@ class DateKey(KeySpec):
     cli_usage: ClassVar[str] = "date:COLUMN[:day|month|year[:FORMAT]]"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.column, str) or not self.column:
-            raise ValueError(f"date key: column must be a column name, got {self.column!r}")
+        option_column(self, "date key")
         if self.part not in PARTS:
             raise ValueError(f"date key on {self.column!r}: part must be one of "
                              f"{', '.join(map(repr, PARTS))}, got {self.part!r}")

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from .cli_args import cli_args, cli_int, option_int
+from .cli_args import cli_args, cli_int, option_column, option_int
 from .keys import CliParse, KeySpec
 from .text import as_key_strings
 
@@ -41,8 +41,7 @@ class DigitsKey(KeySpec):
     cli_usage: ClassVar[str] = "digits:COLUMN[:LAST]"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.column, str) or not self.column:
-            raise ValueError(f"digits key: column must be a column name, got {self.column!r}")
+        option_column(self, "digits key")
         if self.last is not None:
             option_int(self, "last", f"digits key on {self.column!r}: last", 1)
 

@@ -14,8 +14,8 @@ address), so m is learnt again from three-class fits:
    select (there free: (1) could not learn it where its keys select, and the related
    records a key keeps are alike on it, as juniors are on the given name; started from
    (1)'s r restricted to the levels the candidates reach), u as in the session, and m
-   free where its keys do not select (held where a weak fit's is: ``m_held``); the
-   shares free;
+   free where its keys do not select (a weak fit's ``m_held`` are among them: held);
+   the shares free;
 3. m of those comparisons pooled again over (2), weighted by each fit's expected
    matches where the comparison is present (kept as it was below ``MIN_MATCHES``);
 4. (1) and (2) once more with the pooled m held: the fits the passes are scored with.
@@ -126,16 +126,14 @@ def _related_elsewhere(sessions: Sequence[Session], merged: Sequence[PatternHist
         s.related = fit_related(
             merged[i], [s.m_blocked[k] if k in s.m_blocked and k not in s.m_fixed
                         else truncated(m[k], seen[k]) if k in seen
-                        else default_m(n_levels[k])
-                        if given is not None and free_m and k not in s.m_held
+                        else default_m(n_levels[k]) if given is not None and free_m
                         else m[k] for k in range(K)],
             [s.u_blocked.get(k, u[k]) for k in range(K)],
             [truncated(np.asarray(r_src[k]), seen[k]) if k in seen
              else m[k] if learn[k] else np.asarray(r_src[k]) for k in range(K)],
             [k in s.u_blocked and k not in fixed_u for k in range(K)], s.lam,
             free_r=learn, related_start=0.1 if given is None else 0.5,
-            free_m=[k not in s.blocked and k not in s.m_held for k in range(K)]
-            if free_m else None)
+            free_m=[k not in s.blocked for k in range(K)] if free_m else None)
 
 
 def _pooled(sessions: Sequence[Session], m: Sequence[np.ndarray]
@@ -147,8 +145,7 @@ def _pooled(sessions: Sequence[Session], m: Sequence[np.ndarray]
     pooled: set[int] = set()
     for k in range(len(m)):
         fits = [(s.related["seen_matches"][k], np.asarray(s.related["m"][k]))
-                for s in sessions if s.related and not s.set_aside and k not in s.blocked
-                and k not in s.m_held]
+                for s in sessions if s.related and not s.set_aside and k not in s.blocked]
         total = sum(w for w, _ in fits)
         if total >= MIN_MATCHES:
             out[k] = sum(w * x for w, x in fits) / total
