@@ -87,9 +87,11 @@ def _stoppable() -> Iterator[None]:
 
     quiet = logging.getLogger("asyncio")
     level = quiet.level
+    stopped = []
 
     def _stop(signum: int, _frame: object) -> None:
         quiet.setLevel(logging.CRITICAL)
+        stopped.append(signum)
         raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
     # a signal the parent chose to ignore (``erblock … &`` ignores Ctrl-C) stays ignored
@@ -100,7 +102,8 @@ def _stoppable() -> Iterator[None]:
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
-        quiet.setLevel(level)
+        if not stopped:  # after a stop, the cancelled gathers are collected later, even at
+            quiet.setLevel(level)  # exit, and would log "never retrieved" (AllExit) then
 
 
 @contextlib.contextmanager
