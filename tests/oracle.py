@@ -107,7 +107,9 @@ def _one(d: dict[str, Any]) -> Callable[[Any], Value]:
 
         def only_digits(v: Any) -> Value:
             t = canonical(v)
-            t = None if t is None else "".join(ch for ch in t if ch.isdigit())
+            t = None if t is None else "".join(  # a digit of any script, as 0-9
+                str(unicodedata.decimal(ch)) for ch in t if unicodedata.decimal(ch, None)
+                is not None)
             t = t if not t or last is None else t[-last:]
             return t or None
         return only_digits

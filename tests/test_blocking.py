@@ -336,11 +336,36 @@ def test_a_date_key_meets_across_writings_and_names_bad_options(client):
             date("dob", **bad)
 
 
+def test_a_date_key_reads_date_times_as_written_and_integers_that_lost_a_zero():
+    """An object column of zoned date-times is keyed by the date each is written on, as a
+    datetime column is (it was keyed in UTC: 23:30 in New York was the next day); a
+    ``MMDDYYYY`` date stored as an integer lost its leading zero and is read with it."""
+    import datetime as dt
+
+    from erblock.blocking import date
+
+    late = pd.Timestamp("1987-05-12 23:30", tz="US/Eastern")
+    objects = pd.DataFrame({"d": pd.Series([late, dt.date(2001, 3, 4), pd.NaT, "1999-01-02",
+                                            None], dtype=object)})
+    assert date("d").values(objects).tolist() == [
+        "1987-05-12", "2001-03-04", pd.NA, "1999-01-02", pd.NA]
+    zoned = pd.DataFrame({"d": pd.Series([late])})
+    assert date("d").values(zoned).tolist() == ["1987-05-12"]
+    ints = pd.DataFrame({"d": pd.Series([12251990, 1021987, 10211987, None], dtype="Int64")})
+    assert date("d", format="%m%d%Y").values(ints).tolist() == [
+        "1990-12-25", "1987-01-02", "1987-10-21", pd.NA]
+    assert date("d", format="%m%d%Y").values(ints.astype(float)).tolist()[:3] == [
+        "1990-12-25", "1987-01-02", "1987-10-21"]
+
+
 def test_a_digits_key_meets_across_punctuation_and_names_bad_options():
     from erblock.blocking import digits
 
-    df = pd.DataFrame({"phone": ["310/246-1501", "(310) 246-1501", "none", 3102461501]})
-    assert digits("phone").values(df).tolist()[:2] == ["3102461501"] * 2
+    df = pd.DataFrame({"phone": ["310/246-1501", "(310) 246-1501", "none", 3102461501,
+                                 "٣١٠-246-1501", "３１０ 246 1501²"]})
+    # digits of any script are 0-9; a superscript is no digit of the number
+    assert digits("phone").values(df).tolist()[:2] + digits("phone").values(df).tolist()[4:] \
+        == ["3102461501"] * 4
     assert pd.isna(digits("phone").values(df)[2])
     assert digits("phone", 4).values(df).tolist()[3] == "1501"
     for bad in (0, 2.5, True):

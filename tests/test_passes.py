@@ -94,3 +94,15 @@ def test_a_dedupe_pass_on_an_identifier_is_warned_about(client):
                      client=client)
     (line,) = erblock.RunReport.of(pairs).settings["unmet_passes"]
     assert "blocking pass 0" in line and "'row'" in line and "no pair" in line
+
+
+def test_sorted_neighbourhood_passes_are_not_counted(client):
+    """A sorted-neighbourhood pass's blocks repeat records at their edges: its block
+    counts (records keyed twice, pairs beyond the window) are not reported as the pass's."""
+    from erblock.blocking import sorted_neighbourhood
+
+    df = _dates(300).assign(year=lambda d: d["dob"].str[-4:])
+    pairs = erblock.dedupe(df, key=[sorted_neighbourhood("name", 5), "year"],
+                           compare={"name": "exact"}, client=client)
+    (only,) = erblock.RunReport.of(pairs).settings["passes"]
+    assert only["pass"] == 1 and only["keyed"][0] == len(df)

@@ -63,7 +63,7 @@ def read_dates(values: pd.Series, fmt: str | None = None
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         days, ok = _datetimes(values)
         return days, ok, np.full(len(values), None, dtype=object)
-    text = as_key_strings(values).str.strip()
+    text = _date_text(values)
     codes, uniques = pd.factorize(text, use_na_sentinel=True)
     uniq = pd.Series(uniques, dtype=object)
     ok_u = np.zeros(len(uniq), dtype=bool)
@@ -117,6 +117,29 @@ def read_dates(values: pd.Series, fmt: str | None = None
     days[has] = days_u[codes[has]]
     by[has] = by_u[codes[has]]
     return days, ok, by
+
+
+def _date_text(values: pd.Series) -> pd.Series:
+    """The values as text to read. Date-times in an object column are the date they are
+    written on (as in a datetime column; their key text is in UTC). In a column of
+    numbers, seven digits get the leading zero their integer lost back (``5121987`` is
+    ``05121987``: month or day first, read as eight digits are)."""
+    text = as_key_strings(values).str.strip()
+    if pd.api.types.is_object_dtype(values.dtype) and pd.api.types.infer_dtype(
+            values, skipna=True) in ("datetime", "date", "mixed"):
+        local = values.map(_local_date)
+        text = text.where(local.isna(), local.astype("string"))
+    elif pd.api.types.is_numeric_dtype(values.dtype) and \
+            not pd.api.types.is_bool_dtype(values.dtype):
+        text = text.where(~text.str.fullmatch(r"\d{7}").fillna(False), "0" + text)
+    return text
+
+
+def _local_date(v: Any) -> str | None:
+    """``YYYY-MM-DD`` of a date or date-time as written (its own time zone); else None."""
+    if not isinstance(v, _dt.date) or v is pd.NaT:
+        return None
+    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
 
 
 def defaults_after(fmt: str | None) -> tuple[str, ...]:

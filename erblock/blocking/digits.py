@@ -5,11 +5,16 @@ One source writes a phone ``310/246-1501``, the other ``(310) 246-1501`` or
 with a space. A key on the raw column puts them in different blocks, so that pass finds
 no pair across the sources. :class:`DigitsKey` keeps only the digits (``3102461501``),
 or the last ``last`` of them (``last=7``: the local number, whatever the area code
-prefix or the country code). A value without a digit is a missing key.
+prefix or the country code). A value without a digit is a missing key. Digits of every
+script count (full-width ``３``, Arabic-Indic ``٣``, Devanagari ``३`` are ``3``), as in the
+``phone`` comparison (:func:`ascii_digits`).
 """
 
 from __future__ import annotations
 
+import functools
+import sys
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -56,7 +61,8 @@ class DigitsKey(KeySpec):
         return (self.column,)
 
     def values(self, df: pd.DataFrame) -> pd.Series:
-        s = as_key_strings(df[self.column]).str.replace(r"\D+", "", regex=True)
+        s = ascii_digits(as_key_strings(df[self.column])).str.replace(
+            r"[^0-9]+", "", regex=True)
         if self.last is not None:
             s = s.str.slice(-self.last)
         return s.where(s.str.len() > 0)  # no digit: no key
@@ -66,6 +72,24 @@ class DigitsKey(KeySpec):
         if self.last is not None:
             d["last"] = self.last
         return d
+
+
+@functools.cache
+def decimal_digits() -> dict[int, str]:
+    """Every non-ASCII decimal digit (full-width, Arabic-Indic, Devanagari, …) -> 0-9."""
+    return {cp: str(unicodedata.decimal(chr(cp))) for cp in range(0x80, sys.maxunicode + 1)
+            if unicodedata.category(chr(cp)) == "Nd"}
+
+
+def ascii_digits(text: pd.Series) -> pd.Series:
+    """``text`` (strings) with the decimal digits of every script written 0-9; only the
+    values that are not ASCII are translated."""
+    wide = ~text.str.isascii().fillna(True).to_numpy(dtype=bool)
+    if not wide.any():
+        return text
+    text = text.copy()
+    text[wide] = text[wide].str.translate(decimal_digits())
+    return text
 
 
 def digits(column: str, last: int | None = None) -> DigitsKey:

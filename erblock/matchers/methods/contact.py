@@ -23,10 +23,7 @@ A part that a value does not have (a code too short for a district, an email wit
 
 from __future__ import annotations
 
-import functools
 import re
-import sys
-import unicodedata
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -37,6 +34,7 @@ import pyarrow.compute as pc
 from rapidfuzz.distance import JaroWinkler
 from rapidfuzz.process import cdist, cpdist
 
+from ...blocking.digits import ascii_digits
 from ...blocking.text import as_key_strings
 from .base import Method, Prepared
 
@@ -56,13 +54,6 @@ def _hash(texts: pd.Series, salt: pd.Series) -> np.ndarray:
     return base.view(np.int64)
 
 
-@functools.cache
-def _decimal_digits() -> dict[int, str]:
-    """Every non-ASCII decimal digit (full-width, Arabic-Indic, Devanagari, …) -> 0-9."""
-    return {cp: str(unicodedata.decimal(chr(cp))) for cp in range(0x80, sys.maxunicode + 1)
-            if unicodedata.category(chr(cp)) == "Nd"}
-
-
 def _clean(values: pd.Series, pattern: str, upper: bool = False, nfkc: bool = True
            ) -> pd.Series:
     """Normalised text: digits of any script as 0-9 and, with ``nfkc``, full-width and
@@ -70,10 +61,10 @@ def _clean(values: pd.Series, pattern: str, upper: bool = False, nfkc: bool = Tr
     digits of a number)."""
     text = as_key_strings(values).str.strip()
     wide = ~text.str.isascii().fillna(True).to_numpy(dtype=bool)
-    if wide.any():
+    if nfkc and wide.any():
         text = text.copy()
-        some = text[wide].str.normalize("NFKC") if nfkc else text[wide]
-        text[wide] = some.str.translate(_decimal_digits())
+        text[wide] = text[wide].str.normalize("NFKC")
+    text = ascii_digits(text)
     text = text.str.upper() if upper else text.str.lower()
     text = text.str.replace(pattern, "", regex=True)
     return text.mask(text == "")
