@@ -370,3 +370,56 @@ def test_a_waterfall_with_a_long_step_label_is_drawn_whole(tmp_path):
     path = plot_waterfall(steps, tmp_path / "w.png", title="a ~ b")
     with Image.open(path) as im:
         assert im.size[0] > 400 and im.size[1] > 300
+
+
+def test_squarem_three_class_fit_ends_where_plain_em_does():
+    """The three-class EM's SQUAREM cycles reach plain EM's fixed point (π, r and the free
+    u) in fewer EM steps; the held m and u stay as given."""
+    from erblock.matchers.scoring.related import fit_related
+
+    gamma, _, kind = _register(M, HOUSEHOLD, U, 3)
+    hist = PatternHistogram.from_gamma(gamma, [len(m) + 1 for m in M])
+    start = [np.full(len(m), 1 / len(m)) for m in M]
+    free_u = [False, True, False, False, False]
+    kw = dict(tol=1e-8, max_iter=50_000)
+    plain = fit_related(hist, M, U, start, free_u, float((kind < 2).mean()),
+                        accelerate=False, **kw)
+    fast = fit_related(hist, M, U, start, free_u, float((kind < 2).mean()), **kw)
+    assert plain["converged"] and fast["converged"]
+    assert fast["n_iter"] < plain["n_iter"], (fast["n_iter"], plain["n_iter"])
+    np.testing.assert_allclose(fast["pi"], plain["pi"], atol=1e-7)
+    for a, b in zip(fast["r"] + fast["u"], plain["r"] + plain["u"]):
+        np.testing.assert_allclose(a, b, atol=1e-7)
+    for k in (0, 2, 3, 4):
+        np.testing.assert_array_equal(fast["u"][k], U[k])
+    for a, b in zip(fast["m"], M):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_shares_reach_what_plain_steps_crawl_to():
+    """With the classes' distributions held, the shares' accelerated EM ends at a
+    likelihood at least that of 2,000 plain steps, where a share running to 0 crawls
+    (200 plain steps fell short of it), and the posteriors are the rows' weights split."""
+    from erblock.matchers.levels import PROB_FLOOR
+    from erblock.matchers.scoring.related import PI_STEPS, _shares
+
+    rng = np.random.default_rng(4)
+    a, b = rng.random(300), rng.random(300)  # class 1 nearly class 0: its share crawls
+    like = np.column_stack([a, a * (0.9 + 0.1 * rng.random(300)), b])
+    w = rng.integers(1, 50, 300).astype(float)
+
+    def loglik(p):
+        return float(w @ np.log(like @ np.clip(p, PROB_FLOOR, 1.0)))
+
+    def plain(steps):
+        p = np.full(3, 1 / 3)
+        for _ in range(steps):
+            c = np.clip(p, PROB_FLOOR, 1.0)
+            p = c * (like.T @ (w / (like @ c))) / w.sum()
+        return p
+
+    pi, post = _shares(like, w, np.full(3, 1 / 3))
+    assert loglik(pi) >= loglik(plain(2_000)) - 1e-9 * abs(loglik(pi))
+    assert loglik(pi) > loglik(plain(PI_STEPS)) + 1e-6
+    assert pi.min() >= 0 and pi.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(post.sum(axis=1), w)
