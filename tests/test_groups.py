@@ -15,6 +15,7 @@ import erblock
 from erblock.matchers.levels import PatternHistogram
 from erblock.matchers.scoring import ModelWarning
 from erblock.matchers.scoring import explain as E
+from erblock.matchers.scoring import group_finding as F
 from erblock.matchers.scoring import groups as G
 
 # -- the term and its fit, on literal numbers ----------------------------------------------
@@ -85,12 +86,12 @@ def test_the_group_holds_what_agrees_with_the_locating_comparisons_beyond_chance
     m, u = _flat()
     h = _random_hist()
     # postcode a seed, date never joins (it describes the record), surname independent
-    assert G.find_groups(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1),)
+    assert F.find_groups(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1),)
     # no kind locates a record: two comparisons of no descriptive kind that go together
     # start the group (a house number and a street, on tax forms without a postcode) ...
-    assert G.find_groups(h, [2] * 4, [None, None, False, None], m, u, 1e-9) == ((0, 1),)
+    assert F.find_groups(h, [2] * 4, [None, None, False, None], m, u, 1e-9) == ((0, 1),)
     # ... and none where they do not (the surname is independent of the postcode here)
-    assert G.find_groups(h, [2] * 4, [None, False, False, None], m, u, 1e-9) == ()
+    assert F.find_groups(h, [2] * 4, [None, False, False, None], m, u, 1e-9) == ()
     # an implied pair (the implied one masked where its implier agrees) starts a group
     # only when the implied one agrees rarely otherwise: a house number where the street
     # agrees does; the sex where a first name agrees (compared with generic kinds) does not
@@ -101,9 +102,9 @@ def test_the_group_holds_what_agrees_with_the_locating_comparisons_beyond_chance
         g2[g2[:, 0] == 1, 1] = -1  # masked where the implier agrees
         h2 = PatternHistogram.from_gamma(g2, [3, 3])
         flat = [np.array([0.5, 0.5])] * 2
-        assert G.find_groups(h2, [2, 2], [None, None], flat, flat, 1e-9, ((0, 1),)) == want
+        assert F.find_groups(h2, [2, 2], [None, None], flat, flat, 1e-9, ((0, 1),)) == want
     # a seed alone: no group
-    assert G.find_groups(_random_hist(extra=0), [2] * 4, [True, None, False, None],
+    assert F.find_groups(_random_hist(extra=0), [2] * 4, [True, None, False, None],
                          m, u, 1e-9) == ()
 
 
@@ -115,12 +116,12 @@ def test_a_name_joins_only_where_a_member_implies_it():
     g[at_pc[: int(0.85 * len(at_pc))], 3] = 1
     h = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
     # far beyond chance, as a surname that housemates share is: a name stays out ...
-    assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 1e-9) == ((0, 1),)
+    assert F.find_groups(h, [2] * 4, [True, None, False, False], m, u, 1e-9) == ((0, 1),)
     # ... unless the postcode implies it (the suburb a postcode names, :mod:`.implied`)
-    assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 1e-9,
+    assert F.find_groups(h, [2] * 4, [True, None, False, False], m, u, 1e-9,
                          ((0, 3),)) == ((0, 1, 3),)
     # a comparison of no such kind joins on the lift alone
-    assert G.find_groups(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1, 3),)
+    assert F.find_groups(h, [2] * 4, [True, None, False, None], m, u, 1e-9) == ((0, 1, 3),)
 
 
 def test_random_pairs_that_are_matches_do_not_make_a_group():
@@ -132,8 +133,8 @@ def test_random_pairs_that_are_matches_do_not_make_a_group():
     h = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
     m = [np.array([0.01, 0.99])] * 4
     u = [np.array([0.99, 0.01])] * 4
-    assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 1e-9) == ((0, 1),)
-    assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 0.01) == ()
+    assert F.find_groups(h, [2] * 4, [True, None, False, False], m, u, 1e-9) == ((0, 1),)
+    assert F.find_groups(h, [2] * 4, [True, None, False, False], m, u, 0.01) == ()
 
 
 def test_housemates_the_model_took_for_matches_still_make_the_group():
@@ -147,14 +148,70 @@ def test_housemates_the_model_took_for_matches_still_make_the_group():
     u = [np.array([0.99, 0.01])] * 4
     from erblock.matchers.levels import posterior
     assert posterior(g[:1], m, u, 0.01)[0] > 0.9  # the whole model: a match
-    assert G.find_groups(h, [2] * 4, [True, None, False, False], m, u, 0.01) == ((0, 1),)
+    assert F.find_groups(h, [2] * 4, [True, None, False, False], m, u, 0.01) == ((0, 1),)
     # comparisons that cannot tell a match on their own (a city: 2 bits each, against
     # a prior of -6.6) judge nothing: the whole model does, and calls them matches
     # (restaurants that agree on name, address and phone are one restaurant)
     weak = [np.array([1e-4, 1 - 1e-4])] * 2 + [np.array([0.2, 0.8])] * 2
     u_weak = [np.array([0.999, 0.001])] * 2 + [np.array([0.8, 0.2])] * 2
     assert posterior(g[:1], weak, u_weak, 0.01)[0] > 0.99
-    assert G.find_groups(h, [2] * 4, [True, None, False, False], weak, u_weak, 0.01) == ()
+    assert F.find_groups(h, [2] * 4, [True, None, False, False], weak, u_weak, 0.01) == ()
+
+
+def test_an_identifier_copied_between_housemates_does_not_define_related_records():
+    """Among random pairs, 40 of 400 housemates (same postcode and street) also share an
+    identifier, copied from one record to the other: it goes with the address far
+    beyond chance and joins the group, yet housemates do not share it. Related records
+    are the pairs at one address, and their identifier is read off them (it was the
+    matches' m, so housemates with their own identifiers looked like matches)."""
+    rng = np.random.default_rng(5)
+    g = np.stack([(rng.random(300_000) < q).astype(np.int8)
+                  for q in (0.01, 0.002, 1e-5, 0.01)], axis=1)
+    g[:400, :2], g[:400, 2:] = 1, 0
+    g[:40, 2] = 1
+    h = PatternHistogram.from_gamma(g, [3, 3, 3, 3])
+    m, u = _flat()
+    locates = [True, None, None, False]
+    assert F.find_groups(h, [2] * 4, locates, m, u, 1e-9) == ((0, 1, 2),)
+    r = G.related_profile(h, [2] * 4, locates, m, u, 1e-9)
+    assert r is not None
+    np.testing.assert_array_equal(r[0], m[0])  # on the address: as matches record it
+    assert r[2][1] == pytest.approx(0.1, abs=0.02)  # the identifier: a tenth share it
+    # where every housemate shares it (a landline), it is part of the address
+    g[:400, 2] = 1
+    r = G.related_profile(PatternHistogram.from_gamma(g, [3, 3, 3, 3]), [2] * 4, locates,
+                          m, u, 1e-9)
+    np.testing.assert_array_equal(r[2], m[2])
+
+
+def _movers(n: int, moved: float, seed: int = 0) -> PatternHistogram:
+    """Matches over a street, a house number and an identifier (levels 0 else, 1 agree):
+    ``moved`` of them disagree on street and number at once; typos: 5 % of streets and
+    numbers, 10 % of identifiers, independently."""
+    rng = np.random.default_rng(seed)
+    stay = rng.random(n) >= moved
+    g = np.stack([stay & (rng.random(n) >= 0.05), stay & (rng.random(n) >= 0.05),
+                  rng.random(n) >= 0.1], axis=1).astype(np.int8)
+    return PatternHistogram.from_gamma(g, [3, 3, 3])
+
+
+def test_a_group_holds_the_parts_that_change_together_among_matches():
+    def parts(gamma, passes):  # every candidate a match: 30 bits
+        return np.full(len(gamma), 30.0), np.zeros(gamma.shape)
+
+    # people moved: street and number change together, the identifier's typos alone
+    assert F.changing_together(parts, {0: _movers(5000, 0.2)}, (0, 1, 2), [2] * 3) \
+        == ((0, 1),)
+    # too few matches disagree on anything to tell: the group stands as found
+    few = {0: _movers(40, 0.0, seed=1)}
+    assert F.changing_together(parts, few, (0, 1, 2), [2] * 3) == ((0, 1, 2),)
+    # an implied pair stays together (the implied part is masked where its implier agrees)
+    assert F.changing_together(parts, {0: _movers(5000, 0.2)}, (0, 1, 2), [2] * 3,
+                               ((1, 2),)) == ((0, 1, 2),)
+    # candidates that are no matches say nothing
+    none = {0: _movers(5000, 0.2)}
+    assert F.changing_together(lambda g, p: (np.full(len(g), -30.0), np.zeros(g.shape)),
+                               none, (0, 1, 2), [2] * 3) == ((0, 1, 2),)
 
 
 def test_every_locating_comparison_starts_a_group_whatever_the_column_order():
@@ -163,7 +220,7 @@ def test_every_locating_comparison_starts_a_group_whatever_the_column_order():
     # a personal phone first (independent of the address), then postcode, street, date
     order = [3, 0, 1, 2]
     h = PatternHistogram.from_gamma(g[:, order], [3, 3, 3, 3])
-    assert G.find_groups(h, [2] * 4, [True, True, None, False], m, u, 1e-9) == ((1, 2),)
+    assert F.find_groups(h, [2] * 4, [True, True, None, False], m, u, 1e-9) == ((1, 2),)
 
 
 def test_declared_groups_resolve_and_bad_ones_are_refused():

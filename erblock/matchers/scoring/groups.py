@@ -20,26 +20,10 @@ and the key pass's m and u of each part are in ``W`` as the rest of the model us
 with the rest of the fitted model held: the share of the matches that differ on the
 group as random pairs do.
 
-**Which comparisons** (``groups="auto"``): a group starts at the comparisons whose kind
-says where a record is found (``postcode``, ``phone``: :attr:`.Method.locates`) or, where
-no compared kind does, at two comparisons of no descriptive kind that go together as
-below (a house number and a street: tax forms carry no postcode), and takes
-in every comparison whose agreement goes with theirs among random *non-matching* pairs
-(the random pairs weighted by 1 − P(match), judged by the comparisons that describe the
-record, names and dates, where they alone can reach P(match) > 0.5: a model that took
-housemates for matches would call the very pairs that show the group matches; else by
-the whole model): both at their top level at least
-:data:`GROUP_LIFT` times as often as if independent, in at least :data:`GROUP_MIN_PAIRS`
-pairs (the same street, postcode and number are one address; households share a
-landline; a personal phone does not go with the address, and stays out).
-Comparisons whose kind describes the record itself (``name``, ``date``, ``email``:
-``locates`` is False) join only where a member implies them or they imply a member
-(:mod:`.implied`: the suburb a postcode names), and take nothing else in: a household
-shares its surname far beyond chance too (at one address as nearly always as a suburb
-goes with its postcode, once housemates count as non-matches), yet a moved person keeps
-it. A group needs two comparisons and a fitted μ of at least :data:`MU_MIN` (otherwise
-no match behaves so and the plain model stands). ``groups=[[...], ...]`` declares groups
-instead (their μ is fitted all the same); ``groups=None`` uses none.
+**Which comparisons** (``groups="auto"``): :mod:`.group_finding`. A group needs two
+comparisons and a fitted μ of at least :data:`MU_MIN` (otherwise no match behaves so
+and the plain model stands). ``groups=[[...], ...]`` declares groups instead (their μ is
+fitted all the same); ``groups=None`` uses none.
 
 **Related records** (:func:`related_profile`): the random non-matches that agree on a
 whole group are housemates; their levels are the third class's r in training
@@ -55,16 +39,15 @@ from typing import Any
 
 import numpy as np
 
-from ..levels import PROB_FLOOR, PatternHistogram, posterior
-from .implied import IMPLIED_SHARE, mask_hist
+from ..levels import PatternHistogram
+from .group_finding import changing_together, find_groups, non_matches
+from .implied import mask_hist
 from .related import R_PSEUDO
 
-GROUP_LIFT = 10.0  #: joint top-level agreement among random non-matches, over independence
-GROUP_MIN_PAIRS = 3.0  #: ... in at least this many (weighted) random non-matching pairs
-#: (households are rare among random pairs: of 3 million pairs of two 10,000-person
-#: registers, a handful share a phone; at ten times the chance rate, three pairs where
-#: 0.3 are expected happen by chance once in 280 tests)
 RELATED_MIN_PAIRS = 20.0  #: fewer random non-matches agreeing on a whole group: no r
+#: a member whose agreement says "one address" defines related records only where the pairs
+#: at one address (the rest of the group) share it at least this share as often as matches
+RELATED_SHARE = 0.5
 MU_START = 0.1
 MU_MIN = 0.005  #: a detected group with a smaller fitted μ is dropped
 MU_FLOOR = 1e-4  #: a declared group's μ never goes below this (its floor stays finite)
@@ -119,93 +102,6 @@ def resolve_groups(groups: tuple[tuple[str, ...], ...], names: Sequence[str],
     return tuple(out)
 
 
-def find_groups(random: PatternHistogram, n_levels: Sequence[int],
-                locates: Sequence[bool | None], m: Sequence[np.ndarray],
-                u: Sequence[np.ndarray], lam: float,
-                implied: Sequence[tuple[int, int]] = ()) -> tuple[tuple[int, ...], ...]:
-    """The groups of comparisons that change together with the locating ones (module
-    doc): the connected component of each seed, as sorted indices, those of at least two
-    comparisons (a postcode and a personal mobile are two components; the postcode's
-    group stands alone). ``locates`` per comparison: True
-    (its kind locates the record: a seed), None (joins when it agrees with a member far
-    beyond chance among random non-matches), False (its kind describes the record: it
-    joins, and takes others in, only where it implies a member or a member implies it).
-    ``implied``: ``(j, k)`` pairs of
-    :mod:`.implied` (``k`` read as missing where ``j`` agrees, so ``random`` no longer
-    shows them agreeing together): linked, as ``j`` determines ``k``."""
-    if random.total == 0:
-        return ()
-    g = random.gamma()
-    w = _non_matches(g, random.counts, locates, m, u, lam)
-    top = np.stack([g[:, k] == n - 1 for k, n in enumerate(n_levels)], axis=1)
-    present = g >= 0
-
-    def linked(a: int, b: int) -> bool:
-        if (a, b) in implied or (b, a) in implied:
-            return True
-        return together(a, b)
-
-    def together(a: int, b: int) -> bool:  # at the top level together, beyond chance
-        if locates[a] is False or locates[b] is False:  # the record's own: only implied
-            return False
-        both = present[:, a] & present[:, b]
-        n = float(w[both].sum())
-        joint = float(w[both & top[:, a] & top[:, b]].sum())
-        if n <= 0 or joint < GROUP_MIN_PAIRS:
-            return False
-        pa, pb = float(w[both & top[:, a]].sum()) / n, float(w[both & top[:, b]].sum()) / n
-        return joint / n >= GROUP_LIFT * pa * pb
-
-    def seeded(a: int, b: int) -> bool:
-        """Whether two comparisons of no descriptive kind go together beyond chance. An
-        implied pair's co-agreement is masked: the implied one agrees where its implier
-        does (``IMPLIED_SHARE`` at least), which is ``GROUP_LIFT`` times chance only when
-        it agrees rarely otherwise (a house number where the street agrees: yes; the sex
-        where a first name agrees, half of all pairs: no address)."""
-        for j, k in ((a, b), (b, a)):
-            if (j, k) in implied:
-                n = float(w[present[:, k]].sum())
-                share = float(w[present[:, k] & top[:, k]].sum()) / n if n > 0 else 1.0
-                return GROUP_LIFT * share <= IMPLIED_SHARE
-        return together(a, b)
-
-    seeds = [k for k, loc in enumerate(locates) if loc]
-    if not seeds:  # no kind locates a record: two parts that go together do (number, street)
-        open_ = [k for k, loc in enumerate(locates) if loc is None]
-        seeds = [a for a in open_ if any(seeded(a, b) for b in open_ if b != a)]
-    placed: set[int] = set()
-    out = []
-    for seed in seeds:
-        if seed in placed:
-            continue
-        group, todo = {seed}, [seed]
-        while todo:  # the connected component of this seed
-            a = todo.pop()
-            for b in range(len(n_levels)):
-                if b not in group and b not in placed and linked(a, b):
-                    group.add(b)
-                    todo.append(b)
-        placed |= group
-        if len(group) >= 2:
-            out.append(tuple(sorted(group)))
-    return tuple(out)
-
-
-def _non_matches(g: np.ndarray, counts: np.ndarray, locates: Sequence[bool | None],
-                 m: Sequence[np.ndarray], u: Sequence[np.ndarray], lam: float) -> np.ndarray:
-    """Random pairs' counts weighted by 1 − P(match), as the comparisons describing the
-    record judge them (names, dates) where they can tell a match on their own, else the
-    whole model: a model that took housemates, who agree on the address, for matches
-    would call the very pairs that show the group matches."""
-    own = [k for k, loc in enumerate(locates) if loc is False]
-    best = math.log2(max(lam, PROB_FLOOR) / (1.0 - lam)) + sum(
-        float(np.max(np.log2(np.clip(m[k], PROB_FLOOR, None) / np.clip(u[k], PROB_FLOOR, None))))
-        for k in own)
-    post = (posterior(g[:, own], [m[k] for k in own], [u[k] for k in own], lam)
-            if own and best > 0 else posterior(g, m, u, lam))
-    return counts.astype(np.float64) * (1.0 - post)
-
-
 def related_profile(random: PatternHistogram, n_levels: Sequence[int],
                     locates: Sequence[bool | None], m: Sequence[np.ndarray],
                     u: Sequence[np.ndarray], lam: float,
@@ -227,12 +123,15 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
         return None
     group = max(groups, key=len)
     g = random.gamma()
-    w = _non_matches(g, random.counts, locates, m, u, lam)
+    w = non_matches(g, random.counts, locates, m, u, lam)
     top = {k: g[:, k] == n_levels[k] - 1 for k in group}
     for j, k in implied:  # read as missing where j agrees: there it agrees as well
         if k in top:
             top[k] = top[k] | ((g[:, k] < 0) & (g[:, j] == n_levels[j] - 1))
     present = {k: (g[:, k] >= 0) | top[k] for k in group}
+    group = _shared_by_housemates(group, top, present, w, m)
+    if len(group) < 2:
+        return None
     related = np.sum([present[k] for k in group], axis=0) >= 2
     for k in group:  # a member absent does not say the address differs
         related &= top[k] | ~present[k]
@@ -249,6 +148,36 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
         c = np.bincount(g[sel, k], weights=w[sel], minlength=n)[:n] + R_PSEUDO
         r.append(c / c.sum())
     return r
+
+
+def _shared_by_housemates(group: Sequence[int], top: Mapping[int, np.ndarray],
+                          present: Mapping[int, np.ndarray], w: np.ndarray,
+                          m: Sequence[np.ndarray]) -> tuple[int, ...]:
+    """The members of ``group`` that define related records: all but a personal one. A
+    member is personal when, among the random non-matches (weights ``w``) with every
+    member present, most pairs at its top level are at the top level of all the others
+    (its agreement says "one address") but, of the pairs at the top level of all the
+    others, fewer than :data:`RELATED_SHARE` of the matches' share (``m``) are at its
+    own (most housemates do not share it), both judged on :data:`RELATED_MIN_PAIRS`
+    pairs at least. An identifier that some records copied from a housemate's is such a
+    member; a landline that housemates share is not, nor is a house number, which
+    pairs on one street share rarely but which does not say "one street" on its own."""
+    everywhere = np.logical_and.reduce([present[k] for k in group])
+    keep = []
+    for k in group:
+        rest = everywhere.copy()
+        for j in group:
+            if j != k:
+                rest &= top[j]
+        own = everywhere & top[k]
+        n_own, n_rest = float(w[own].sum()), float(w[rest].sum())
+        both = float(w[own & rest].sum())
+        personal = (n_own >= RELATED_MIN_PAIRS and n_rest >= RELATED_MIN_PAIRS
+                    and both >= 0.5 * n_own
+                    and both < RELATED_SHARE * float(m[k][-1]) * n_rest)
+        if not personal:
+            keep.append(k)
+    return tuple(keep)
 
 
 def group_term(weights: np.ndarray, group: Sequence[int], mu: float) -> np.ndarray:
@@ -371,9 +300,11 @@ def fit_groups(model: Any, hists: Mapping[int, PatternHistogram],
     declared = bool(candidates)
     if model.groups == "auto" and random is not None:
         locates = [getattr(c.kernel, "locates", None) for c in model.comparisons_]
-        candidates = find_groups(mask_hist(random, model.implied_, n_levels), n_levels,
-                                 locates, model.m_, model.u_, float(model.lambda_),
-                                 tuple(model.implied_))
+        found = find_groups(mask_hist(random, model.implied_, n_levels), n_levels,
+                            locates, model.m_, model.u_, float(model.lambda_),
+                            tuple(model.implied_))
+        candidates = tuple(part for g in found for part in changing_together(
+            model.ungrouped_parts, hists, g, n_levels, tuple(model.implied_)))
     model.groups_ = ()
     for g in candidates:
         mu, n_iter, converged = fit_mu(model.ungrouped_parts, hists, g)
