@@ -140,6 +140,9 @@ candidates):
 | gen_person_small | link | 400 x 400 | 320 | 3 | 441 | 0.9906 | 0.99724 | 0.7188 |
 | gen_restaurants | link | 300 x 240 | 180 | 2 | 591 | 0.9778 | 0.99179 | 0.2978 |
 | pp_census_ssa | link | 10,224 x 24,205 | 12,186 | 2 | 50,784 | 0.9926 | 0.99979 | 0.2382 |
+| pp_census_decade | link | 10,224 x 11,036 | 6,241 | 2 | 24,632 | 0.9920 | 0.99978 | 0.2513 |
+| pp_census_w2 | link | 10,224 x 9,923 | 9,032 | 2 | 158,853 | 0.9806 | 0.99843 | 0.0558 |
+| pp_tax_1040_w2 | link | 6,518 x 9,923 | 5,720 | 3 | 124,653 | 0.9988 | 0.99807 | 0.0458 |
 
 (``main()`` prints this table; rerun it after any change to a loader.)
 """
@@ -194,6 +197,7 @@ __all__ = [
     "load_pp_census_decade",
     "load_pp_census_ssa",
     "load_pp_census_w2",
+    "load_pp_tax_1040_w2",
     "load_rldata500",
     "load_rldata10000",
     "main",
@@ -899,6 +903,13 @@ def load_pp_census_w2() -> HeldOut:
     return load_it()
 
 
+def load_pp_tax_1040_w2() -> HeldOut:
+    """pseudopeople's 2020 1040 returns x 2020 W-2 forms (:mod:`heldout_pseudopeople`)."""
+    from heldout_pseudopeople import load_pp_tax_1040_w2 as load_it
+
+    return load_it()
+
+
 LOADERS: dict[str, Callable[[], HeldOut]] = {
     "febrl4": load_febrl4,
     "febrl3": load_febrl3,
@@ -914,6 +925,7 @@ LOADERS: dict[str, Callable[[], HeldOut]] = {
     "pp_census_ssa": load_pp_census_ssa,
     "pp_census_decade": load_pp_census_decade,
     "pp_census_w2": load_pp_census_w2,
+    "pp_tax_1040_w2": load_pp_tax_1040_w2,
 }
 
 

@@ -13,6 +13,9 @@ values, left-out rows. Its own default noise is used, at a fixed seed.
 - ``pp_census_w2``: the 2020 census x the 2020 W-2 and 1099 tax forms (one per employer),
   names and mailing address only (no birth date: the household problem), blocked on
   rule P's name pass and house number + first street word.
+- ``pp_tax_1040_w2``: the 2020 1040 tax returns (the primary filer) x the 2020 W-2 and
+  1099 forms (one per employer), names, SSN and mailing address: two tax registers,
+  blocked on rule P's name pass, house number + first street word, and the SSN's digits.
 - ``pp_census_ssa``: link of the 2020 decennial census (about 10,000 records: one per
   person counted) to the Social Security register (about 24,000: creation and death
   events of every year, so a person can have two records), first name, middle initial,
@@ -43,7 +46,7 @@ import venv
 import heldout as ho
 import pandas as pd
 
-from erblock.blocking import composite, date, prefix, soundex, token
+from erblock.blocking import composite, date, digits, prefix, soundex, token
 
 VERSION = "1.3.1"
 SEED = 1
@@ -56,6 +59,7 @@ TABLES = {
     "ssa": "generate_social_security(year=None, seed={seed}, verbose=False)",
     "census2030": "generate_decennial_census(year=2030, seed={seed}, verbose=False)",
     "w2": "generate_taxes_w2_and_1099(year=2020, seed={seed}, verbose=False)",
+    "t1040": "generate_taxes_1040(year=2020, seed={seed}, verbose=False)",
 }
 _SCRIPT = """
 import sys
@@ -171,3 +175,27 @@ def load_pp_census_w2() -> ho.HeldOut:
         "one household share the address and often the last name; a person has one form "
         "per employer. Blocking: rule P's name pass and, for the missing date and the "
         "one-value zip code, house number + first word of the street.")
+
+
+TAX_KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "name",
+             "ssn": "exact", "street_number": "exact", "street_name": "text"}
+
+
+def load_pp_tax_1040_w2() -> ho.HeldOut:
+    """pseudopeople: 2020 1040 returns' primary filers x 2020 W-2 and 1099 forms (link)."""
+    mailing = {"mailing_address_street_number": "street_number",
+               "mailing_address_street_name": "street_name"}
+    t1040, w2 = _generated("t1040").rename(columns=mailing), _generated("w2").rename(
+        columns=mailing)
+    left, right = _frame(t1040, TAX_KINDS), _frame(w2, TAX_KINDS)
+    blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
+                composite("street_number", token("street_name", 0)), digits("ssn")]
+    return ho.HeldOut(
+        "pp_tax_1040_w2", "link", (left, right), _truth(left, right, t1040, w2),
+        dict(TAX_KINDS), blocking,
+        f"pseudopeople=={VERSION}: generate_taxes_1040(year=2020) x "
+        f"generate_taxes_w2_and_1099(year=2020), seed={SEED}, default noise",
+        "Two tax registers: a return's primary filer and the forms of their employers "
+        "(one form per employer, so a filer can have several). Blocking: rule P's name "
+        "pass, house number + first word of the street (no birth date; the zip code is "
+        "one value), and the SSN's digits, which both registers hold.")

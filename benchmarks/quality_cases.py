@@ -169,6 +169,9 @@ def describe_key(k: Any) -> str:
         return f"{spec.algorithm}({spec.column})"
     if kind == "Tokens":
         return f"words({spec.column})"
+    if kind == "DigitsKey":
+        return f"digits({spec.column})" if spec.last is None else \
+            f"digits({spec.column})[-{spec.last}:]"
     if kind == "DateKey":
         return f"date({spec.column})" if spec.part == "day" else f"{spec.part}({spec.column})"
     return repr(spec)
