@@ -356,6 +356,12 @@ def test_a_date_key_reads_date_times_as_written_and_integers_that_lost_a_zero():
         "1990-12-25", "1987-01-02", "1987-10-21", pd.NA]
     assert date("d", format="%m%d%Y").values(ints.astype(float)).tolist()[:3] == [
         "1990-12-25", "1987-01-02", "1987-10-21"]
+    # seven digits of a format that writes seven (a year and its day) stay as they are
+    ordinal = pd.DataFrame({"d": [1987132, 2001045]})
+    assert date("d", format="%Y%j").values(ordinal).tolist() == ["1987-05-12", "2001-02-14"]
+    # a zoned date-time beside numbers in an object column: its own date as well
+    mixed = pd.DataFrame({"d": pd.Series([late, 19870512], dtype=object)})
+    assert date("d").values(mixed).tolist() == ["1987-05-12", "1987-05-12"]
 
 
 def test_a_digits_key_meets_across_punctuation_and_names_bad_options():

@@ -394,6 +394,20 @@ def test_squarem_three_class_fit_ends_where_plain_em_does():
         np.testing.assert_array_equal(fast["u"][k], U[k])
     for a, b in zip(fast["m"], M):
         np.testing.assert_array_equal(a, b)
+    # as the third-class refits run it: m free off the key's comparisons, r learnt on them
+    kw.update(free_m=[False, False, True, True, True], free_r=[True, True, False, False,
+                                                                 False])
+    plain = fit_related(hist, M, U, start, free_u, float((kind < 2).mean()),
+                        accelerate=False, **kw)
+    fast = fit_related(hist, M, U, start, free_u, float((kind < 2).mean()), **kw)
+    assert plain["converged"] and fast["converged"]
+    assert fast["n_iter"] < plain["n_iter"], (fast["n_iter"], plain["n_iter"])
+    np.testing.assert_allclose(fast["pi"], plain["pi"], atol=1e-6)
+    for a, b in zip(fast["m"] + fast["r"] + fast["u"], plain["m"] + plain["r"] + plain["u"]):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    assert not np.array_equal(fast["m"][2], M[2])  # learnt
+    for k in (2, 3, 4):
+        np.testing.assert_array_equal(fast["r"][k], start[k])  # held
 
 
 def test_shares_reach_what_plain_steps_crawl_to():

@@ -63,7 +63,7 @@ def read_dates(values: pd.Series, fmt: str | None = None
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         days, ok = _datetimes(values)
         return days, ok, np.full(len(values), None, dtype=object)
-    text = _date_text(values)
+    text = _date_text(values, fmt)
     codes, uniques = pd.factorize(text, use_na_sentinel=True)
     uniq = pd.Series(uniques, dtype=object)
     ok_u = np.zeros(len(uniq), dtype=bool)
@@ -119,17 +119,22 @@ def read_dates(values: pd.Series, fmt: str | None = None
     return days, ok, by
 
 
-def _date_text(values: pd.Series) -> pd.Series:
+#: formats of eight digits, day and month first: a number written so loses a leading zero
+_LEADING_ZERO = (None, "%d%m%Y", "%m%d%Y")
+
+
+def _date_text(values: pd.Series, fmt: str | None = None) -> pd.Series:
     """The values as text to read. Date-times in an object column are the date they are
     written on (as in a datetime column; their key text is in UTC). In a column of
-    numbers, seven digits get the leading zero their integer lost back (``5121987`` is
-    ``05121987``: month or day first, read as eight digits are)."""
+    numbers read by the defaults or a day-and-month-first eight-digit ``fmt``, seven
+    digits get the leading zero their integer lost back (``5121987`` is ``05121987``:
+    month or day first, read as eight digits are; ``%Y%j``'s seven digits stay)."""
     text = as_key_strings(values).str.strip()
     if pd.api.types.is_object_dtype(values.dtype) and pd.api.types.infer_dtype(
-            values, skipna=True) in ("datetime", "date", "mixed"):
+            values, skipna=True) in ("datetime", "date", "mixed", "mixed-integer"):
         local = values.map(_local_date)
         text = text.where(local.isna(), local.astype("string"))
-    elif pd.api.types.is_numeric_dtype(values.dtype) and \
+    elif fmt in _LEADING_ZERO and pd.api.types.is_numeric_dtype(values.dtype) and \
             not pd.api.types.is_bool_dtype(values.dtype):
         text = text.where(~text.str.fullmatch(r"\d{7}").fillna(False), "0" + text)
     return text

@@ -1,5 +1,4 @@
-"""Which comparisons make a group (:mod:`.groups`), found among the random pairs and
-checked among the candidates' likely matches.
+"""Which comparisons make a group (:mod:`.groups`), found among the random pairs.
 
 With ``groups="auto"``, a group starts at the comparisons whose kind
 says where a record is found (``postcode``, ``phone``: :attr:`.Method.locates`) or, where
@@ -19,16 +18,12 @@ Comparisons whose kind describes the record itself (``name``, ``date``, ``email`
 shares its surname far beyond chance too (at one address as nearly always as a suburb
 goes with its postcode, once housemates count as non-matches), yet a moved person keeps
 it.
-
-The parts must also change together among the candidates' likely matches
-(:func:`changing_together`): a moved person disagrees on street and number at once,
-while a typo, or an identifier copied from a housemate's record, changes one part alone.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -40,14 +35,6 @@ GROUP_MIN_PAIRS = 3.0  #: ... in at least this many (weighted) random non-matchi
 #: (households are rare among random pairs: of 3 million pairs of two 10,000-person
 #: registers, a handful share a phone; at ten times the chance rate, three pairs where
 #: 0.3 are expected happen by chance once in 280 tests)
-
-#: parts of one address change together among matches (a match moved or did not): of the
-#: candidates' likely matches that disagree on one part, at least this share disagree on
-#: the other too, for one of the two parts; a comparison whose disagreements leave the
-#: others as they are (a typo, an identifier a housemate's record copied) is no part
-MATCH_TOGETHER = 0.5
-#: ... judged from a part whose disagreeing likely matches weigh at least this
-MATCH_MIN_CHANGED = 5.0
 
 
 def find_groups(random: PatternHistogram, n_levels: Sequence[int],
@@ -119,67 +106,6 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
         placed |= group
         if len(group) >= 2:
             out.append(tuple(sorted(group)))
-    return tuple(out)
-
-
-def changing_together(parts: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
-                      hists: Mapping[int, PatternHistogram], group: Sequence[int],
-                      n_levels: Sequence[int], implied: Sequence[tuple[int, int]] = ()
-                      ) -> tuple[tuple[int, ...], ...]:
-    """``group`` cut into the parts that change together among the candidates' likely
-    matches (``hists`` by key pass, each pair weighted by its P(match) under the model
-    without groups, ``parts`` as :func:`fit_mu` reads it). Two members are apart when,
-    with both present, fewer than :data:`MATCH_TOGETHER` of the matches that disagree on
-    one disagree on the other too, judged from each member with
-    :data:`MATCH_MIN_CHANGED` disagreeing matches and from one at least: a moved person
-    disagrees on street and number at once, while a social security number that a
-    housemate's record copied changes alone. Implied pairs stay together. The connected
-    parts of two comparisons or more, as sorted indices."""
-    gs, ws = [], []
-    for p, h in hists.items():
-        if h.total == 0:
-            continue
-        g = h.gamma()
-        full, _ = parts(g, np.full(len(g), p))
-        gs.append(g)
-        ws.append(h.counts / (1.0 + np.exp2(-np.clip(full, -1000, 1000))))
-    if not gs:
-        return (tuple(sorted(group)),)
-    g, w = np.concatenate(gs), np.concatenate(ws)
-    top = {k: g[:, k] == len_ - 1 for k, len_ in enumerate(n_levels)}
-    present = {k: g[:, k] >= 0 for k in range(len(n_levels))}
-    for j, k in implied:  # read as missing where j agrees: there it agrees as well
-        top[k] = top[k] | (~present[k] & top[j])
-        present[k] = present[k] | top[k]
-
-    def apart(a: int, b: int) -> bool:
-        if (a, b) in implied or (b, a) in implied:
-            return False
-        both = present[a] & present[b]
-        judged = False
-        for x, y in ((a, b), (b, a)):
-            changed = float(w[both & ~top[x]].sum())
-            if changed < MATCH_MIN_CHANGED:
-                continue  # too few matches disagree on x to tell
-            judged = True
-            if float(w[both & ~top[x] & ~top[y]].sum()) >= MATCH_TOGETHER * changed:
-                return False
-        return judged
-
-    out, placed = [], set()
-    for seed in sorted(group):
-        if seed in placed:
-            continue
-        comp, todo = {seed}, [seed]
-        while todo:
-            a = todo.pop()
-            for b in group:
-                if b not in comp and not apart(a, b):
-                    comp.add(b)
-                    todo.append(b)
-        placed |= comp
-        if len(comp) >= 2:
-            out.append(tuple(sorted(comp)))
     return tuple(out)
 
 

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..levels import PatternHistogram
-from .group_finding import changing_together, find_groups, non_matches
+from .group_finding import find_groups, non_matches
 from .implied import mask_hist
 from .related import R_PSEUDO
 
@@ -129,7 +129,7 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
         if k in top:
             top[k] = top[k] | ((g[:, k] < 0) & (g[:, j] == n_levels[j] - 1))
     present = {k: (g[:, k] >= 0) | top[k] for k in group}
-    group = _shared_by_housemates(group, top, present, w, m)
+    group = _shared_by_housemates(group, top, present, w, m, locates)
     if len(group) < 2:
         return None
     related = np.sum([present[k] for k in group], axis=0) >= 2
@@ -152,16 +152,20 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
 
 def _shared_by_housemates(group: Sequence[int], top: Mapping[int, np.ndarray],
                           present: Mapping[int, np.ndarray], w: np.ndarray,
-                          m: Sequence[np.ndarray]) -> tuple[int, ...]:
+                          m: Sequence[np.ndarray], locates: Sequence[bool | None]
+                          ) -> tuple[int, ...]:
     """The members of ``group`` that define related records: all but a personal one. A
-    member is personal when, among the random non-matches (weights ``w``) with every
-    member present, most pairs at its top level are at the top level of all the others
-    (its agreement says "one address") but, of the pairs at the top level of all the
-    others, fewer than :data:`RELATED_SHARE` of the matches' share (``m``) are at its
-    own (most housemates do not share it), both judged on :data:`RELATED_MIN_PAIRS`
-    pairs at least. An identifier that some records copied from a housemate's is such a
-    member; a landline that housemates share is not, nor is a house number, which
-    pairs on one street share rarely but which does not say "one street" on its own."""
+    member of no locating kind, beside two others or more, is personal when, among the
+    random non-matches (weights ``w``) with every member present, most pairs at its top
+    level are at the top level of all the others (its agreement says "one address")
+    but, of the pairs at the top level of all the others, fewer than
+    :data:`RELATED_SHARE` of the matches' share (``m``) are at its own (most housemates
+    do not share it), both judged on :data:`RELATED_MIN_PAIRS` pairs at least. An
+    identifier that some records copied from a housemate's is such a member. A landline
+    or a postcode (kinds that locate a record) never is, nor is a member beside a single
+    other one (a postcode alone holds many households, few of whose pairs share a
+    landline), nor a house number, which pairs on one street share rarely but which does
+    not say "one street" on its own."""
     everywhere = np.logical_and.reduce([present[k] for k in group])
     keep = []
     for k in group:
@@ -172,7 +176,8 @@ def _shared_by_housemates(group: Sequence[int], top: Mapping[int, np.ndarray],
         own = everywhere & top[k]
         n_own, n_rest = float(w[own].sum()), float(w[rest].sum())
         both = float(w[own & rest].sum())
-        personal = (n_own >= RELATED_MIN_PAIRS and n_rest >= RELATED_MIN_PAIRS
+        personal = (not locates[k] and len(group) >= 3
+                    and n_own >= RELATED_MIN_PAIRS and n_rest >= RELATED_MIN_PAIRS
                     and both >= 0.5 * n_own
                     and both < RELATED_SHARE * float(m[k][-1]) * n_rest)
         if not personal:
@@ -300,11 +305,9 @@ def fit_groups(model: Any, hists: Mapping[int, PatternHistogram],
     declared = bool(candidates)
     if model.groups == "auto" and random is not None:
         locates = [getattr(c.kernel, "locates", None) for c in model.comparisons_]
-        found = find_groups(mask_hist(random, model.implied_, n_levels), n_levels,
-                            locates, model.m_, model.u_, float(model.lambda_),
-                            tuple(model.implied_))
-        candidates = tuple(part for g in found for part in changing_together(
-            model.ungrouped_parts, hists, g, n_levels, tuple(model.implied_)))
+        candidates = find_groups(mask_hist(random, model.implied_, n_levels), n_levels,
+                                 locates, model.m_, model.u_, float(model.lambda_),
+                                 tuple(model.implied_))
     model.groups_ = ()
     for g in candidates:
         mu, n_iter, converged = fit_mu(model.ungrouped_parts, hists, g)
