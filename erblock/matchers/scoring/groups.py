@@ -117,7 +117,9 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
     masks where its implier agrees counts as agreeing there). Off the group, r is the
     levels of those pairs; on it, the matches' ``m``: housemates share one address,
     recorded as a match's is (read off the random pairs, a house number where the street
-    agrees is mostly a neighbour's)."""
+    agrees is mostly a neighbour's). A personal member of the group (an identifier that
+    some records copied from a housemate's: :func:`_shared_by_housemates`) defines
+    nothing here and is read off the related pairs like a comparison off the group."""
     groups = declared or find_groups(random, n_levels, locates, m, u, lam, implied)
     if not groups:
         return None
