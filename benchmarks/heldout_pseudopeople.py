@@ -106,6 +106,11 @@ def _generated(name: str, seed: int = SEED) -> pd.DataFrame:
     return pd.read_parquet(out / f"{name}.parquet")
 
 
+#: the tax forms' mailing address as the census names its address columns
+MAILING = {"mailing_address_street_number": "street_number",
+           "mailing_address_street_name": "street_name"}
+
+
 def _frame(df: pd.DataFrame, kinds: dict[str, str] = KINDS) -> pd.DataFrame:
     df = df.reset_index(drop=True)
     df.index = df.index.astype("int64")
@@ -160,9 +165,7 @@ W2_KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "name"
 
 def load_pp_census_w2() -> ho.HeldOut:
     """pseudopeople: the 2020 census x 2020 W-2 and 1099 tax forms (no birth date)."""
-    census, w2 = _generated("census"), _generated("w2")
-    w2 = w2.rename(columns={"mailing_address_street_number": "street_number",
-                            "mailing_address_street_name": "street_name"})
+    census, w2 = _generated("census"), _generated("w2").rename(columns=MAILING)
     left, right = _frame(census, W2_KINDS), _frame(w2, W2_KINDS)
     blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
                 composite("street_number", token("street_name", 0))]
@@ -183,10 +186,8 @@ TAX_KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "name
 
 def load_pp_tax_1040_w2() -> ho.HeldOut:
     """pseudopeople: 2020 1040 returns' primary filers x 2020 W-2 and 1099 forms (link)."""
-    mailing = {"mailing_address_street_number": "street_number",
-               "mailing_address_street_name": "street_name"}
-    t1040, w2 = _generated("t1040").rename(columns=mailing), _generated("w2").rename(
-        columns=mailing)
+    t1040 = _generated("t1040").rename(columns=MAILING)
+    w2 = _generated("w2").rename(columns=MAILING)
     left, right = _frame(t1040, TAX_KINDS), _frame(w2, TAX_KINDS)
     blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
                 composite("street_number", token("street_name", 0)), digits("ssn")]

@@ -36,9 +36,7 @@ KEY = [composite(soundex("last_name"), prefix("first_name", 1)),
 
 def score(seed: int) -> dict[str, float]:
     """Precision, recall and F1 at the default decision on the W-2 forms of ``seed``."""
-    w2 = hp._generated("w2", seed).rename(columns={
-        "mailing_address_street_number": "street_number",
-        "mailing_address_street_name": "street_name"})
+    w2 = hp._generated("w2", seed).rename(columns=hp.MAILING)
     df, sid = hp._frame(w2, KINDS), w2["simulant_id"].to_numpy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -381,30 +381,28 @@ def test_squarem_three_class_fit_ends_where_plain_em_does():
     hist = PatternHistogram.from_gamma(gamma, [len(m) + 1 for m in M])
     start = [np.full(len(m), 1 / len(m)) for m in M]
     free_u = [False, True, False, False, False]
-    kw = dict(tol=1e-8, max_iter=50_000)
-    plain = fit_related(hist, M, U, start, free_u, float((kind < 2).mean()),
-                        accelerate=False, **kw)
-    fast = fit_related(hist, M, U, start, free_u, float((kind < 2).mean()), **kw)
-    assert plain["converged"] and fast["converged"]
-    assert fast["n_iter"] < plain["n_iter"], (fast["n_iter"], plain["n_iter"])
-    np.testing.assert_allclose(fast["pi"], plain["pi"], atol=1e-7)
-    for a, b in zip(fast["r"] + fast["u"], plain["r"] + plain["u"]):
-        np.testing.assert_allclose(a, b, atol=1e-7)
+    lam = float((kind < 2).mean())
+
+    def plain_and_fast(atol, **kw):
+        plain = fit_related(hist, M, U, start, free_u, lam, tol=1e-8, max_iter=50_000,
+                            accelerate=False, **kw)
+        fast = fit_related(hist, M, U, start, free_u, lam, tol=1e-8, max_iter=50_000, **kw)
+        assert plain["converged"] and fast["converged"]
+        assert fast["n_iter"] < plain["n_iter"], (fast["n_iter"], plain["n_iter"])
+        np.testing.assert_allclose(fast["pi"], plain["pi"], atol=atol)
+        for a, b in zip(fast["m"] + fast["r"] + fast["u"],
+                        plain["m"] + plain["r"] + plain["u"]):
+            np.testing.assert_allclose(a, b, atol=atol)
+        return fast
+
+    fast = plain_and_fast(1e-7)
     for k in (0, 2, 3, 4):
         np.testing.assert_array_equal(fast["u"][k], U[k])
     for a, b in zip(fast["m"], M):
         np.testing.assert_array_equal(a, b)
     # as the third-class refits run it: m free off the key's comparisons, r learnt on them
-    kw.update(free_m=[False, False, True, True, True], free_r=[True, True, False, False,
-                                                                 False])
-    plain = fit_related(hist, M, U, start, free_u, float((kind < 2).mean()),
-                        accelerate=False, **kw)
-    fast = fit_related(hist, M, U, start, free_u, float((kind < 2).mean()), **kw)
-    assert plain["converged"] and fast["converged"]
-    assert fast["n_iter"] < plain["n_iter"], (fast["n_iter"], plain["n_iter"])
-    np.testing.assert_allclose(fast["pi"], plain["pi"], atol=1e-6)
-    for a, b in zip(fast["m"] + fast["r"] + fast["u"], plain["m"] + plain["r"] + plain["u"]):
-        np.testing.assert_allclose(a, b, atol=1e-6)
+    fast = plain_and_fast(1e-6, free_m=[False, False, True, True, True],
+                          free_r=[True, True, False, False, False])
     assert not np.array_equal(fast["m"][2], M[2])  # learnt
     for k in (2, 3, 4):
         np.testing.assert_array_equal(fast["r"][k], start[k])  # held

@@ -25,7 +25,7 @@ import numpy as np
 
 from .levels import PROB_FLOOR, default_m
 
-__all__ = ["REL_FLOOR", "fit_em"]
+__all__ = ["REL_FLOOR", "fit_em", "squarem_step"]
 
 #: changes are measured relative to a parameter's value, or to this where it is smaller
 REL_FLOOR = 1e-3
@@ -130,6 +130,19 @@ def fit_em(
     lam, mf, uf = state
     return {"lambda": lam, "m": fit.lists(mf), "u": fit.lists(uf), "n_iter": fit.steps,
             "converged": converged, "loglik": fit.loglik(lam, mf, uf) if len(w) else 0.0}
+
+
+def squarem_step(t0: np.ndarray, t1: np.ndarray, t2: np.ndarray
+                 ) -> tuple[float, np.ndarray, np.ndarray] | None:
+    """SQUAREM's (S3) step length α and the differences ``r``, ``v`` from a packed point
+    ``t0`` and its two EM steps: the extrapolated point is ``t0 − 2αr + α²v``. None
+    where that point is ``t2`` itself (α = −1, or no curvature to extrapolate along)."""
+    r, v = t1 - t0, t2 - 2.0 * t1 + t0
+    nv = float(np.linalg.norm(v))
+    if nv == 0.0 or not np.isfinite(nv):
+        return None
+    alpha = min(-float(np.linalg.norm(r)) / nv, -1.0)
+    return None if alpha == -1.0 else (alpha, r, v)
 
 
 #: (λ, m, u) of a fit, m and u flat (:class:`_Fit`)
@@ -245,13 +258,10 @@ class _Fit:
         """SQUAREM (S3) from ``zero`` and its two EM steps: the extrapolated point after a
         stabilising EM step where that does not lower the objective, else ``two``."""
         t0, t1, t2 = (self._pack(s) for s in (zero, one, two))
-        r, v = t1 - t0, t2 - 2.0 * t1 + t0
-        nv = float(np.linalg.norm(v))
-        if nv == 0.0 or not np.isfinite(nv):
+        got = squarem_step(t0, t1, t2)
+        if got is None:
             return two
-        alpha = min(-float(np.linalg.norm(r)) / nv, -1.0)
-        if alpha == -1.0:  # the extrapolation is ``two`` itself
-            return two
+        alpha, r, v = got
         jumped, _ = self.step(*self._unpack(t0 - 2.0 * alpha * r + alpha * alpha * v, two))
         if self.objective(*jumped) >= self.objective(*two):
             return jumped

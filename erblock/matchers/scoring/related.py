@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..em import squarem_step
 from ..levels import M_PSEUDO, PROB_FLOOR, PatternHistogram
 
 RELATED_MAX_ITER = 2000  #: (500 stopped a census x tax-forms fit at 969 short of its tolerance)
@@ -145,16 +146,18 @@ def _shares(like: np.ndarray, w: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray
         if d < PI_TOL:
             pi = two
             break
-        r, v = one - pi, two - 2.0 * one + pi
-        nv = float(np.linalg.norm(v))
-        alpha = -1.0 if nv == 0.0 else min(-float(np.linalg.norm(r)) / nv, -1.0)
+        got = squarem_step(pi, one, two)
+        if got is None:
+            pi = two
+            continue
+        alpha, r, v = got
         jump = pi - 2.0 * alpha * r + alpha * alpha * v
         for _ in range(8):  # halfway back toward ``two`` (α = −1) while a share is < 0
             if alpha == -1.0 or jump.min() >= 0:
                 break
             alpha = (alpha - 1.0) / 2.0
             jump = pi - 2.0 * alpha * r + alpha * alpha * v
-        if alpha == -1.0 or jump.min() < 0:  # the extrapolation is ``two`` itself
+        if alpha == -1.0 or jump.min() < 0:  # ``two`` itself, or no share to jump to
             pi = two
             continue
         jumped, _ = em(jump / jump.sum())
@@ -248,13 +251,10 @@ class _Related:
         """SQUAREM (S3) from ``zero`` and its two EM steps: the extrapolated point after a
         stabilising EM step where that does not lower the objective, else ``two``."""
         t0, t1, t2 = (self._pack(x) for x in (zero, one, two))
-        r, v = t1 - t0, t2 - 2.0 * t1 + t0
-        nv = float(np.linalg.norm(v))
-        if nv == 0.0 or not np.isfinite(nv):
+        got = squarem_step(t0, t1, t2)
+        if got is None:
             return two
-        alpha = min(-float(np.linalg.norm(r)) / nv, -1.0)
-        if alpha == -1.0:  # the extrapolation is ``two`` itself
-            return two
+        alpha, r, v = got
         jumped, _ = self.step(self._unpack(t0 - 2.0 * alpha * r + alpha * alpha * v, two))
         return jumped if self.objective(jumped) >= self.objective(two) else two
 
