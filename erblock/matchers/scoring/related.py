@@ -86,6 +86,7 @@ def fit_related(hist: PatternHistogram, m: Sequence[np.ndarray], u: Sequence[np.
     fit = _Related(hist, [len(x) for x in m],
                    [free_r] * K if isinstance(free_r, bool) else list(free_r),
                    [False] * K if free_m is None else list(free_m), list(free_u))
+
     def own(d: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         return tuple(np.asarray(x, dtype=np.float64).copy() for x in d)
 
@@ -153,11 +154,11 @@ def _shares(like: np.ndarray, w: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray
         alpha, r, v = got
         jump = pi - 2.0 * alpha * r + alpha * alpha * v
         for _ in range(8):  # halfway back toward ``two`` (α = −1) while a share is < 0
-            if alpha == -1.0 or jump.min() >= 0:
+            if jump.min() >= 0:
                 break
             alpha = (alpha - 1.0) / 2.0
             jump = pi - 2.0 * alpha * r + alpha * alpha * v
-        if alpha == -1.0 or jump.min() < 0:  # ``two`` itself, or no share to jump to
+        if jump.min() < 0:  # no jump that keeps every share: ``two``
             pi = two
             continue
         jumped, _ = em(jump / jump.sum())
