@@ -123,9 +123,9 @@ def _truth(left: pd.DataFrame, right: pd.DataFrame, a: pd.DataFrame, b: pd.DataF
                           pd.Series(b["simulant_id"].to_numpy(), index=right.index))
 
 
-def load_pp_census_ssa() -> ho.HeldOut:
+def load_pp_census_ssa(seed: int = SEED) -> ho.HeldOut:
     """pseudopeople: 2020 census x Social Security register (link, ~10,000 x ~24,000)."""
-    census, ssa = _generated("census"), _generated("ssa")
+    census, ssa = _generated("census", seed), _generated("ssa", seed)
     ssa = ssa.assign(middle_initial=ssa["middle_name"].astype("string").str[:1])
     left, right = _frame(census), _frame(ssa)
     truth = _truth(left, right, census, ssa)
@@ -133,8 +133,8 @@ def load_pp_census_ssa() -> ho.HeldOut:
                 date("date_of_birth")]
     return ho.HeldOut(
         "pp_census_ssa", "link", (left, right), truth, dict(KINDS), blocking,
-        f"pseudopeople=={VERSION}: generate_decennial_census(year=2020, seed={SEED}) x "
-        f"generate_social_security(year=None, seed={SEED}), default noise",
+        f"pseudopeople=={VERSION}: generate_decennial_census(year=2020, seed={seed}) x "
+        f"generate_social_security(year=None, seed={seed}), default noise",
         "Census dates MM/DD/YYYY, register YYYYMMDD; the register's middle name cut to its "
         "initial; a person has up to two register records (creation, death).")
 
@@ -144,9 +144,9 @@ ADDRESS_KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "
                  "street_name": "text"}
 
 
-def load_pp_census_decade() -> ho.HeldOut:
+def load_pp_census_decade(seed: int = SEED) -> ho.HeldOut:
     """pseudopeople: the 2020 census x the 2030 census (link, ~10,000 x ~11,000)."""
-    a, b = _generated("census"), _generated("census2030")
+    a, b = _generated("census", seed), _generated("census2030", seed)
     left, right = _frame(a, ADDRESS_KINDS), _frame(b, ADDRESS_KINDS)
     blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
                 date("date_of_birth")]
@@ -154,7 +154,7 @@ def load_pp_census_decade() -> ho.HeldOut:
         "pp_census_decade", "link", (left, right), _truth(left, right, a, b),
         dict(ADDRESS_KINDS), blocking,
         f"pseudopeople=={VERSION}: generate_decennial_census(year=2020 and 2030, "
-        f"seed={SEED}), default noise",
+        f"seed={seed}), default noise",
         "Ten years apart: people moved, married, died and were born; the sample town's "
         "city and zip code are one value (left out). Rule P: no postcode pass.")
 
@@ -163,9 +163,9 @@ W2_KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "name"
             "street_number": "exact", "street_name": "text"}
 
 
-def load_pp_census_w2() -> ho.HeldOut:
+def load_pp_census_w2(seed: int = SEED) -> ho.HeldOut:
     """pseudopeople: the 2020 census x 2020 W-2 and 1099 tax forms (no birth date)."""
-    census, w2 = _generated("census"), _generated("w2").rename(columns=MAILING)
+    census, w2 = _generated("census", seed), _generated("w2", seed).rename(columns=MAILING)
     left, right = _frame(census, W2_KINDS), _frame(w2, W2_KINDS)
     blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
                 composite("street_number", token("street_name", 0))]
@@ -173,7 +173,7 @@ def load_pp_census_w2() -> ho.HeldOut:
         "pp_census_w2", "link", (left, right), _truth(left, right, census, w2),
         dict(W2_KINDS), blocking,
         f"pseudopeople=={VERSION}: generate_decennial_census(year=2020) x "
-        f"generate_taxes_w2_and_1099(year=2020), seed={SEED}, default noise",
+        f"generate_taxes_w2_and_1099(year=2020), seed={seed}, default noise",
         "No birth date on tax forms: names and the mailing address only, so the people of "
         "one household share the address and often the last name; a person has one form "
         "per employer. Blocking: rule P's name pass and, for the missing date and the "
@@ -184,10 +184,10 @@ TAX_KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "name
              "ssn": "exact", "street_number": "exact", "street_name": "text"}
 
 
-def load_pp_tax_1040_w2() -> ho.HeldOut:
+def load_pp_tax_1040_w2(seed: int = SEED) -> ho.HeldOut:
     """pseudopeople: 2020 1040 returns' primary filers x 2020 W-2 and 1099 forms (link)."""
-    t1040 = _generated("t1040").rename(columns=MAILING)
-    w2 = _generated("w2").rename(columns=MAILING)
+    t1040 = _generated("t1040", seed).rename(columns=MAILING)
+    w2 = _generated("w2", seed).rename(columns=MAILING)
     left, right = _frame(t1040, TAX_KINDS), _frame(w2, TAX_KINDS)
     blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
                 composite("street_number", token("street_name", 0)), digits("ssn")]
@@ -195,7 +195,7 @@ def load_pp_tax_1040_w2() -> ho.HeldOut:
         "pp_tax_1040_w2", "link", (left, right), _truth(left, right, t1040, w2),
         dict(TAX_KINDS), blocking,
         f"pseudopeople=={VERSION}: generate_taxes_1040(year=2020) x "
-        f"generate_taxes_w2_and_1099(year=2020), seed={SEED}, default noise",
+        f"generate_taxes_w2_and_1099(year=2020), seed={seed}, default noise",
         "Two tax registers: a return's primary filer and the forms of their employers "
         "(one form per employer, so a filer can have several). Blocking: rule P's name "
         "pass, house number + first word of the street (no birth date; the zip code is "

@@ -23,7 +23,7 @@ it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -40,7 +40,8 @@ GROUP_MIN_PAIRS = 3.0  #: ... in at least this many (weighted) random non-matchi
 def find_groups(random: PatternHistogram, n_levels: Sequence[int],
                 locates: Sequence[bool | None], m: Sequence[np.ndarray],
                 u: Sequence[np.ndarray], lam: float,
-                implied: Sequence[tuple[int, int]] = ()) -> tuple[tuple[int, ...], ...]:
+                implied: Sequence[tuple[int, int]] = (),
+                exclude: Collection[int] = ()) -> tuple[tuple[int, ...], ...]:
     """The groups of comparisons that change together with the locating ones (module
     doc): the connected component of each seed, as sorted indices, those of at least two
     comparisons (a postcode and a personal mobile are two components; the postcode's
@@ -50,7 +51,8 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
     joins, and takes others in, only where it implies a member or a member implies it).
     ``implied``: ``(j, k)`` pairs of
     :mod:`.implied` (``k`` read as missing where ``j`` agrees, so ``random`` no longer
-    shows them agreeing together): linked, as ``j`` determines ``k``."""
+    shows them agreeing together): linked, as ``j`` determines ``k``. ``exclude``:
+    comparisons that neither join a group nor link others into one."""
     if random.total == 0:
         return ()
     g = random.gamma()
@@ -87,11 +89,11 @@ def find_groups(random: PatternHistogram, n_levels: Sequence[int],
                 return GROUP_LIFT * share <= IMPLIED_SHARE
         return together(a, b)
 
-    seeds = [k for k, loc in enumerate(locates) if loc]
+    seeds = [k for k, loc in enumerate(locates) if loc and k not in exclude]
     if not seeds:  # no kind locates a record: two parts that go together do (number, street)
-        open_ = [k for k, loc in enumerate(locates) if loc is None]
+        open_ = [k for k, loc in enumerate(locates) if loc is None and k not in exclude]
         seeds = [a for a in open_ if any(seeded(a, b) for b in open_ if b != a)]
-    placed: set[int] = set()
+    placed: set[int] = set(exclude)
     out = []
     for seed in seeds:
         if seed in placed:

@@ -119,19 +119,33 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
     recorded as a match's is (read off the random pairs, a house number where the street
     agrees is mostly a neighbour's). A personal member of the group (an identifier that
     some records copied from a housemate's: :func:`_shared_by_housemates`) defines
-    nothing here and is read off the related pairs like a comparison off the group."""
+    nothing here and is read off the related pairs like a comparison off the group; a
+    found group is found again without it, so that what joined through it alone leaves
+    too (a middle initial that goes with the identifier, not with the address)."""
     groups = declared or find_groups(random, n_levels, locates, m, u, lam, implied)
     if not groups:
         return None
     group = max(groups, key=len)
     g = random.gamma()
     w = non_matches(g, random.counts, locates, m, u, lam)
-    top = {k: g[:, k] == n_levels[k] - 1 for k in group}
+    top = {k: g[:, k] == n - 1 for k, n in enumerate(n_levels)}
     for j, k in implied:  # read as missing where j agrees: there it agrees as well
-        if k in top:
-            top[k] = top[k] | ((g[:, k] < 0) & (g[:, j] == n_levels[j] - 1))
-    present = {k: (g[:, k] >= 0) | top[k] for k in group}
-    group = _shared_by_housemates(group, top, present, w, m, locates)
+        top[k] = top[k] | ((g[:, k] < 0) & (g[:, j] == n_levels[j] - 1))
+    present = {k: (g[:, k] >= 0) | top[k] for k in top}
+    personal: set[int] = set()
+    while True:
+        kept = _shared_by_housemates(group, top, present, w, m, locates)
+        if len(kept) == len(group) or declared:
+            group = kept
+            break
+        # found anew without it: a member that joined through a personal one only (a
+        # middle initial that goes with a copied SSN among misjudged matches, not with
+        # the address) leaves with it
+        personal |= set(group) - set(kept)
+        found = find_groups(random, n_levels, locates, m, u, lam, implied, personal)
+        if not found:
+            return None
+        group = max(found, key=len)
     if len(group) < 2:
         return None
     related = np.sum([present[k] for k in group], axis=0) >= 2
