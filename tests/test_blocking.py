@@ -356,6 +356,15 @@ def test_a_date_key_reads_date_times_as_written_and_integers_that_lost_a_zero():
         "1990-12-25", "1987-01-02", "1987-10-21", pd.NA]
     assert date("d", format="%m%d%Y").values(ints.astype(float)).tolist()[:3] == [
         "1990-12-25", "1987-01-02", "1987-10-21"]
+    # numbers in an object column (JSON, a frame built from rows) or categories are numbers
+    # too; beside text, only the numbers lost a zero (the text "5121987" is not read)
+    as_objects = pd.DataFrame({"d": pd.Series([1021987, None, "1021987", 12251990],
+                                              dtype=object)})
+    assert date("d").values(as_objects).tolist() == [
+        "1987-02-01", pd.NA, pd.NA, "1990-12-25"]
+    assert date("d").values(as_objects.iloc[[0, 1, 3]].astype("category")).tolist() == [
+        "1987-02-01", pd.NA, "1990-12-25"]
+    assert date("d").values(pd.DataFrame({"d": ["1021987"]})).isna().all()
     # seven digits of a format that writes seven (a year and its day) stay as they are
     ordinal = pd.DataFrame({"d": [1987132, 2001045]})
     assert date("d", format="%Y%j").values(ordinal).tolist() == ["1987-05-12", "2001-02-14"]

@@ -17,6 +17,7 @@ A two-digit year (``%y``) is the latest year it can be that is not in the future
 from __future__ import annotations
 
 import datetime as _dt
+import numbers
 import re
 from typing import Any
 
@@ -130,14 +131,36 @@ def _date_text(values: pd.Series, fmt: str | None = None) -> pd.Series:
     digits get the leading zero their integer lost back (``5121987`` is ``05121987``:
     month or day first, read as eight digits are; ``%Y%j``'s seven digits stay)."""
     text = as_key_strings(values).str.strip()
-    if pd.api.types.is_object_dtype(values.dtype) and pd.api.types.infer_dtype(
-            values, skipna=True) in ("datetime", "date", "mixed", "mixed-integer"):
+    kind = pd.api.types.infer_dtype(values, skipna=True) if pd.api.types.is_object_dtype(
+        values.dtype) else ""
+    if kind in ("datetime", "date", "mixed", "mixed-integer"):
         local = values.map(_local_date)
         text = text.where(local.isna(), local.astype("string"))
-    elif fmt in _LEADING_ZERO and pd.api.types.is_numeric_dtype(values.dtype) and \
-            not pd.api.types.is_bool_dtype(values.dtype):
-        text = text.where(~text.str.fullmatch(r"\d{7}").fillna(False), "0" + text)
+    if fmt in _LEADING_ZERO:
+        numbers = _numbers(values, kind)
+        if numbers is not False:
+            seven = text.str.fullmatch(r"\d{7}").fillna(False).to_numpy(dtype=bool)
+            text = text.where(~(seven & numbers), "0" + text)
     return text
+
+
+def _numbers(values: pd.Series, kind: str) -> bool | np.ndarray:
+    """Which values are numbers (whose writing drops a leading zero): all (a numeric or
+    numeric-categorical column, an object column of numbers), none (False), or per value
+    (an object column of numbers beside text: the numbers only; ``"5121987"`` written
+    as text kept what it was given)."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        dtype = dtype.categories.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return False
+    if pd.api.types.is_numeric_dtype(dtype) or kind in ("integer", "floating",
+                                                        "mixed-integer-float", "decimal"):
+        return True
+    if kind not in ("mixed", "mixed-integer"):
+        return False
+    return values.map(lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)
+                      ).to_numpy(dtype=bool)
 
 
 def _local_date(v: Any) -> str | None:
