@@ -365,6 +365,12 @@ def test_a_date_key_reads_date_times_as_written_and_integers_that_lost_a_zero():
     assert date("d").values(as_objects.iloc[[0, 1, 3]].astype("category")).tolist() == [
         "1987-02-01", pd.NA, "1990-12-25"]
     assert date("d").values(pd.DataFrame({"d": ["1021987"]})).isna().all()
+    from decimal import Decimal
+    beside_text = pd.Series([Decimal(1021987), 1021987.0, "x", True], dtype=object)
+    assert date("d").values(pd.DataFrame({"d": beside_text})).tolist()[:2] == [
+        "1987-02-01"] * 2
+    assert date("d").values(pd.DataFrame({"d": pd.Categorical([1021987, "x"])}))[0] == \
+        "1987-02-01"
     # seven digits of a format that writes seven (a year and its day) stay as they are
     ordinal = pd.DataFrame({"d": [1987132, 2001045]})
     assert date("d", format="%Y%j").values(ordinal).tolist() == ["1987-05-12", "2001-02-14"]

@@ -222,6 +222,28 @@ def test_what_joined_the_group_through_a_personal_member_leaves_with_it():
     r = G.related_profile(h, [2] * 5, locates, m, u, 1e-9, declared=((0, 1, 2, 3),))
     assert r is not None
     np.testing.assert_array_equal(r[3], m[3])
+    # no kind locates a record (tax forms: a house number and a street seed the group)
+    bare = [None] * 4 + [False]
+    assert F.find_groups(h, [2] * 5, bare, m, u, 1e-9) == ((0, 1, 2, 3),)
+    assert F.find_groups(h, [2] * 5, bare, m, u, 1e-9, exclude={2}) == ((0, 1),)
+    r = G.related_profile(h, [2] * 5, bare, m, u, 1e-9)
+    assert r is not None and r[3][1] == pytest.approx(0.09, abs=0.02)
+    # a landline group of three beside it: what is left of the address group (two) is
+    # still the one read, not the larger other group, whatever the column order
+    g3 = np.concatenate([g, (rng.random((n, 3)) < [0.01, 0.002, 0.002]).astype(np.int8)],
+                        axis=1)
+    g3[10_000:13_000, 5:] = 1
+    m3, u3 = [np.array([0.5, 0.5])] * 8, [np.array([0.99, 0.01])] * 8
+    for order in (list(range(8)), [5, 6, 7, 0, 1, 2, 3, 4]):
+        h3 = PatternHistogram.from_gamma(g3[:, order], [3] * 8)
+        loc = [[True, None, None, None, False, True, None, None][k] for k in order]
+        address = sorted(order.index(k) for k in (0, 1, 2, 3))
+        assert tuple(address) in F.find_groups(h3, [2] * 8, loc, m3, u3, 1e-9)
+        r = G.related_profile(h3, [2] * 8, loc, m3, u3, 1e-9)
+        assert r is not None
+        np.testing.assert_array_equal(r[order.index(1)], m3[1])  # the street: as matches'
+        assert r[order.index(5)][1] < 0.1  # the landline: read off housemates, not held
+        assert r[order.index(3)][1] == pytest.approx(0.09, abs=0.02)
 
 
 def test_every_locating_comparison_starts_a_group_whatever_the_column_order():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import numbers
 import re
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -137,30 +138,27 @@ def _date_text(values: pd.Series, fmt: str | None = None) -> pd.Series:
         local = values.map(_local_date)
         text = text.where(local.isna(), local.astype("string"))
     if fmt in _LEADING_ZERO:
-        numbers = _numbers(values, kind)
-        if numbers is not False:
-            seven = text.str.fullmatch(r"\d{7}").fillna(False).to_numpy(dtype=bool)
-            text = text.where(~(seven & numbers), "0" + text)
+        seven = text.str.fullmatch(r"\d{7}").fillna(False).to_numpy(dtype=bool)
+        if seven.any():
+            seven[seven] = _numbers(values[seven])
+            text = text.where(~seven, "0" + text)
     return text
 
 
-def _numbers(values: pd.Series, kind: str) -> bool | np.ndarray:
-    """Which values are numbers (whose writing drops a leading zero): all (a numeric or
-    numeric-categorical column, an object column of numbers), none (False), or per value
-    (an object column of numbers beside text: the numbers only; ``"5121987"`` written
-    as text kept what it was given)."""
-    dtype = values.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        dtype = dtype.categories.dtype
-    if pd.api.types.is_bool_dtype(dtype):
-        return False
-    if pd.api.types.is_numeric_dtype(dtype) or kind in ("integer", "floating",
-                                                        "mixed-integer-float", "decimal"):
-        return True
-    if kind not in ("mixed", "mixed-integer"):
-        return False
-    return values.map(lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)
-                      ).to_numpy(dtype=bool)
+def _numbers(values: pd.Series) -> np.ndarray:
+    """Which values are numbers (whose writing drops a leading zero): all of a numeric
+    column, the numbers of an object column (``"5121987"`` written as text kept what it
+    was given) and of a category column's categories; never a bool."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        cats = pd.Series(values.cat.categories)
+        codes = values.cat.codes.to_numpy()
+        return np.where(codes >= 0, _numbers(cats)[np.maximum(codes, 0)], False)
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return np.zeros(len(values), dtype=bool)
+    if not pd.api.types.is_object_dtype(values.dtype):
+        return np.full(len(values), pd.api.types.is_numeric_dtype(values.dtype))
+    return values.map(lambda v: isinstance(v, (numbers.Real, Decimal))
+                      and not isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
 
 
 def _local_date(v: Any) -> str | None:

@@ -143,9 +143,11 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
         # the address) leaves with it
         personal |= set(group) - set(kept)
         found = find_groups(random, n_levels, locates, m, u, lam, implied, personal)
-        if not found:
+        # what is left of this group (not another group grown larger than it: a landline)
+        left = max(found, key=lambda f: (len(set(f) & set(group)), len(f)), default=())
+        if len(set(left) & set(group)) < 2:
             return None
-        group = max(found, key=len)
+        group = left
     if len(group) < 2:
         return None
     related = np.sum([present[k] for k in group], axis=0) >= 2
