@@ -143,6 +143,7 @@ candidates):
 | pp_census_decade | link | 10,224 x 11,036 | 6,241 | 2 | 24,632 | 0.9920 | 0.99978 | 0.2513 |
 | pp_census_w2 | link | 10,224 x 9,923 | 9,032 | 2 | 158,853 | 0.9806 | 0.99843 | 0.0558 |
 | pp_tax_1040_w2 | link | 6,518 x 9,923 | 5,720 | 3 | 124,653 | 0.9988 | 0.99807 | 0.0458 |
+| pp_census_wic | link | 10,224 x 3,095 | 747 | 2 | 5,107 | 0.9639 | 0.99984 | 0.1410 |
 
 (``main()`` prints this table; rerun it after any change to a loader.)
 """
@@ -197,6 +198,7 @@ __all__ = [
     "load_pp_census_decade",
     "load_pp_census_ssa",
     "load_pp_census_w2",
+    "load_pp_census_wic",
     "load_pp_tax_1040_w2",
     "load_rldata500",
     "load_rldata10000",
@@ -903,6 +905,13 @@ def load_pp_census_w2() -> HeldOut:
     return load_it()
 
 
+def load_pp_census_wic() -> HeldOut:
+    """pseudopeople's 2020 census x WIC records of every year (:mod:`heldout_pseudopeople`)."""
+    from heldout_pseudopeople import load_pp_census_wic as load_it
+
+    return load_it()
+
+
 def load_pp_tax_1040_w2() -> HeldOut:
     """pseudopeople's 2020 1040 returns x 2020 W-2 forms (:mod:`heldout_pseudopeople`)."""
     from heldout_pseudopeople import load_pp_tax_1040_w2 as load_it
@@ -926,6 +935,7 @@ LOADERS: dict[str, Callable[[], HeldOut]] = {
     "pp_census_decade": load_pp_census_decade,
     "pp_census_w2": load_pp_census_w2,
     "pp_tax_1040_w2": load_pp_tax_1040_w2,
+    "pp_census_wic": load_pp_census_wic,
 }
 
 

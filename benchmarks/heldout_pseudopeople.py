@@ -10,6 +10,9 @@ values, left-out rows. Its own default noise is used, at a fixed seed.
 - ``pp_census_decade``: the 2020 census x the 2030 census (people moved, married, died
   and were born between them), names, birth date, sex, house number and street; rule P
   (the sample town's city and zip code are one value: no postcode pass).
+- ``pp_census_wic``: the 2020 census x the WIC records (Women, Infants and Children) of
+  every year: mothers and young children, siblings and twins; kinds and blocking as
+  ``pp_census_decade``.
 - ``pp_census_w2``: the 2020 census x the 2020 W-2 and 1099 tax forms (one per employer),
   names and mailing address only (no birth date: the household problem), blocked on
   rule P's name pass and house number + first street word.
@@ -60,6 +63,7 @@ TABLES = {
     "census2030": "generate_decennial_census(year=2030, seed={seed}, verbose=False)",
     "w2": "generate_taxes_w2_and_1099(year=2020, seed={seed}, verbose=False)",
     "t1040": "generate_taxes_1040(year=2020, seed={seed}, verbose=False)",
+    "wic": "generate_women_infants_and_children(year=None, seed={seed}, verbose=False)",
 }
 _SCRIPT = """
 import sys
@@ -157,6 +161,23 @@ def load_pp_census_decade(seed: int = SEED) -> ho.HeldOut:
         f"seed={seed}), default noise",
         "Ten years apart: people moved, married, died and were born; the sample town's "
         "city and zip code are one value (left out). Rule P: no postcode pass.")
+
+
+def load_pp_census_wic(seed: int = SEED) -> ho.HeldOut:
+    """pseudopeople: the 2020 census x WIC records of every year (link, ~10,000 x ~3,000)."""
+    a, b = _generated("census", seed), _generated("wic", seed)
+    left, right = _frame(a, ADDRESS_KINDS), _frame(b, ADDRESS_KINDS)
+    blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
+                date("date_of_birth")]
+    return ho.HeldOut(
+        "pp_census_wic", "link", (left, right), _truth(left, right, a, b),
+        dict(ADDRESS_KINDS), blocking,
+        f"pseudopeople=={VERSION}: generate_decennial_census(year=2020) x "
+        f"generate_women_infants_and_children(year=None), seed={seed}, default noise",
+        "Mothers and young children, one record a year of participation; babies born "
+        "after 2020 are in no census record (a quarter of the WIC records match). Siblings "
+        "and twins share the surname, address and often the birth date. Rule P, as "
+        "pp_census_decade.")
 
 
 W2_KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "name",

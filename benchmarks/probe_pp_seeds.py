@@ -1,6 +1,6 @@
 """Development probe: the pseudopeople held-out links drawn again at other seeds.
 
-The quality benchmark scores the four pseudopeople sets at seed 1 (``heldout_pseudopeople``).
+The quality benchmark scores the pseudopeople sets at seed 1 (``heldout_pseudopeople``).
 A model change motivated by a failure seen on one of them is not judged by that set's new
 score: this probe draws the same tables at seeds no benchmark uses (2 to 5 by default) and
 runs erblock with exactly the quality recipe (``bench_quality.run_erblock``: the set's
@@ -26,7 +26,8 @@ import heldout_pseudopeople as hp  # noqa: E402
 import quality_cases as qc  # noqa: E402
 
 LOADERS = {"pp_census_ssa": hp.load_pp_census_ssa, "pp_census_decade": hp.load_pp_census_decade,
-           "pp_census_w2": hp.load_pp_census_w2, "pp_tax_1040_w2": hp.load_pp_tax_1040_w2}
+           "pp_census_w2": hp.load_pp_census_w2, "pp_tax_1040_w2": hp.load_pp_tax_1040_w2,
+           "pp_census_wic": hp.load_pp_census_wic}
 
 
 def score(name: str, seed: int) -> dict[str, float]:
