@@ -20,7 +20,9 @@ and the key pass's m and u of each part are in ``W`` as the rest of the model us
 with the rest of the fitted model held: the share of the matches that differ on the
 group as random pairs do.
 
-**Which comparisons** (``groups="auto"``): :mod:`.group_finding`. A group needs two
+**Which comparisons** (``groups="auto"``): :mod:`.group_finding`, without the personal
+members (:func:`_shared_by_housemates`: a mover keeps an identifier that housemates
+copied) and what joined through them alone. A group needs two
 comparisons and a fitted μ of at least :data:`MU_MIN` (otherwise no match behaves so
 and the plain model stands). ``groups=[[...], ...]`` declares groups instead (their μ is
 fitted all the same); ``groups=None`` uses none.
@@ -125,31 +127,11 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
     groups = declared or find_groups(random, n_levels, locates, m, u, lam, implied)
     if not groups:
         return None
-    group = max(groups, key=len)
-    g = random.gamma()
-    w = non_matches(g, random.counts, locates, m, u, lam)
-    top = {k: g[:, k] == n - 1 for k, n in enumerate(n_levels)}
-    for j, k in implied:  # read as missing where j agrees: there it agrees as well
-        top[k] = top[k] | ((g[:, k] < 0) & (g[:, j] == n_levels[j] - 1))
-    present = {k: (g[:, k] >= 0) | top[k] for k in top}
-    personal: set[int] = set()
-    while True:
-        kept = _shared_by_housemates(group, top, present, w, m, locates)
-        if len(kept) == len(group) or declared:
-            group = kept
-            break
-        # found anew without it: a member that joined through a personal one only (a
-        # middle initial that goes with a copied SSN among misjudged matches, not with
-        # the address) leaves with it
-        personal |= set(group) - set(kept)
-        found = find_groups(random, n_levels, locates, m, u, lam, implied, personal)
-        # what is left of this group (not another group grown larger than it: a landline)
-        left = max(found, key=lambda f: (len(set(f) & set(group)), len(f)), default=())
-        if len(set(left) & set(group)) < 2:
-            return None
-        group = left
+    seen = _Seen(random, n_levels, locates, m, u, lam, implied)
+    group = seen.housemates(max(groups, key=len), bool(declared))
     if len(group) < 2:
         return None
+    g, w, top, present = seen.g, seen.w, seen.top, seen.present
     related = np.sum([present[k] for k in group], axis=0) >= 2
     for k in group:  # a member absent does not say the address differs
         related &= top[k] | ~present[k]
@@ -166,6 +148,45 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
         c = np.bincount(g[sel, k], weights=w[sel], minlength=n)[:n] + R_PSEUDO
         r.append(c / c.sum())
     return r
+
+
+class _Seen:
+    """The random pairs as group checks read them: levels ``g``, non-match weights ``w``
+    (:func:`.group_finding.non_matches`), and per comparison its top level (a member
+    that ``implied`` masks where its implier agrees counts as agreeing there) and
+    presence."""
+
+    def __init__(self, random: PatternHistogram, n_levels: Sequence[int],
+                 locates: Sequence[bool | None], m: Sequence[np.ndarray],
+                 u: Sequence[np.ndarray], lam: float,
+                 implied: Sequence[tuple[int, int]] = ()) -> None:
+        self.args = (random, n_levels, locates, m, u, lam, implied)
+        self.g = g = random.gamma()
+        self.w = non_matches(g, random.counts, locates, m, u, lam)
+        self.top = {k: g[:, k] == n - 1 for k, n in enumerate(n_levels)}
+        for j, k in implied:  # read as missing where j agrees: there it agrees as well
+            self.top[k] = self.top[k] | ((g[:, k] < 0) & (g[:, j] == n_levels[j] - 1))
+        self.present = {k: (g[:, k] >= 0) | self.top[k] for k in self.top}
+
+    def housemates(self, group: Sequence[int], declared: bool = False) -> tuple[int, ...]:
+        """``group`` without its personal members (:func:`_shared_by_housemates`) and,
+        unless ``declared``, without what joined it through them only: the group is
+        found again without them (a middle initial that goes with a copied SSN among
+        misjudged matches, not with the address, leaves with it). What is left of it
+        (not another group grown larger: a landline); ``()`` when under two members."""
+        random, n_levels, locates, m, u, lam, implied = self.args
+        personal: set[int] = set()
+        group = tuple(group)
+        while True:
+            kept = _shared_by_housemates(group, self.top, self.present, self.w, m, locates)
+            if len(kept) == len(group) or declared:
+                return kept if len(kept) >= 2 else ()
+            personal |= set(group) - set(kept)
+            found = find_groups(random, n_levels, locates, m, u, lam, implied, personal)
+            left = max(found, key=lambda f: (len(set(f) & set(group)), len(f)), default=())
+            if len(set(left) & set(group)) < 2:
+                return ()
+            group = left
 
 
 def _shared_by_housemates(group: Sequence[int], top: Mapping[int, np.ndarray],
@@ -323,9 +344,14 @@ def fit_groups(model: Any, hists: Mapping[int, PatternHistogram],
     declared = bool(candidates)
     if model.groups == "auto" and random is not None:
         locates = [getattr(c.kernel, "locates", None) for c in model.comparisons_]
-        candidates = find_groups(mask_hist(random, model.implied_, n_levels), n_levels,
-                                 locates, model.m_, model.u_, float(model.lambda_),
-                                 tuple(model.implied_))
+        masked = mask_hist(random, model.implied_, n_levels)
+        found = find_groups(masked, n_levels, locates, model.m_, model.u_,
+                            float(model.lambda_), tuple(model.implied_))
+        seen = _Seen(masked, n_levels, locates, model.m_, model.u_, float(model.lambda_),
+                     tuple(model.implied_)) if found else None
+        # a personal member does not move with the address: out of the group
+        candidates = tuple(h for h in (seen.housemates(f) for f in found) if h) \
+            if seen else ()
     model.groups_ = ()
     for g in candidates:
         mu, n_iter, converged = fit_mu(model.ungrouped_parts, hists, g)
