@@ -128,9 +128,10 @@ def related_profile(random: PatternHistogram, n_levels: Sequence[int],
     if not groups:
         return None
     seen = _Seen(random, n_levels, locates, m, u, lam, implied)
-    group = seen.housemates(max(groups, key=len), bool(declared))
-    if len(group) < 2:
+    parts = seen.housemates(max(groups, key=len), bool(declared))
+    if not parts:
         return None
+    group = parts[0]  # what is left of the address (not a landline split off it)
     g, w, top, present = seen.g, seen.w, seen.top, seen.present
     related = np.sum([present[k] for k in group], axis=0) >= 2
     for k in group:  # a member absent does not say the address differs
@@ -168,25 +169,28 @@ class _Seen:
             self.top[k] = self.top[k] | ((g[:, k] < 0) & (g[:, j] == n_levels[j] - 1))
         self.present = {k: (g[:, k] >= 0) | self.top[k] for k in self.top}
 
-    def housemates(self, group: Sequence[int], declared: bool = False) -> tuple[int, ...]:
+    def housemates(self, group: Sequence[int], declared: bool = False
+                   ) -> list[tuple[int, ...]]:
         """``group`` without its personal members (:func:`_shared_by_housemates`) and,
         unless ``declared``, without what joined it through them only: the group is
         found again without them (a middle initial that goes with a copied SSN among
-        misjudged matches, not with the address, leaves with it). What is left of it
-        (not another group grown larger: a landline); ``()`` when under two members."""
+        misjudged matches, not with the address, leaves with it). The parts left of it
+        (a personal member that bridged an address and a landline leaves two), each
+        checked again, of two members at least; the largest first (ties: more members
+        of a locating kind)."""
         random, n_levels, locates, m, u, lam, implied = self.args
         personal: set[int] = set()
-        group = tuple(group)
-        while True:
-            kept = _shared_by_housemates(group, self.top, self.present, self.w, m, locates)
-            if len(kept) == len(group) or declared:
-                return kept if len(kept) >= 2 else ()
-            personal |= set(group) - set(kept)
+        todo, out = [tuple(group)], []
+        while todo:
+            part = todo.pop()
+            kept = _shared_by_housemates(part, self.top, self.present, self.w, m, locates)
+            if len(kept) == len(part) or declared:
+                out += [kept] if len(kept) >= 2 else []
+                continue
+            personal |= set(part) - set(kept)
             found = find_groups(random, n_levels, locates, m, u, lam, implied, personal)
-            left = max(found, key=lambda f: (len(set(f) & set(group)), len(f)), default=())
-            if len(set(left) & set(group)) < 2:
-                return ()
-            group = left
+            todo += [f for f in found if set(f) <= set(part)]  # found within this part
+        return sorted(out, key=lambda f: (-len(f), -sum(bool(locates[k]) for k in f)))
 
 
 def _shared_by_housemates(group: Sequence[int], top: Mapping[int, np.ndarray],
@@ -350,8 +354,7 @@ def fit_groups(model: Any, hists: Mapping[int, PatternHistogram],
         seen = _Seen(masked, n_levels, locates, model.m_, model.u_, float(model.lambda_),
                      tuple(model.implied_)) if found else None
         # a personal member does not move with the address: out of the group
-        candidates = tuple(h for h in (seen.housemates(f) for f in found) if h) \
-            if seen else ()
+        candidates = tuple(h for f in found for h in seen.housemates(f)) if seen else ()
     model.groups_ = ()
     for g in candidates:
         mu, n_iter, converged = fit_mu(model.ungrouped_parts, hists, g)
