@@ -728,7 +728,22 @@ def test_a_column_read_both_day_and_month_first_is_warned_about(client):
     fixed = erblock.comparison("dob", "date", format="%d/%m/%Y")
     pairs = quietly(erblock.dedupe, df, key="k", compare=[fixed], client=client)
     assert "unreadable" not in erblock.RunReport.of(pairs).settings
+    # a date key that reads the column by the defaults misread them too: named, with its
+    # format= (the first only; inside a composite as well)
+    from erblock.blocking import composite, date
+
+    keyed = quietly(erblock.dedupe, df, key=["k", composite("k", date("dob", "year"))],
+                    compare={"dob": "date"}, client=client)
+    assert said(keyed, "dob_date").endswith(
+        "format='%d/%m/%Y'); the key date('dob') read them so too (its blocks miss them): "
+        "give date('dob', 'year', format='%d/%m/%Y')")
+    keyed = quietly(erblock.dedupe, df, key=["k", date("dob", format="%d/%m/%Y")],
+                    compare={"dob": "date"}, client=client)
+    assert "the key" not in said(keyed, "dob_date")
     from erblock.cli.common import _reworded
+
+    assert _reworded("give date('dob', 'day', format='%m%d%Y')", {}) == \
+        "give --key date:dob:day:%m%d%Y"
 
     for api, cli in [("comparison('dob', 'date', right_column='birth', format='%d/%m/%Y')",
                       "--compare dob=birth:date:format=%d/%m/%Y"),

@@ -189,6 +189,8 @@ def _reworded(text: str, names: Mapping[str, str]) -> str:
                   r"--compare \1=\3:\2:\4=\5", text)
     text = re.sub(r"comparison\('([^']*)', '(\w+)', (\w+)='([^']*)'\)", r"--compare \1:\2:\3=\4",
                   text)
+    # a date key's format, as the command line gives it
+    text = re.sub(r"date\('([^']*)', '(\w+)', format='([^']*)'\)", r"--key date:\1:\2:\3", text)
     return re.sub(r"^(key|compare|id) column", r"--\1 column", text)
 
 

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..balancing.plan import Plan
+from ..blocking.dates import unformatted_date_keys
 from ..blocking.neighbourhood import window_of
 from ..matchers.methods.base import Method
 from ..matchers.scoring.base import FitContext, ScoringModel
@@ -216,11 +217,14 @@ def _unreadable(comp: Any, job: Job, src: int, parts: list[Any]) -> list[str]:
     for option, (n_other, n_either, n_default, other, either) in readings.items():
         # the other order read more than a few typos: the column is written so
         if n_other and n_either and n_other > n_default:
+            keys = "".join(f"; the key {k.kind}({column!r}) read them so too (its blocks "
+                           f"miss them): give date({column!r}, {k.part!r}, format={option!r})"
+                           for k in unformatted_date_keys(job.keys, column)[:1])
             out.append(f"compare {comp.name!r}: {where}: " + comp.kernel.misread_advice.format(
                 option=option, n_other=n_other, n_either=n_either, column=comp.column,
                 right=right,
                 shown_other=", ".join(map(repr, list(dict.fromkeys(other))[:2])),
-                shown_either=", ".join(map(repr, list(dict.fromkeys(either))[:2]))))
+                shown_either=", ".join(map(repr, list(dict.fromkeys(either))[:2]))) + keys)
     return out
 
 
