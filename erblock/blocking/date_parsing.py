@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import numbers
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -43,6 +44,11 @@ SHAPES = {
 }
 #: ambiguous writings: (the default reading, the other one)
 READINGS = (("%m/%d/%Y", "%d/%m/%Y"), ("%d-%m-%Y", "%m-%d-%Y"), ("%d%m%Y", "%m%d%Y"))
+#: a column is read in the other order of a writing when at least this many of its values
+#: only that order reads ...
+PREFER_MIN = 10
+#: ... and this many times as many as only the default reads (typos read either way)
+PREFER_RATIO = 10
 
 #: an ISO 8601 date (extended or basic) followed by a time
 _ISO_TIMED = r"^(?:\d{4}-\d{2}-\d{2}|\d{8})[T ]"
@@ -59,9 +65,10 @@ def parse_dates(values: pd.Series, fmt: str | None = None) -> tuple[np.ndarray, 
     return days, ok
 
 
-def read_dates(values: pd.Series, fmt: str | None = None
+def read_dates(values: pd.Series, fmt: str | None = None, prefer: Sequence[str] = ()
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`parse_dates` and the format that read each value (None: not read as text)."""
+    """:func:`parse_dates` and the format that read each value (None: not read as text).
+    ``prefer``: other orders of :data:`READINGS` tried before their defaults."""
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         days, ok = _datetimes(values)
         return days, ok, np.full(len(values), None, dtype=object)
@@ -86,7 +93,7 @@ def read_dates(values: pd.Series, fmt: str | None = None
         date = uniq.str.extract(_ISO_DATE_TIME, expand=False)
         no_time = timed & date.isna().to_numpy()  # a time that is none: no date by default
         dated = uniq.where(~timed | date.isna(), date).where(~no_time, "")
-    tries += [(f, dated, f in SHAPES) for f in defaults_after(fmt)]
+    tries += [(f, dated, f in SHAPES) for f in _preferring(defaults_after(fmt), prefer)]
     present = (dated.str.len() > 0).to_numpy()
     shapes: dict[str, np.ndarray] = {}  # a shape's mask, over the values unread when made
     for f, text, shaped_only in tries:
@@ -166,6 +173,39 @@ def _local_date(v: Any) -> str | None:
     if not isinstance(v, _dt.date) or v is pd.NaT:
         return None
     return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
+
+
+def _preferring(formats: Sequence[str], prefer: Sequence[str]) -> list[str]:
+    """``formats`` with each other order in ``prefer`` tried before its default."""
+    out = list(formats)
+    for default, other in READINGS:
+        if other in prefer and default in out and other in out:
+            i, j = out.index(default), out.index(other)
+            out[min(i, j)], out[max(i, j)] = other, default
+    return out
+
+
+def preferred_orders(found: Sequence[tuple[str, int, int, int, Any, Any]]) -> tuple[str, ...]:
+    """The other orders a column is written in throughout, from :func:`conventions`'
+    counts (summed over partitions): at least :data:`PREFER_MIN` values only the other
+    order reads, :data:`PREFER_RATIO` times as many as only the default reads (a
+    column of both writings, or a few typos read the other way, keeps the defaults)."""
+    return tuple(other for other, n_other, _, n_default, *_ in found
+                 if n_other >= PREFER_MIN and n_other >= PREFER_RATIO * n_default)
+
+
+def read_in_order(values: pd.Series, prefer: Sequence[str]) -> pd.Series:
+    """``values`` with those that a preferred order of :func:`preferred_orders` reads
+    written ``YYYY-MM-DD`` (so that every key and comparison reads them so); the others
+    as they were. An object column (a string column keeps its dtype)."""
+    days, ok, by = read_dates(values, None, prefer)
+    hit = ok & np.isin(by.astype(str), list(prefer))
+    out = values.astype(object)
+    out[hit] = np.datetime_as_string(days[hit].astype("datetime64[D]"), unit="D")
+    if pd.api.types.is_string_dtype(values.dtype) and not pd.api.types.is_object_dtype(
+            values.dtype):
+        return out.astype(values.dtype)
+    return out
 
 
 def defaults_after(fmt: str | None) -> tuple[str, ...]:

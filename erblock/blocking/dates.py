@@ -90,14 +90,17 @@ def date(column: str, part: str = "day", format: str | None = None) -> DateKey:
     return DateKey(column, part, format)
 
 
-def unformatted_date_keys(keys: Sequence[KeySpec], column: str) -> list[DateKey]:
+def unformatted_date_keys(keys: Sequence[KeySpec], column: str | None = None
+                          ) -> list[DateKey]:
     """The date keys among ``keys`` (inside composites, pruned and sorted-neighbourhood
-    keys too) that read ``column`` by the default formats (no ``format=``): when the
-    column's dates were probably read with day and month swapped, these were too."""
+    keys too) that read ``column`` (None: any) by the default formats (no ``format=``):
+    when the column's dates were probably read with day and month swapped, these were
+    too."""
     out: list[DateKey] = []
     for key in keys:
         if isinstance(key, DateKey):
-            out += [key] if key.column == column and key.format is None else []
+            out += [key] if key.column == (column or key.column) and key.format is None \
+                else []
             continue
         inner = getattr(key, "parts", None) or (getattr(key, "key", None),)
         out += unformatted_date_keys([k for k in inner if isinstance(k, KeySpec)], column)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
 
@@ -21,6 +21,7 @@ import dask.dataframe as dd
 import pandas as pd
 
 from ..blocking.neighbourhood import SortedNeighbourhood, SortOrder, order_starts, value_counts
+from .dateorders import read_orders
 from .job import Job
 from .local import Executor, LocalClient
 from .tasks.prepare import prepare_partition
@@ -42,6 +43,8 @@ class Source:
     id_dtype: object
     meta: pd.DataFrame
     held: tuple[Any, ...] = ()
+    #: columns read in the other order of an ambiguous date writing (:mod:`.dateorders`)
+    dates_read: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def n_parts(self) -> int:
@@ -139,10 +142,13 @@ def sort_orders(client: Executor, job: Job, raws: Sequence[Raw]) -> list[dict[in
 
 def prepare_sources(client: Executor, frames: Sequence[Any], job: Job, threads: int,
                     persist: bool) -> list[Source]:
-    """Every input of ``job`` prepared (sorted-neighbourhood passes ordered first)."""
-    raws = [split_source(client, f, job, threads) for f in frames]
+    """Every input of ``job`` prepared (dates written in another order throughout read so,
+    :mod:`.dateorders`; sorted-neighbourhood passes ordered first)."""
+    raws, read = read_orders(client, job, [split_source(client, f, job, threads)
+                                           for f in frames])
     orders = sort_orders(client, job, raws)
-    sources = [prepare_source(client, raw, job, src, threads, False, orders[src])
+    sources = [dataclasses.replace(prepare_source(client, raw, job, src, threads, False,
+                                                  orders[src]), dates_read=read[src])
                for src, raw in enumerate(raws)]
     if not persist:
         return sources

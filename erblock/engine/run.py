@@ -187,6 +187,10 @@ def run(job: Job, frames: Sequence[Any], client: Executor, *, check_ids: Sequenc
                               if not k.ordered]
     if unmet:
         settings["unmet_passes"] = unmet
+    if any(s.dates_read for s in sources):  # dates written in another order throughout
+        names = ("df_r", "df_s") if job.link else ("df",)
+        settings["dates_read"] = {names[s.src]: {c: list(f) for c, f in s.dates_read.items()}
+                                  for s in sources if s.dates_read}
     t2 = time.perf_counter()
     invalid = count_invalid(client, job, sources)
     results: list[tuple[pd.DataFrame | None, TaskStats]] = []

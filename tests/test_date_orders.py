@@ -1,0 +1,111 @@
+"""Dates an input writes in the other order of an ambiguous writing, throughout: read so
+before any key or comparison (:mod:`erblock.engine.dateorders`)."""
+
+from __future__ import annotations
+
+import warnings
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+import erblock
+from erblock.blocking import date
+from erblock.blocking.date_parsing import (
+    PREFER_MIN,
+    conventions,
+    preferred_orders,
+    read_in_order,
+)
+
+
+def _people(n: int, seed: int) -> tuple[pd.DataFrame, pd.Series]:
+    rng = np.random.default_rng(seed)
+    days = pd.Timestamp("1950-01-01") + pd.to_timedelta(rng.integers(0, 20_000, n), unit="D")
+    names = np.array([f"p{i}" for i in range(n)])
+    return pd.DataFrame({"name": names}), pd.Series(days)
+
+
+def test_read_in_order_and_when_a_column_is_read_so():
+    v = pd.Series(["10221985", "03242016", "12042018", None, "1987-05-12", "xx"] * 4)
+    got = read_in_order(v, ("%m%d%Y",))
+    assert got.drop(index=3).tolist()[:5] == [
+        "1985-10-22", "2016-03-24", "2018-12-04", "1987-05-12", "xx"] and pd.isna(got[3])
+    assert read_in_order(v.astype("string"), ("%m%d%Y",)).dtype == "string"
+    assert read_in_order(pd.Series([10221985]), ("%m%d%Y",)).tolist() == ["1985-10-22"]
+    found = conventions(v)  # 8 only month first reads, none only day first
+    assert [f[:4] for f in found] == [("%m%d%Y", 8, 4, 0)]
+    assert preferred_orders(found) == ()  # under PREFER_MIN
+    assert preferred_orders([("%m%d%Y", PREFER_MIN, 5, 1, [], [])]) == ("%m%d%Y",)
+    # a column of both writings (more than a tenth as many values read only the default
+    # way) keeps the defaults; a few typos read the other way do not count against it
+    assert preferred_orders([("%m%d%Y", 50, 30, 6, [], [])]) == ()
+    assert preferred_orders([("%m%d%Y", 50, 30, 5, [], [])]) == ("%m%d%Y",)
+
+
+def _run(r, s, **kw):
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        pairs = erblock.link(r, s, key=[date("dob")], compare={"name": "exact", "dob": "date"},
+                             **kw)
+    return pairs, [str(w.message) for w in said]
+
+
+def test_an_input_writing_month_first_throughout_is_read_so(client):
+    """R writes ISO dates, S the same people's as MMDDYYYY (a US register): every date
+    with a day up to 12 was read day first, so the date key missed those pairs and the
+    comparison saw a swap; a warning said so. Now S's column is read month first
+    (said in the report), exactly as with format='%m%d%Y', whatever the partitioning."""
+    r, days = _people(400, 1)
+    r = r.assign(dob=days.dt.strftime("%Y-%m-%d"))
+    s = r.assign(dob=days.dt.strftime("%m%d%Y"))
+    s.index = s.index + 10_000
+    pairs, said = _run(r, s, client=client)
+    assert not any("swapped" in w for w in said), said
+    same = pairs[pairs["right_id"] - pairs["left_id"] == 10_000]  # (and namesakes' births)
+    assert len(same) == 400 and (same["dob_date"] == 1.0).all()
+    report = erblock.RunReport.of(pairs)
+    assert report.settings["dates_read"] == {"df_s": {"dob": ["%m%d%Y"]}}
+    given = erblock.link(r, s, key=[date("dob", format="%m%d%Y")],
+                         compare={"name": "exact", "dob": {"method": "date",
+                                                           "format": "%m%d%Y"}},
+                         client=client)
+    pd.testing.assert_frame_equal(pairs.reset_index(drop=True), given.reset_index(drop=True))
+    parted, _ = _run(dd.from_pandas(r, npartitions=3), dd.from_pandas(s, npartitions=4),
+                     client=client)
+    parted = parted.compute() if hasattr(parted, "compute") else parted
+    pd.testing.assert_frame_equal(pairs.reset_index(drop=True), parted.reset_index(drop=True))
+    assert "dates_read" not in erblock.RunReport.of(given).settings
+
+
+def test_a_column_of_both_writings_keeps_the_defaults_and_the_warning(client):
+    r, days = _people(400, 2)
+    r = r.assign(dob=days.dt.strftime("%Y-%m-%d"))
+    # half month first, half day first (two registers merged): both kinds of
+    # unambiguous values, so neither order is the column's; the defaults stay
+    s = r.assign(dob=np.where(np.arange(400) % 2 == 0, days.dt.strftime("%m%d%Y"),
+                              days.dt.strftime("%d%m%Y")))
+    s.index = s.index + 10_000
+    pairs, said = _run(r, s, client=client)
+    assert "dates_read" not in erblock.RunReport.of(pairs).settings
+    month_first = np.arange(400) % 2 == 0
+    ambiguous = (days.dt.day <= 12).to_numpy()
+    # the day-first half and the unambiguous month-first ones are found; the ambiguous
+    # month-first ones are read day first, as the defaults do
+    found = set(pairs.loc[pairs["right_id"] - pairs["left_id"] == 10_000, "left_id"])
+    expect = set(np.flatnonzero(~month_first | ~ambiguous | (days.dt.day == days.dt.month)
+                                .to_numpy()))
+    assert found == expect
+
+
+@pytest.mark.parametrize("format", ["%d/%m/%Y", "%m-%d-%Y"])
+def test_the_other_orders_of_slashes_and_dashes_too(client, format):
+    r, days = _people(300, 3)
+    r = r.assign(dob=days.dt.strftime("%Y-%m-%d"))
+    s = r.assign(dob=days.dt.strftime(format))
+    s.index = s.index + 10_000
+    pairs, said = _run(r, s, client=client)
+    same = pairs[pairs["right_id"] - pairs["left_id"] == 10_000]
+    assert len(same) == 300 and (same["dob_date"] == 1.0).all()
+    assert erblock.RunReport.of(pairs).settings["dates_read"] == {"df_s": {"dob": [format]}}
