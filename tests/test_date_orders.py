@@ -109,3 +109,30 @@ def test_the_other_orders_of_slashes_and_dashes_too(client, format):
     same = pairs[pairs["right_id"] - pairs["left_id"] == 10_000]
     assert len(same) == 300 and (same["dob_date"] == 1.0).all()
     assert erblock.RunReport.of(pairs).settings["dates_read"] == {"df_s": {"dob": [format]}}
+
+
+def test_counts_add_up_over_partitions_and_a_format_of_none_is_no_format(client):
+    """Four partitions of S hold three month-first-only dates each (and ambiguous ones):
+    no partition reaches PREFER_MIN alone, the input does (12), so S is read month first;
+    nine (three partitions) are too few. ``format=None`` given is the defaults."""
+    days = pd.Series(pd.to_datetime(
+        [f"1980-03-{d:02d}" for d in range(13, 25)] + [f"1980-{m:02d}-05" for m in range(1, 13)]
+        + [f"1981-{m:02d}-07" for m in range(1, 9)]))
+    order = np.array([i // 3 for i in range(12)] + [i % 4 for i in range(20)])
+    r = pd.DataFrame({"name": [f"p{i}" for i in range(32)],
+                      "dob": days.dt.strftime("%Y-%m-%d")}).iloc[np.argsort(order, kind="stable")]
+    s = r.assign(dob=pd.to_datetime(r["dob"]).dt.strftime("%m%d%Y"))
+    s.index = s.index + 10_000
+    assert PREFER_MIN == 10
+    parted, _ = _run(r, dd.from_pandas(s, npartitions=4, sort=False), client=client)
+    parted = parted.compute() if hasattr(parted, "compute") else parted
+    assert erblock.RunReport.of(parted).settings["dates_read"] == {"df_s": {"dob": ["%m%d%Y"]}}
+    few = s[~s["name"].isin([f"p{i}" for i in range(9, 12)])]  # nine left
+    pairs, _ = _run(r, dd.from_pandas(few, npartitions=3, sort=False), client=client)
+    pairs = pairs.compute() if hasattr(pairs, "compute") else pairs
+    assert "dates_read" not in erblock.RunReport.of(pairs).settings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        none = erblock.link(r, s, key=[date("dob")], compare={
+            "name": "exact", "dob": {"method": "date", "format": None}}, client=client)
+    assert erblock.RunReport.of(none).settings["dates_read"] == {"df_s": {"dob": ["%m%d%Y"]}}

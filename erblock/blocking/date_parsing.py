@@ -262,7 +262,8 @@ def _tz(dtype: pd.ArrowDtype) -> str:
 
 
 def conventions(values: pd.Series, fmt: str | None = None,
-                read: tuple[np.ndarray, np.ndarray] | None = None
+                read: tuple[np.ndarray, np.ndarray] | None = None,
+                weights: np.ndarray | None = None
                 ) -> list[tuple[str, int, int, int, list[str], list[str]]]:
     """How the ambiguous writings of ``values`` were read, per default reading of
     :data:`READINGS` that read or could read any: (the other order's format; values
@@ -272,7 +273,8 @@ def conventions(values: pd.Series, fmt: str | None = None,
     column whose other-order-only values outnumber its default-only ones is probably
     written in the other order, its ambiguous values swapped. Empty with ``fmt`` (the
     user said how the column is written, and the other order is not tried). ``read``:
-    the days and formats :func:`read_dates` gave ``values`` (without ``fmt``), if known."""
+    the days and formats :func:`read_dates` gave ``values`` (without ``fmt``), if known;
+    ``weights``: how many records hold each value (distinct values counted so)."""
     if fmt or pd.api.types.is_datetime64_any_dtype(values.dtype):
         return []
     if read is None:
@@ -292,7 +294,9 @@ def conventions(values: pd.Series, fmt: str | None = None,
             alt_days = alt.to_numpy().astype("datetime64[D]").astype(np.int64)
             either[idx] = alt.notna().to_numpy() & (alt_days != days[idx])
             only[idx] = alt.isna().to_numpy()
-        out.append((other, int(other_only.sum()), int(either.sum()), int(only.sum()),
+        w = np.ones(len(by), dtype=np.int64) if weights is None else weights
+        out.append((other, int(w[other_only].sum()), int(w[either].sum()),
+                    int(w[only].sum()),
                     text[other_only].drop_duplicates().head(2).tolist(),
                     text[either].drop_duplicates().head(2).tolist()))
     return out

@@ -14,7 +14,9 @@ as of the second is read in the other order: its values that order reads are rew
 alike. A column of both writings, or a few typos read the other way, keeps the
 defaults (and the warning). Counts add up over partitions, so the decision does not
 depend on how an input is partitioned. The run report lists what was read so
-(``settings["dates_read"]``).
+(``settings["dates_read"]``). The counting is one more pass over the inputs that have
+such columns (each partition's distinct values parsed once; a Dask input read from
+files is read once more).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def date_columns(job: Job, src: int) -> list[str]:
     """The columns of input ``src`` that a ``date`` key or comparison reads by the default
     formats (no ``format=``)."""
     cols = [(c.right_column or c.column) if src == 1 else c.column for c in job.comparisons
-            if c.method == "date" and "format" not in dict(c.options)]
+            if c.method == "date" and dict(c.options).get("format") is None]
     cols += [k.column for k in unformatted_date_keys(job.keys)]
     return list(dict.fromkeys(cols))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ...blocking.date_parsing import conventions, read_in_order
@@ -19,9 +20,12 @@ def date_order_counts(part: pd.DataFrame, columns: Sequence[str]
     partition's values: (other order, values only it reads, values either order reads
     as different dates, values only the default reads)."""
     out: dict[str, list[tuple[str, int, int, int]]] = {}
-    for c in columns:
-        out[c] = [(other, n_other, n_either, n_default)
-                  for other, n_other, n_either, n_default, *_ in conventions(part[c])]
+    for c in columns:  # each distinct value read once, counted as often as it is held
+        codes, uniques = pd.factorize(part[c], use_na_sentinel=True)
+        held = np.bincount(codes[codes >= 0], minlength=len(uniques))
+        values = pd.Series(uniques, dtype=part[c].dtype)
+        out[c] = [(other, n_other, n_either, n_default) for other, n_other, n_either,
+                  n_default, *_ in conventions(values, weights=held)]
     return out
 
 
