@@ -71,7 +71,10 @@ if str(HERE) not in sys.path:
 
 from quality_cases import Case, metrics, prob_from_weight  # noqa: E402
 
+from erblock.blocking.date_parsing import preferred_orders  # noqa: E402
+from erblock.blocking.dates import unformatted_date_keys  # noqa: E402
 from erblock.blocking.make import as_key_spec  # noqa: E402
+from erblock.engine.tasks.dates import date_order_counts, with_dates_read  # noqa: E402
 
 __all__ = ["add_key_columns", "identifying_columns", "run_recordlinkage", "run_splink",
            "splink_comparisons", "rl_features", "SPLINK_NOTE", "RL_NOTE"]
@@ -95,7 +98,7 @@ TF_KINDS = ("name", "postcode", "exact")
 
 def add_key_columns(case: Case) -> tuple[list[pd.DataFrame], list[str]]:
     """Copies of the frames with each pass's key (erblock's key specs) in ``_bk<p>``."""
-    frames = [f.copy() for f in case.frames]
+    frames = [_dates_as_erblock_reads(case, f.copy()) for f in case.frames]
     names = []
     for p, k in enumerate(case.blocking):
         spec = as_key_spec(k)
@@ -108,6 +111,22 @@ def add_key_columns(case: Case) -> tuple[list[pd.DataFrame], list[str]]:
         if kind == "date":
             _one_date_writing(frames, col)
     return frames, names
+
+
+def _dates_as_erblock_reads(case: Case, df: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its date columns (compared as dates or read by a date key) as
+    erblock reads them (:mod:`erblock.engine.dateorders`): a column the frame writes in
+    the other order of an ambiguous writing throughout (``MMDDYYYY``) read so, so that the
+    peers block on, and compare, the dates erblock does (identical candidates)."""
+    keys = unformatted_date_keys([as_key_spec(k) for k in case.blocking])
+    cols = [c for c in dict.fromkeys([c for c, kind in case.kinds.items() if kind == "date"]
+                                     + [k.column for k in keys]) if c in df.columns]
+    prefer = {}
+    for c, found in date_order_counts(df, cols).items():
+        orders = preferred_orders([(o, a, b, d, None, None) for o, a, b, d in found])
+        if orders:
+            prefer[c] = orders
+    return with_dates_read(df, prefer)
 
 
 #: how a frame writes its dates, by the shape most of its values have
