@@ -117,7 +117,9 @@ def _dates_as_erblock_reads(case: Case, df: pd.DataFrame) -> pd.DataFrame:
     """The frame with its date columns (compared as dates or read by a date key) as
     erblock reads them (:mod:`erblock.engine.dateorders`): a column the frame writes in
     the other order of an ambiguous writing throughout (``MMDDYYYY``) read so, so that the
-    peers block on, and compare, the dates erblock does (identical candidates)."""
+    peers block on, and compare, the dates erblock does (identical candidates). The
+    frame is one partition: the decision is :func:`erblock.engine.dateorders.read_orders`'
+    on the same counts."""
     keys = unformatted_date_keys([as_key_spec(k) for k in case.blocking])
     cols = [c for c in dict.fromkeys([c for c, kind in case.kinds.items() if kind == "date"]
                                      + [k.column for k in keys]) if c in df.columns]

@@ -47,8 +47,8 @@ def date_columns(job: Job, src: int) -> list[str]:
 
 
 def read_orders(client: Executor, job: Job, raws: Sequence[Any]) -> tuple[list[Any], Read]:
-    """``raws`` (:class:`.inputs.Raw`) with the columns written in another order throughout read so (module
-    doc), and, per input, those columns and orders."""
+    """``raws`` (:class:`.inputs.Raw`) with the columns written in another order
+    throughout read so (module doc), and, per input, those columns and orders."""
     cols = [[c for c in date_columns(job, s) if c in raw.meta.columns]
             for s, raw in enumerate(raws)]
     todo = [dask.delayed(date_order_counts, pure=False)(p, cols[s])
