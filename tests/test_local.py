@@ -74,6 +74,23 @@ def test_dask_frames_samples_and_big_inputs_start_on_the_cluster(client, monkeyp
     assert _executor(erblock.dedupe(df, key="k", compare=COMPARE, client=client)) == "cluster"
 
 
+@pytest.mark.auto_executor
+def test_a_p2p_shuffle_starts_on_the_cluster(client):
+    """Dask's p2p shuffle needs distributed's workers: a small pandas job asking for it
+    runs on the cluster (it failed in this process's threaded scheduler), and
+    ``executor="local"`` with it is refused before anything runs."""
+    df = _people(300, 14)
+    pairs = erblock.dedupe(df, key="k", compare=COMPARE, client=client, n_tasks=3,
+                           shuffle_method="p2p")
+    assert _executor(pairs) == "cluster"
+    got = pair_list(pairs)
+    assert len(got) == len(set(got)) and set(got) == brute_dedupe(df, ["k"])
+    with pytest.raises(ValueError, match="shuffle_method='p2p' runs on a distributed "
+                                         "cluster only, but executor='local'"):
+        erblock.dedupe(df, key="k", compare=COMPARE, executor="local",
+                       shuffle_method="p2p")
+
+
 def test_local_never_moves_and_needs_no_cluster(monkeypatch):
     """``executor="local"`` stays whatever the comparisons, and never connects: an
     address nobody listens on is not even tried (``"cluster"`` does try it)."""

@@ -78,6 +78,10 @@ class RunOptions:
         if self.shuffle_method not in SHUFFLE_METHODS:
             raise ValueError(f"shuffle_method must be one of {', '.join(SHUFFLE_METHODS)}, "
                              f"got {self.shuffle_method!r}")
+        if self.shuffle_method == "p2p" and self.executor == "local":
+            raise ValueError("shuffle_method='p2p' runs on a distributed cluster only, but "
+                             "executor='local' runs in this process: use shuffle_method "
+                             "'tasks' or 'disk', or executor 'auto' or 'cluster'")
         n = self.npartitions
         if n is not None and (not is_int(n) or n < 1):
             raise ValueError(f"npartitions must be an integer >= 1 or None, got {n!r}")

@@ -7,7 +7,8 @@ distributed scheduler than in its tasks. Measured on Abt-Buy under token blockin
 submission, scheduling, transfers between processes and round trips (four per run).
 
 ``executor="auto"`` (the default) therefore *starts* a job here when every input is a
-pandas frame and they hold at most :data:`LOCAL_MAX_RECORDS` records together: the same
+pandas frame and they hold at most :data:`LOCAL_MAX_RECORDS` records together (unless
+``shuffle_method="p2p"``, which needs ``distributed``'s workers): the same
 task functions and graphs, run by :class:`LocalClient` (Dask's threaded scheduler, one
 thread per core, no scheduler process, nothing serialised). The profile then decides: a
 job of more than :data:`LOCAL_MAX_COMPARISONS` comparisons (a skewed block can make a small
@@ -45,8 +46,10 @@ def starts_local(job: Job, frames: Sequence[Any]) -> bool:
     executor = job.options.executor
     if executor != "auto":
         return executor == "local"
-    # a progressive sample is for inputs too big to profile in full
-    return (job.options.sample is None and all(isinstance(f, pd.DataFrame) for f in frames)
+    # a progressive sample is for inputs too big to profile in full; Dask's p2p shuffle
+    # needs distributed's workers
+    return (job.options.sample is None and job.options.shuffle_method != "p2p"
+            and all(isinstance(f, pd.DataFrame) for f in frames)
             and sum(len(f) for f in frames) <= LOCAL_MAX_RECORDS)
 
 
