@@ -71,9 +71,9 @@ if str(HERE) not in sys.path:
 
 from quality_cases import Case, metrics, prob_from_weight  # noqa: E402
 
-from erblock.blocking.date_parsing import preferred_orders  # noqa: E402
 from erblock.blocking.dates import unformatted_date_keys  # noqa: E402
 from erblock.blocking.make import as_key_spec  # noqa: E402
+from erblock.engine.dateorders import orders_read  # noqa: E402
 from erblock.engine.tasks.dates import date_order_counts, with_dates_read  # noqa: E402
 
 __all__ = ["add_key_columns", "identifying_columns", "run_recordlinkage", "run_splink",
@@ -118,17 +118,12 @@ def _dates_as_erblock_reads(case: Case, df: pd.DataFrame) -> pd.DataFrame:
     erblock reads them (:mod:`erblock.engine.dateorders`): a column the frame writes in
     the other order of an ambiguous writing throughout (``MMDDYYYY``) read so, so that the
     peers block on, and compare, the dates erblock does (identical candidates). The
-    frame is one partition: the decision is :func:`erblock.engine.dateorders.read_orders`'
-    on the same counts."""
+    frame is one partition, decided by the engine's own
+    :func:`erblock.engine.dateorders.orders_read` on the same counts."""
     keys = unformatted_date_keys([as_key_spec(k) for k in case.blocking])
     cols = [c for c in dict.fromkeys([c for c, kind in case.kinds.items() if kind == "date"]
                                      + [k.column for k in keys]) if c in df.columns]
-    prefer = {}
-    for c, found in date_order_counts(df, cols).items():
-        orders = preferred_orders([(o, a, b, d, None, None) for o, a, b, d in found])
-        if orders:
-            prefer[c] = orders
-    return with_dates_read(df, prefer)
+    return with_dates_read(df, orders_read([date_order_counts(df, cols)]))
 
 
 #: how a frame writes its dates, by the shape most of its values have

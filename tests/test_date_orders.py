@@ -18,6 +18,7 @@ from erblock.blocking.date_parsing import (
     preferred_orders,
     read_in_order,
 )
+from erblock.engine.dateorders import orders_read
 
 
 def _people(n: int, seed: int) -> tuple[pd.DataFrame, pd.Series]:
@@ -42,6 +43,19 @@ def test_read_in_order_and_when_a_column_is_read_so():
     # way) keeps the defaults; a few typos read the other way do not count against it
     assert preferred_orders([("%m%d%Y", 50, 30, 6, [], [])]) == ()
     assert preferred_orders([("%m%d%Y", 50, 30, 5, [], [])]) == ("%m%d%Y",)
+
+
+def test_orders_read_sums_the_partitions_before_deciding():
+    """Each partition alone is under PREFER_MIN; together they are read month first. The
+    default-only values of another partition count against it just as well."""
+    half = PREFER_MIN // 2 + 1
+    parts = [{"dob": [("%m%d%Y", half, 3, 0)], "other": [("%m%d%Y", 2, 0, 0)]},
+             {"dob": [("%m%d%Y", half, 1, 0)], "other": [("%m%d%Y", 1, 0, 0)]}]
+    assert all(orders_read([p]) == {} for p in parts)
+    assert orders_read(parts) == {"dob": ("%m%d%Y",)}
+    against = {"dob": [("%m%d%Y", 0, 0, 2)]}  # 2 * PREFER_RATIO > 2 * half
+    assert orders_read([*parts, against]) == {}
+    assert orders_read([]) == {}
 
 
 def _run(r, s, **kw):
@@ -136,3 +150,21 @@ def test_counts_add_up_over_partitions_and_a_format_of_none_is_no_format(client)
         none = erblock.link(r, s, key=[date("dob")], compare={
             "name": "exact", "dob": {"method": "date", "format": None}}, client=client)
     assert erblock.RunReport.of(none).settings["dates_read"] == {"df_s": {"dob": ["%m%d%Y"]}}
+
+
+def test_a_key_column_cut_from_a_date_read_in_the_other_order_is_found(client):
+    """A ready-made key column of the year of birth (``"1987"``), next to a ``date``
+    comparison of a column S writes ``MMDDYYYY`` throughout: the derived-key test reads
+    the dates as the comparison does (``1987-05-12``, where the year starts a word), so
+    the key is found to be cut from the date in both inputs, not in R's only."""
+    r, days = _people(400, 6)
+    r = r.assign(dob=days.dt.strftime("%Y-%m-%d"), yob=days.dt.strftime("%Y"))
+    s = r.assign(dob=days.dt.strftime("%m%d%Y"))
+    s.index = s.index + 10_000
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pairs = erblock.link(r, s, key="yob", compare={"name": "exact", "dob": "date"},
+                             scoring="em", client=client)
+    settings = erblock.RunReport.of(pairs).settings
+    assert settings["dates_read"] == {"df_s": {"dob": ["%m%d%Y"]}}
+    assert settings["derived_keys"] == {"0": ["dob"]}

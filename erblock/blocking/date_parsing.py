@@ -185,9 +185,11 @@ def _preferring(formats: Sequence[str], prefer: Sequence[str]) -> list[str]:
     return out
 
 
-def preferred_orders(found: Sequence[tuple[str, int, int, int, Any, Any]]) -> tuple[str, ...]:
+def preferred_orders(found: Sequence[tuple[Any, ...]]) -> tuple[str, ...]:
     """The other orders a column is written in throughout, from :func:`conventions`'
-    counts (summed over partitions): at least :data:`PREFER_MIN` values only the other
+    counts (summed over partitions; only each tuple's first four entries, other order,
+    values only it reads, values read differently, values only the default reads, are
+    used): at least :data:`PREFER_MIN` values only the other
     order reads, :data:`PREFER_RATIO` times as many as only the default reads (a
     column of both writings, or a few typos read the other way, keeps the defaults)."""
     return tuple(other for other, n_other, _, n_default, *_ in found

@@ -99,8 +99,8 @@ def unformatted_date_keys(keys: Sequence[KeySpec], column: str | None = None
     out: list[DateKey] = []
     for key in keys:
         if isinstance(key, DateKey):
-            out += [key] if key.column == (column or key.column) and key.format is None \
-                else []
+            reads = column is None or key.column == column
+            out += [key] if reads and key.format is None else []
             continue
         inner = getattr(key, "parts", None) or (getattr(key, "key", None),)
         out += unformatted_date_keys([k for k in inner if isinstance(k, KeySpec)], column)

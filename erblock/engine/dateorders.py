@@ -22,7 +22,7 @@ files is read once more).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import dask
@@ -46,6 +46,25 @@ def date_columns(job: Job, src: int) -> list[str]:
     return list(dict.fromkeys(cols))
 
 
+def orders_read(counts: Iterable[Mapping[str, Sequence[tuple[str, int, int, int]]]]
+                ) -> dict[str, tuple[str, ...]]:
+    """Per column, the other orders it is read in (module doc), from the
+    :func:`~.tasks.dates.date_order_counts` of every partition of one input (summed
+    here, so the decision does not depend on the partitioning); columns read by the
+    defaults are left out."""
+    summed: dict[tuple[str, str], list[int]] = {}
+    for part in counts:
+        for c, found in part.items():
+            for other, *n in found:
+                got = summed.setdefault((c, other), [0, 0, 0])
+                got[:] = [a + b for a, b in zip(got, n)]
+    prefer: dict[str, tuple[str, ...]] = {}
+    for (c, other), n in summed.items():
+        if preferred_orders([(other, *n)]):
+            prefer[c] = (*prefer.get(c, ()), other)
+    return prefer
+
+
 def read_orders(client: Executor, job: Job, raws: Sequence[Any]) -> tuple[list[Any], Read]:
     """``raws`` (:class:`.inputs.Raw`) with the columns written in another order
     throughout read so (module doc), and, per input, those columns and orders."""
@@ -54,19 +73,8 @@ def read_orders(client: Executor, job: Job, raws: Sequence[Any]) -> tuple[list[A
     todo = [dask.delayed(date_order_counts, pure=False)(p, cols[s])
             for s, raw in enumerate(raws) if cols[s] for p in raw.parts]
     counts = iter(client.compute(todo, sync=True) if todo else [])
-    read: Read = []
-    for s, raw in enumerate(raws):
-        summed: dict[tuple[str, str], list[int]] = {}
-        for _ in raw.parts if cols[s] else ():
-            for c, found in next(counts).items():
-                for other, *n in found:
-                    got = summed.setdefault((c, other), [0, 0, 0])
-                    got[:] = [a + b for a, b in zip(got, n)]
-        prefer: dict[str, tuple[str, ...]] = {}
-        for (c, other), n in summed.items():
-            if preferred_orders([(other, n[0], n[1], n[2], None, None)]):
-                prefer[c] = (*prefer.get(c, ()), other)
-        read.append(prefer)
+    read: Read = [orders_read(next(counts) for _ in raw.parts) if cols[s] else {}
+                  for s, raw in enumerate(raws)]
     out = [raw if not prefer else dataclasses.replace(
         raw, parts=[dask.delayed(with_dates_read, pure=False)(p, prefer) for p in raw.parts],
         meta=with_dates_read(raw.meta, prefer)) for raw, prefer in zip(raws, read)]

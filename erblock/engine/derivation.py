@@ -4,7 +4,7 @@ each input before a model is trained (see :mod:`erblock.blocking.derived`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dask.dataframe as dd
@@ -15,6 +15,7 @@ from ..blocking.derived import SAMPLE, Derivation, derivation_of, folded, pieces
 from ..blocking.keys import Column, Composite, KeySpec
 from .job import Job
 from .local import Executor
+from .tasks.dates import with_dates_read
 
 SAMPLE_PARTITIONS = 8  #: partitions of a Dask input the sample is drawn from, at most
 
@@ -74,13 +75,16 @@ def _pooled(parts: Sequence[Derivation]) -> Derivation:
                       sum(d.chance * d.n for d in parts) / n, n)
 
 
-def derived_keys(client: Executor, job: Job, frames: Sequence[Any]
+def derived_keys(client: Executor, job: Job, frames: Sequence[Any],
+                 dates_read: Sequence[Mapping[str, Sequence[str]]] = ()
                  ) -> tuple[tuple[KeySpec, ...], dict[int, list[str]]]:
     """``job.keys`` with every ready-made key column (:class:`Column`, alone or inside a
     composite, sorted-neighbourhood or pruned key) also naming the compared columns its
     values were cut from (``derived_from``), and those found, by pass. Declared
     ``derived_from`` columns are kept; a key column that is itself compared is read by its
-    comparison already."""
+    comparison already. ``dates_read``: per input, the date columns read in another order
+    (:mod:`.dateorders`), so that the sample holds the dates the keys and comparisons
+    read."""
     leaves = {p: _columns(k) for p, k in enumerate(job.keys)}
     leaves = {p: cols for p, cols in leaves.items() if cols}
     if not leaves or not job.comparisons:
@@ -91,6 +95,9 @@ def derived_keys(client: Executor, job: Job, frames: Sequence[Any]
         read = key_cols | {c.right_column if src == 1 else c.column for c in job.comparisons}
         wanted.append(sorted(c for c in read if c in df.columns))
     samples = [_sample(client, df, cols) for df, cols in zip(frames, wanted)]
+    if dates_read:
+        samples = [with_dates_read(s, {c: f for c, f in read.items() if c in s.columns})
+                   for s, read in zip(samples, dates_read)]
     # every column of the samples folded once, every key column cut into pieces once
     texts = [{c: folded(s[c]) for c in s.columns} for s in samples]
     cut = [{c: pieces(t[c], is_folded=True) for c in key_cols if c in t} for t in texts]

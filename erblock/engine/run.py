@@ -202,7 +202,9 @@ def run(job: Job, frames: Sequence[Any], client: Executor, *, check_ids: Sequenc
         elif scoring.fitted:
             results = run_fitted(client, job, ex, scoring, threshold, out_dir)
         else:
-            fit_keys, derived = derived_keys(client, job, frames)
+            read = {s.src: s.dates_read for s in sources}
+            fit_keys, derived = derived_keys(client, job, frames,
+                                             [read.get(i, {}) for i in range(len(frames))])
             if derived:  # ready-made key columns cut from compared columns
                 settings["derived_keys"] = {str(p): c for p, c in derived.items()}
             results, settings["scoring_seconds"] = run_two_phase(
