@@ -19,6 +19,7 @@ from erblock.blocking.date_parsing import (
     read_in_order,
 )
 from erblock.engine.dateorders import orders_read
+from erblock.engine.tasks.dates import date_order_counts
 
 
 def _people(n: int, seed: int) -> tuple[pd.DataFrame, pd.Series]:
@@ -168,3 +169,21 @@ def test_a_key_column_cut_from_a_date_read_in_the_other_order_is_found(client):
     settings = erblock.RunReport.of(pairs).settings
     assert settings["dates_read"] == {"df_s": {"dob": ["%m%d%Y"]}}
     assert settings["derived_keys"] == {"0": ["dob"]}
+
+
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_counting_skips_iso_dates_and_counts_as_every_value_parsed(dtype):
+    """ISO dates are left out of the counting (no reading of another order reads them)
+    without changing any count: the counts equal conventions' on every value."""
+    rng = np.random.default_rng(7)
+    days = pd.Timestamp("1950-01-01") + pd.to_timedelta(rng.integers(0, 20_000, 600), unit="D")
+    writings = [days.strftime(f) for f in ("%Y-%m-%d", "%m%d%Y", "%d/%m/%Y", "%m-%d-%Y")]
+    values = np.concatenate([*writings, [" 1987-05-12 ", "1987-05-12T10:00", "١٩٨٧-٠٥-١٢",
+                                          "12-05-1987", "x", ""]])
+    col = pd.Series(rng.choice(values, 5_000), dtype=dtype)
+    col[rng.random(5_000) < 0.05] = None
+    got = date_order_counts(pd.DataFrame({"d": col}), ["d"])["d"]
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    held = np.bincount(codes[codes >= 0], minlength=len(uniques))
+    expect = [f[:4] for f in conventions(pd.Series(uniques, dtype=col.dtype), weights=held)]
+    assert got == expect and len(expect) == 3
