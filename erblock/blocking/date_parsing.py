@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .date_cache import READ
 from .text import as_key_strings
 
 #: tried in order, value by value: a value is read by the first that parses it
@@ -74,7 +75,22 @@ def read_dates(values: pd.Series, fmt: str | None = None, prefer: Sequence[str] 
         return days, ok, np.full(len(values), None, dtype=object)
     text = _date_text(values, fmt)
     codes, uniques = pd.factorize(text, use_na_sentinel=True)
-    uniq = pd.Series(uniques, dtype=object)
+    days_u, ok_u, by_u = READ.read(pd.Series(uniques, dtype=object), fmt, tuple(prefer),
+                                   _read_distinct)
+    ok = np.zeros(len(values), dtype=bool)
+    days = np.zeros(len(values), dtype=np.int64)
+    has = codes >= 0
+    by = np.full(len(values), None, dtype=object)
+    ok[has] = ok_u[codes[has]]
+    days[has] = days_u[codes[has]]
+    by[has] = by_u[codes[has]]
+    return days, ok, by
+
+
+def _read_distinct(uniq: pd.Series, fmt: str | None, prefer: Sequence[str]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Days, parsed and format of each of the distinct texts ``uniq`` (as
+    :func:`read_dates`): each value's reading depends on that value alone."""
     ok_u = np.zeros(len(uniq), dtype=bool)
     days_u = np.zeros(len(uniq), dtype=np.int64)
     by_u = np.full(len(uniq), None, dtype=object)
@@ -118,14 +134,7 @@ def read_dates(values: pd.Series, fmt: str | None = None, prefer: Sequence[str] 
         ok_u[idx[hit]] = True
         todo[idx[hit]] = False
         by_u[idx[hit]] = f
-    ok = np.zeros(len(values), dtype=bool)
-    days = np.zeros(len(values), dtype=np.int64)
-    has = codes >= 0
-    by = np.full(len(values), None, dtype=object)
-    ok[has] = ok_u[codes[has]]
-    days[has] = days_u[codes[has]]
-    by[has] = by_u[codes[has]]
-    return days, ok, by
+    return days_u, ok_u, by_u
 
 
 #: formats of eight digits, day and month first: a number written so loses a leading zero

@@ -1,0 +1,116 @@
+"""The dates a process has read (erblock.blocking.date_cache): a text read before is
+looked up, never parsed again, and its reading is the one a fresh parse gives."""
+
+from __future__ import annotations
+
+import datetime as dt
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from erblock.blocking import date_cache
+from erblock.blocking.date_cache import ReadCache
+from erblock.blocking.date_parsing import _read_distinct, read_dates
+
+WRITINGS = ("%Y-%m-%d", "%Y%m%d", "%d%m%Y", "%m%d%Y", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y",
+            "%d-%m-%Y", "%d %b %Y", "%b %d, %Y", "%m/%d/%y")
+
+
+def _texts(n: int, seed: int) -> pd.Series:
+    rng = np.random.default_rng(seed)
+    days = pd.Timestamp("1900-01-01") + pd.to_timedelta(rng.integers(0, 45_000, n), unit="D")
+    fmts = rng.choice(len(WRITINGS), n)
+    out = np.array([d.strftime(WRITINGS[f]) for d, f in zip(days, fmts)], dtype=object)
+    junk = rng.random(n)
+    out[junk < 0.03] = "not a date"
+    out[(junk >= 0.03) & (junk < 0.05)] = ""
+    out[(junk >= 0.05) & (junk < 0.07)] = None
+    out[(junk >= 0.07) & (junk < 0.09)] = "1987-05-12T10:30:00+02:00"
+    return pd.Series(out, dtype=object)
+
+
+def _fresh(values: pd.Series, fmt: str | None = None, prefer: tuple[str, ...] = ()):
+    """read_dates with nothing kept: every distinct text parsed."""
+    date_cache.READ.clear()
+    days, ok, by = read_dates(values, fmt, prefer)
+    date_cache.READ.clear()
+    return days, ok, by
+
+
+def _same(a, b) -> bool:
+    return all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize(("fmt", "prefer"), [(None, ()), (None, ("%d/%m/%Y", "%m%d%Y")),
+                                             ("%d/%m/%y", ())])
+def test_readings_kept_are_those_a_fresh_parse_gives(fmt, prefer):
+    whole = _texts(3_000, 1)
+    expect = _fresh(whole, fmt, prefer)
+    # overlapping pieces read in turn: most of each is kept from the pieces before
+    for lo, hi in ((0, 1_000), (500, 2_000), (0, 3_000), (1_500, 3_000)):
+        piece = whole.iloc[lo:hi]
+        got = read_dates(piece, fmt, prefer)
+        assert _same(got, tuple(a[lo:hi] for a in expect)), (lo, hi)
+    assert _same(read_dates(whole, fmt, prefer), expect)
+    date_cache.READ.clear()
+
+
+def test_each_format_and_order_is_kept_apart():
+    ambiguous = pd.Series(["05/12/1987", "13/05/1987", "05/06/1994"] * 2)
+    month_first = read_dates(ambiguous)
+    day_first = read_dates(ambiguous, None, ("%d/%m/%Y",))
+    given = read_dates(ambiguous, "%d/%m/%Y")
+    assert list(month_first[2][:3]) == ["%m/%d/%Y", "%d/%m/%Y", "%m/%d/%Y"]
+    assert list(day_first[2][:3]) == ["%d/%m/%Y"] * 3
+    assert list(given[2][:3]) == ["%d/%m/%Y"] * 3
+    assert month_first[0][0] != day_first[0][0] and day_first[0][0] == given[0][0]
+    assert _same(read_dates(ambiguous), month_first)
+    date_cache.READ.clear()
+
+
+def test_only_unseen_texts_are_parsed_and_the_cache_is_bounded():
+    calls: list[int] = []
+
+    def parse(uniq, fmt, prefer):
+        calls.append(len(uniq))
+        return _read_distinct(uniq, fmt, prefer)
+
+    cache = ReadCache(max_texts=1_000)
+    texts = pd.Series(pd.unique(_texts(5_000, 2).dropna()), dtype=object)
+    cache.read(texts.iloc[:600], None, (), parse)
+    again = cache.read(texts.iloc[300:900], None, (), parse)
+    assert calls == [600, 300] and len(cache) == 900
+    assert _same(again, _read_distinct(texts.iloc[300:900].reset_index(drop=True), None, ()))
+    cache.read(texts.iloc[900:1_400], None, (), parse)  # would outgrow: starts afresh
+    assert len(cache) == 500
+    cache.read(texts.iloc[:2_000], None, (), parse)  # more than it keeps: kept none
+    assert len(cache) == 500
+    assert calls[-1] == 1_500
+
+
+def test_another_day_starts_afresh(monkeypatch):
+    cache = ReadCache()
+    texts = pd.Series(["04/03/26", "12/31/99"], dtype=object)
+    cache.read(texts, "%m/%d/%y", (), _read_distinct)
+    assert len(cache) == 2
+    monkeypatch.setattr(date_cache, "today", lambda: dt.date(2099, 1, 1))
+    calls = []
+    cache.read(texts, "%m/%d/%y", (), lambda *a: calls.append(1) or _read_distinct(*a))
+    assert calls == [1] and len(cache) == 2  # yesterday's readings dropped
+
+
+def test_threads_reading_at_once_get_fresh_readings():
+    whole = _texts(4_000, 3)
+    expect = _fresh(whole)
+    cuts = [(i * 250, i * 250 + 1_500) for i in range(11)]
+
+    def one(cut):
+        lo, hi = cut
+        return cut, read_dates(whole.iloc[lo:hi])
+
+    with ThreadPoolExecutor(4) as pool:
+        for (lo, hi), got in pool.map(one, cuts * 3):
+            assert _same(got, tuple(a[lo:hi] for a in expect))
+    date_cache.READ.clear()
