@@ -34,14 +34,42 @@ def today() -> _dt.date:
     return _dt.date.today()
 
 
+class _Kept:
+    """One reading's texts (row of each) and their days, parsed flags and formats."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, int] = {}
+        self.days = np.zeros(1024, dtype=np.int64)
+        self.ok = np.zeros(1024, dtype=bool)
+        self.by = np.full(1024, None, dtype=object)
+
+    def add(self, texts: Sequence[str], days: np.ndarray, ok: np.ndarray, by: np.ndarray
+            ) -> None:
+        new = [i for i, t in enumerate(texts) if t not in self.rows]
+        n = len(self.rows)
+        if n + len(new) > len(self.days):  # room doubled: amortised copies
+            size = max(2 * len(self.days), n + len(new))
+            self.days, self.ok, self.by = (_grown(a, n, size)
+                                           for a in (self.days, self.ok, self.by))
+        at = np.arange(n, n + len(new))
+        self.rows.update(zip((texts[i] for i in new), at.tolist()))
+        self.days[at], self.ok[at], self.by[at] = days[new], ok[new], by[new]
+
+
+def _grown(a: np.ndarray, n: int, size: int) -> np.ndarray:
+    """The first ``n`` entries of ``a`` in an array of ``size``."""
+    out = np.full(size, None, dtype=object) if a.dtype == object else np.zeros(size, a.dtype)
+    out[:n] = a[:n]
+    return out
+
+
 class ReadCache:
     """Readings of distinct texts per (format, preferred orders, day); thread-safe."""
 
     def __init__(self, max_texts: int = MAX_TEXTS) -> None:
         self.max_texts = max_texts
         self._lock = threading.Lock()
-        self._seen: dict[tuple[Any, ...], tuple[pd.Index, np.ndarray, np.ndarray,
-                                                np.ndarray]] = {}
+        self._seen: dict[tuple[Any, ...], _Kept] = {}
 
     def clear(self) -> None:
         with self._lock:
@@ -49,44 +77,47 @@ class ReadCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return sum(len(v[0]) for v in self._seen.values())
+            return sum(len(v.rows) for v in self._seen.values())
 
     def read(self, uniq: pd.Series, fmt: str | None, prefer: Sequence[str],
              parse: Callable[[pd.Series, str | None, Sequence[str]], Readings]) -> Readings:
-        """``parse(uniq, fmt, prefer)``, parsing only the texts not read before."""
+        """``parse(uniq, fmt, prefer)``, parsing only the texts not read before (a dict
+        look-up per distinct text: its cost follows the texts asked, not those kept)."""
         key = (fmt, tuple(prefer), today())
-        n = len(uniq)
-        days, ok = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-        by = np.full(n, None, dtype=object)
+        texts = uniq.tolist()
+        n = len(texts)
         with self._lock:
-            got = self._seen.get(key)
-        todo = np.arange(n)
-        if got is not None and n:
-            pos = got[0].get_indexer(pd.Index(uniq.to_numpy(dtype=object), dtype=object))
-            hit = pos >= 0
-            days[hit], ok[hit], by[hit] = (a[pos[hit]] for a in got[1:])
-            todo = np.flatnonzero(~hit)
+            kept = self._seen.get(key)
+            if kept is None or not n:
+                rows = np.full(n, -1, dtype=np.int64)
+            else:
+                get = kept.rows.get
+                rows = np.fromiter((get(t, -1) for t in texts), dtype=np.int64, count=n)
+            hit = rows >= 0
+            days = np.where(hit, kept.days[rows], 0) if kept is not None else np.zeros(
+                n, dtype=np.int64)
+            ok = np.where(hit, kept.ok[rows], False) if kept is not None else np.zeros(
+                n, dtype=bool)
+            by = np.where(hit, kept.by[rows], None) if kept is not None else np.full(
+                n, None, dtype=object)
+        todo = np.flatnonzero(~hit)
         if not len(todo):
             return days, ok, by
         new = uniq.iloc[todo].reset_index(drop=True)
         days[todo], ok[todo], by[todo] = parse(new, fmt, prefer)
-        self._keep(key, new, days[todo], ok[todo], by[todo])
+        if len(todo) <= self.max_texts:
+            self._keep(key, [texts[i] for i in todo], days[todo], ok[todo], by[todo])
         return days, ok, by
 
-    def _keep(self, key: tuple[Any, ...], texts: pd.Series, days: np.ndarray,
+    def _keep(self, key: tuple[Any, ...], texts: list[str], days: np.ndarray,
               ok: np.ndarray, by: np.ndarray) -> None:
         with self._lock:
             for old in [k for k in self._seen if k[2] != key[2]]:  # another day's
                 del self._seen[old]
-            got = self._seen.get(key)
-            if got is None or len(got[0]) + len(texts) > self.max_texts:
-                got = (pd.Index([], dtype=object), days[:0], ok[:0], by[:0])
-            if len(texts) > self.max_texts:
-                return
-            index = got[0].append(pd.Index(texts.to_numpy(dtype=object), dtype=object))
-            first = ~index.duplicated()  # another thread may have kept some meanwhile
-            arrays = [np.concatenate([a, b]) for a, b in zip(got[1:], (days, ok, by))]
-            self._seen[key] = (index[first], *(a[first] for a in arrays))
+            kept = self._seen.get(key)
+            if kept is None or len(kept.rows) + len(texts) > self.max_texts:
+                kept = self._seen[key] = _Kept()
+            kept.add(texts, days, ok, by)  # another thread may have kept some meanwhile
 
 
 #: this process's readings
