@@ -86,20 +86,17 @@ class ReadCache:
         key = (fmt, tuple(prefer), today())
         texts = uniq.tolist()
         n = len(texts)
+        days, ok = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+        by = np.full(n, None, dtype=object)
+        hit = np.zeros(n, dtype=bool)
         with self._lock:
             kept = self._seen.get(key)
-            if kept is None or not n:
-                rows = np.full(n, -1, dtype=np.int64)
-            else:
+            if kept is not None and n:
                 get = kept.rows.get
                 rows = np.fromiter((get(t, -1) for t in texts), dtype=np.int64, count=n)
-            hit = rows >= 0
-            days = np.where(hit, kept.days[rows], 0) if kept is not None else np.zeros(
-                n, dtype=np.int64)
-            ok = np.where(hit, kept.ok[rows], False) if kept is not None else np.zeros(
-                n, dtype=bool)
-            by = np.where(hit, kept.by[rows], None) if kept is not None else np.full(
-                n, None, dtype=object)
+                hit = rows >= 0
+                at = rows[hit]
+                days[hit], ok[hit], by[hit] = kept.days[at], kept.ok[at], kept.by[at]
         todo = np.flatnonzero(~hit)
         if not len(todo):
             return days, ok, by
