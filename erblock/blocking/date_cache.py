@@ -35,25 +35,49 @@ def today() -> _dt.date:
 
 
 class _Kept:
-    """One reading's texts (row of each) and their days, parsed flags and formats."""
+    """One reading's texts and their days, parsed flags and formats, by row. Rows are
+    found through a frozen index (pandas' vectorised hash look-up, built once per
+    freeze) and a dict of the texts added since; the index is rebuilt when the dict
+    reaches a quarter of it, so rebuilds cost O(1) per text kept, amortised."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, int] = {}
+        self.frozen = pd.Index([], dtype=object)
+        self.recent: dict[str, int] = {}
+        self.texts = np.full(1024, None, dtype=object)
         self.days = np.zeros(1024, dtype=np.int64)
         self.ok = np.zeros(1024, dtype=bool)
         self.by = np.full(1024, None, dtype=object)
 
-    def add(self, texts: Sequence[str], days: np.ndarray, ok: np.ndarray, by: np.ndarray
+    def __len__(self) -> int:
+        return len(self.frozen) + len(self.recent)
+
+    def rows(self, texts: np.ndarray) -> np.ndarray:
+        """The row of each of ``texts`` (an object array), -1 where not kept."""
+        rows = self.frozen.get_indexer(pd.Index(texts, dtype=object)) if len(
+            self.frozen) else np.full(len(texts), -1, dtype=np.intp)
+        miss = np.flatnonzero(rows < 0)
+        if len(miss) and self.recent:
+            get = self.recent.get
+            rows[miss] = np.fromiter((get(t, -1) for t in texts[miss]), dtype=np.intp,
+                                     count=len(miss))
+        return rows
+
+    def add(self, texts: np.ndarray, days: np.ndarray, ok: np.ndarray, by: np.ndarray
             ) -> None:
-        new = [i for i, t in enumerate(texts) if t not in self.rows]
-        n = len(self.rows)
+        new = np.flatnonzero(self.rows(texts) < 0)  # another thread may have kept some
+        new = new[~pd.Index(texts[new], dtype=object).duplicated()]
+        n = len(self)
         if n + len(new) > len(self.days):  # room doubled: amortised copies
             size = max(2 * len(self.days), n + len(new))
-            self.days, self.ok, self.by = (_grown(a, n, size)
-                                           for a in (self.days, self.ok, self.by))
+            self.texts, self.days, self.ok, self.by = (
+                _grown(a, n, size) for a in (self.texts, self.days, self.ok, self.by))
         at = np.arange(n, n + len(new))
-        self.rows.update(zip((texts[i] for i in new), at.tolist()))
-        self.days[at], self.ok[at], self.by[at] = days[new], ok[new], by[new]
+        self.texts[at], self.days[at], self.ok[at], self.by[at] = (
+            texts[new], days[new], ok[new], by[new])
+        self.recent.update(zip(texts[new].tolist(), at.tolist()))
+        if len(self.recent) > max(1024, len(self.frozen) // 4):
+            self.frozen = pd.Index(self.texts[:n + len(new)], dtype=object)
+            self.recent = {}
 
 
 def _grown(a: np.ndarray, n: int, size: int) -> np.ndarray:
@@ -77,14 +101,13 @@ class ReadCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return sum(len(v.rows) for v in self._seen.values())
+            return sum(len(v) for v in self._seen.values())
 
     def read(self, uniq: pd.Series, fmt: str | None, prefer: Sequence[str],
              parse: Callable[[pd.Series, str | None, Sequence[str]], Readings]) -> Readings:
-        """``parse(uniq, fmt, prefer)``, parsing only the texts not read before (a dict
-        look-up per distinct text: its cost follows the texts asked, not those kept)."""
+        """``parse(uniq, fmt, prefer)``, parsing only the texts not read before."""
         key = (fmt, tuple(prefer), today())
-        texts = uniq.tolist()
+        texts = uniq.to_numpy(dtype=object)
         n = len(texts)
         days, ok = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
         by = np.full(n, None, dtype=object)
@@ -92,8 +115,7 @@ class ReadCache:
         with self._lock:
             kept = self._seen.get(key)
             if kept is not None and n:
-                get = kept.rows.get
-                rows = np.fromiter((get(t, -1) for t in texts), dtype=np.int64, count=n)
+                rows = kept.rows(texts)
                 hit = rows >= 0
                 at = rows[hit]
                 days[hit], ok[hit], by[hit] = kept.days[at], kept.ok[at], kept.by[at]
@@ -103,18 +125,18 @@ class ReadCache:
         new = uniq.iloc[todo].reset_index(drop=True)
         days[todo], ok[todo], by[todo] = parse(new, fmt, prefer)
         if len(todo) <= self.max_texts:
-            self._keep(key, [texts[i] for i in todo], days[todo], ok[todo], by[todo])
+            self._keep(key, texts[todo], days[todo], ok[todo], by[todo])
         return days, ok, by
 
-    def _keep(self, key: tuple[Any, ...], texts: list[str], days: np.ndarray,
+    def _keep(self, key: tuple[Any, ...], texts: np.ndarray, days: np.ndarray,
               ok: np.ndarray, by: np.ndarray) -> None:
         with self._lock:
             for old in [k for k in self._seen if k[2] != key[2]]:  # another day's
                 del self._seen[old]
             kept = self._seen.get(key)
-            if kept is None or len(kept.rows) + len(texts) > self.max_texts:
+            if kept is None or len(kept) + len(texts) > self.max_texts:
                 kept = self._seen[key] = _Kept()
-            kept.add(texts, days, ok, by)  # another thread may have kept some meanwhile
+            kept.add(texts, days, ok, by)
 
 
 #: this process's readings
