@@ -90,15 +90,42 @@ def test_only_unseen_texts_are_parsed_and_the_cache_is_bounded():
     assert calls[-1] == 1_500
 
 
-def test_another_day_starts_afresh(monkeypatch):
+def test_another_day_reads_afresh(monkeypatch):
+    """A two-digit year's century depends on the day (the latest year not in the future):
+    kept readings are another day's, so they are dropped and the texts read again."""
+    date_cache.READ.clear()
+    texts = pd.Series(["04/03/95", "12/31/01"], dtype=object)
+    now = read_dates(texts, "%m/%d/%y")
+    assert len(date_cache.READ) == 2
+    monkeypatch.setattr(date_cache, "today", lambda: dt.date(1999, 1, 1))
+    then = read_dates(texts, "%m/%d/%y")
+    assert len(date_cache.READ) == 2  # the other day's readings dropped
+    as_dates = [pd.Timestamp(d, unit="D").date() for d in then[0]]
+    assert as_dates == [dt.date(1995, 4, 3), dt.date(1901, 12, 31)]
+    assert then[0][1] != now[0][1]  # 2001 today
+    date_cache.READ.clear()
+
+
+@pytest.mark.parametrize(("fmt", "texts"), [
+    ("%Y-%m-%d %H:%M %Z", ["1987-05-12 23:30 EST", "1987-05-12 23:30 UTC"]),
+    ("%d/%m/%Y %H:%M:%S.%f", ["05/12/1500 00:00:00.1", "05/12/2000 00:00:00.123456789"])])
+def test_formats_read_by_their_batch_are_never_kept(fmt, texts):
+    """pandas reads a batch of zone names, or of fractions finer than a microsecond,
+    according to the whole batch: such formats are parsed every time, so a text read
+    with others first reads alone as a fresh parse does."""
+    alone = _fresh(pd.Series(texts[:1]), fmt)
+    read_dates(pd.Series(texts), fmt)
+    assert len(date_cache.READ) == 0
+    assert _same(read_dates(pd.Series(texts[:1]), fmt), alone)
+
+
+def test_repeated_texts_given_directly_are_kept_once():
     cache = ReadCache()
-    texts = pd.Series(["04/03/26", "12/31/99"], dtype=object)
-    cache.read(texts, "%m/%d/%y", (), _read_distinct)
-    assert len(cache) == 2
-    monkeypatch.setattr(date_cache, "today", lambda: dt.date(2099, 1, 1))
-    calls = []
-    cache.read(texts, "%m/%d/%y", (), lambda *a: calls.append(1) or _read_distinct(*a))
-    assert calls == [1] and len(cache) == 2  # yesterday's readings dropped
+    cache.read(pd.Series(["01/02/2000"] * 2, dtype=object), None, (), _read_distinct)
+    cache.read(pd.Series(["1999-12-31"], dtype=object), None, (), _read_distinct)
+    got = cache.read(pd.Series(["01/02/2000"], dtype=object), None, (), _read_distinct)
+    assert len(cache) == 2 and list(got[2]) == ["%m/%d/%Y"]
+    assert pd.Timestamp(got[0][0], unit="D").date() == dt.date(2000, 1, 2)
 
 
 def test_threads_reading_at_once_get_fresh_readings():
@@ -113,4 +140,6 @@ def test_threads_reading_at_once_get_fresh_readings():
     with ThreadPoolExecutor(4) as pool:
         for (lo, hi), got in pool.map(one, cuts * 3):
             assert _same(got, tuple(a[lo:hi] for a in expect))
+    assert len(date_cache.READ) == whole.dropna().nunique()  # each text kept once
+    assert _same(read_dates(whole), expect)
     date_cache.READ.clear()

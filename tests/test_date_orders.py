@@ -57,6 +57,8 @@ def test_orders_read_sums_the_partitions_before_deciding():
     against = {"dob": [("%m%d%Y", 0, 0, 2)]}  # 2 * PREFER_RATIO > 2 * half
     assert orders_read([*parts, against]) == {}
     assert orders_read([]) == {}
+    two = [{"dob": [("%d/%m/%Y", 20, 0, 0)]}, {"dob": [("%m%d%Y", 20, 0, 0)]}]
+    assert orders_read(two) == orders_read(two[::-1]) == {"dob": ("%d/%m/%Y", "%m%d%Y")}
 
 
 def _run(r, s, **kw):

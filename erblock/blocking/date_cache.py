@@ -6,15 +6,18 @@ blocking keys and each reduce task's records all parse the same dates again, and
 (a regular expression per format family, ``strptime`` per tried format) is most of a
 person link's date work. :data:`READ` keeps, per process (a worker, or the client when a
 job runs there), the reading of every distinct text seen, per ``format=`` and preferred
-orders, and parses only the texts it has not seen. A text's reading depends on that text
-alone (:func:`~.date_parsing.read_dates`), so the result is the one a fresh parse gives;
-the day is part of the key, as a two-digit year's century depends on it. Bounded: a
-reading that would outgrow :data:`MAX_TEXTS` starts afresh.
+orders, and parses only the texts it has not seen. By the default formats, and by a
+``format=`` without ``%Z`` or ``%f``, a text's reading depends on that text alone, so the
+result is the one a fresh parse gives; the day is part of the key, as a two-digit year's
+century depends on it. Formats with ``%Z`` or ``%f`` are parsed every time (pandas reads
+a batch of zone names, or of fractions finer than microseconds, according to the whole
+batch). Bounded: keeping more than :data:`MAX_TEXTS` texts in all starts afresh.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,8 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-#: distinct texts kept per reading (about 100 bytes each)
+#: distinct texts kept in all (about 150 bytes each for a ten-character date)
 MAX_TEXTS = 200_000
+#: directives whose reading depends on the other values parsed with it
+_BATCH = re.compile(r"%[Zf]")
 
 Readings = tuple[np.ndarray, np.ndarray, np.ndarray]  #: days, parsed, format per text
 
@@ -106,7 +111,9 @@ class ReadCache:
     def read(self, uniq: pd.Series, fmt: str | None, prefer: Sequence[str],
              parse: Callable[[pd.Series, str | None, Sequence[str]], Readings]) -> Readings:
         """``parse(uniq, fmt, prefer)``, parsing only the texts not read before."""
-        key = (fmt, tuple(prefer), today())
+        if fmt is not None and _BATCH.search(fmt.replace("%%", "")):
+            return parse(uniq, fmt, prefer)
+        key = (fmt, tuple(sorted(prefer)), today())
         texts = uniq.to_numpy(dtype=object)
         n = len(texts)
         days, ok = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
@@ -133,10 +140,9 @@ class ReadCache:
         with self._lock:
             for old in [k for k in self._seen if k[2] != key[2]]:  # another day's
                 del self._seen[old]
-            kept = self._seen.get(key)
-            if kept is None or len(kept) + len(texts) > self.max_texts:
-                kept = self._seen[key] = _Kept()
-            kept.add(texts, days, ok, by)
+            if sum(len(v) for v in self._seen.values()) + len(texts) > self.max_texts:
+                self._seen.clear()
+            self._seen.setdefault(key, _Kept()).add(texts, days, ok, by)
 
 
 #: this process's readings

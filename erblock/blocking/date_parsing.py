@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import date_cache
 from .date_cache import READ
 from .text import as_key_strings
 
@@ -260,7 +261,7 @@ def _to_datetime(text: pd.Series, fmt: str) -> pd.Series:
                          for t in text], index=text.index, dtype="datetime64[ns, UTC]")
     got = got.dt.tz_localize(None) if getattr(got.dt, "tz", None) is not None else got
     if re.search(r"%y", fmt.replace("%%", "")):
-        future = (got.dt.normalize() > pd.Timestamp(_dt.date.today())).fillna(False)
+        future = (got.dt.normalize() > pd.Timestamp(date_cache.today())).fillna(False)
         if future.any():
             got = got.where(~future, got[future] - pd.DateOffset(years=100))
     return got

@@ -27,11 +27,13 @@ from typing import Any
 
 import dask
 
-from ..blocking.date_parsing import preferred_orders
+from ..blocking.date_parsing import READINGS, preferred_orders
 from ..blocking.dates import unformatted_date_keys
 from .job import Job
 from .local import Executor
 from .tasks.dates import date_order_counts, with_dates_read
+
+_rank = {other: i for i, (_, other) in enumerate(READINGS)}
 
 #: per input, the columns read in other orders and those orders' formats
 Read = list[dict[str, tuple[str, ...]]]
@@ -59,8 +61,8 @@ def orders_read(counts: Iterable[Mapping[str, Sequence[tuple[str, int, int, int]
                 got = summed.setdefault((c, other), [0, 0, 0])
                 got[:] = [a + b for a, b in zip(got, n)]
     prefer: dict[str, tuple[str, ...]] = {}
-    for (c, other), n in summed.items():
-        if preferred_orders([(other, *n)]):
+    for (c, other), n in sorted(summed.items(), key=lambda kv: (kv[0][0], _rank[kv[0][1]])):
+        if preferred_orders([(other, *n)]):  # in READINGS' order, whatever the partitions
             prefer[c] = (*prefer.get(c, ()), other)
     return prefer
 

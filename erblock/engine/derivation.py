@@ -97,7 +97,7 @@ def derived_keys(client: Executor, job: Job, frames: Sequence[Any],
     samples = [_sample(client, df, cols) for df, cols in zip(frames, wanted)]
     if dates_read:
         samples = [with_dates_read(s, {c: f for c, f in read.items() if c in s.columns})
-                   for s, read in zip(samples, dates_read)]
+                   for s, read in zip(samples, dates_read, strict=True)]
     # every column of the samples folded once, every key column cut into pieces once
     texts = [{c: folded(s[c]) for c in s.columns} for s in samples]
     cut = [{c: pieces(t[c], is_folded=True) for c in key_cols if c in t} for t in texts]
