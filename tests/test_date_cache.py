@@ -106,14 +106,27 @@ def test_another_day_reads_afresh(monkeypatch):
     date_cache.READ.clear()
 
 
-@pytest.mark.parametrize(("fmt", "texts"), [
-    ("%Y-%m-%d %H:%M %Z", ["1987-05-12 23:30 EST", "1987-05-12 23:30 UTC"]),
-    ("%d/%m/%Y %H:%M:%S.%f", ["05/12/1500 00:00:00.1", "05/12/2000 00:00:00.123456789"])])
-def test_formats_read_by_their_batch_are_never_kept(fmt, texts):
-    """pandas reads a batch of zone names, or of fractions finer than a microsecond,
-    according to the whole batch: such formats are parsed every time, so a text read
-    with others first reads alone as a fresh parse does."""
+def test_zone_names_read_each_value_in_its_own_zone():
+    """``%Z``: the date as written in each value's zone, whatever zones the others
+    have (mixed zones made pandas read the whole batch in UTC: 23:30 EST was May 13 next
+    to a UTC value and May 12 alone), so such texts are kept like any other."""
+    fmt, est = "%Y-%m-%d %H:%M %Z", "1987-05-12 23:30 EST"
+    alone = _fresh(pd.Series([est]), fmt)
+    mixed = _fresh(pd.Series([est, "1987-05-12 23:30 UTC", "1987-05-12 23:30 CET", "x"]),
+                   fmt)
+    assert mixed[0][0] == alone[0][0] == (pd.Timestamp("1987-05-12") -
+                                          pd.Timestamp("1970-01-01")).days
+    assert list(mixed[1]) == [True, True, True, False]
+
+
+def test_fractions_read_by_their_batch_are_never_kept():
+    """pandas reads a batch with a fraction finer than a microsecond in nanoseconds,
+    where a year before 1677 does not fit: ``%f`` formats are parsed every time, so a
+    text read with others first reads alone as a fresh parse does."""
+    fmt = "%d/%m/%Y %H:%M:%S.%f"
+    texts = ["05/12/1500 00:00:00.1", "05/12/2000 00:00:00.123456789"]
     alone = _fresh(pd.Series(texts[:1]), fmt)
+    assert alone[1][0]
     read_dates(pd.Series(texts), fmt)
     assert len(date_cache.READ) == 0
     assert _same(read_dates(pd.Series(texts[:1]), fmt), alone)

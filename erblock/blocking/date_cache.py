@@ -7,11 +7,11 @@ blocking keys and each reduce task's records all parse the same dates again, and
 person link's date work. :data:`READ` keeps, per process (a worker, or the client when a
 job runs there), the reading of every distinct text seen, per ``format=`` and preferred
 orders, and parses only the texts it has not seen. By the default formats, and by a
-``format=`` without ``%Z`` or ``%f``, a text's reading depends on that text alone, so the
-result is the one a fresh parse gives; the day is part of the key, as a two-digit year's
-century depends on it. Formats with ``%Z`` or ``%f`` are parsed every time (pandas reads
-a batch of zone names, or of fractions finer than microseconds, according to the whole
-batch). Bounded: keeping more than :data:`MAX_TEXTS` texts in all starts afresh.
+``format=`` without ``%f``, a text's reading depends on that text alone, so the result
+is the one a fresh parse gives; the day is part of the key, as a two-digit year's
+century depends on it. Formats with ``%f`` are parsed every time (pandas reads a batch
+with fractions finer than a microsecond in nanoseconds, where a year before 1677 does
+not fit). Bounded: keeping more than :data:`MAX_TEXTS` texts in all starts afresh.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pandas as pd
 #: distinct texts kept in all (about 150 bytes each for a ten-character date)
 MAX_TEXTS = 200_000
 #: directives whose reading depends on the other values parsed with it
-_BATCH = re.compile(r"%[Zf]")
+_BATCH = re.compile(r"%f")
 
 Readings = tuple[np.ndarray, np.ndarray, np.ndarray]  #: days, parsed, format per text
 

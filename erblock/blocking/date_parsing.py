@@ -236,6 +236,11 @@ def _order(fmt: str) -> bool | None:
     return None if d < 0 or m < 0 else d < m
 
 
+def _naive(t: Any) -> Any:
+    """A timestamp's wall-clock time without its zone (NaT as it is)."""
+    return t.tz_localize(None) if t is not pd.NaT and t.tz is not None else t
+
+
 def _datetimes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Days and presence of a datetime column (time zones: the local date as written)."""
     if isinstance(values.dtype, pd.ArrowDtype):  # arrow dates and timestamps
@@ -251,14 +256,15 @@ def _datetimes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 def _to_datetime(text: pd.Series, fmt: str) -> pd.Series:
     """``text`` parsed with ``fmt`` (NaT where it does not parse), always naive. A user
-    format with ``%z`` not at its end is read in UTC, whatever the other values are. A
+    format with ``%z`` not at its end is read in UTC, whatever the other values are; one
+    with ``%Z`` is the date as written in each value's own zone, whatever the others'. A
     two-digit year in the future is a century earlier."""
     utc = "%z" in fmt
     try:
         got = pd.to_datetime(text, format=fmt, errors="coerce", utc=utc)
-    except ValueError:  # offsets pandas cannot mix: each value on its own (rare)
-        got = pd.Series([pd.to_datetime(t, format=fmt, errors="coerce", utc=True)
-                         for t in text], index=text.index, dtype="datetime64[ns, UTC]")
+    except ValueError:  # zones pandas cannot mix (%Z): each value on its own (rare)
+        got = pd.Series([_naive(pd.to_datetime(t, format=fmt, errors="coerce", utc=utc))
+                         for t in text], index=text.index, dtype="datetime64[ns]")
     got = got.dt.tz_localize(None) if getattr(got.dt, "tz", None) is not None else got
     if re.search(r"%y", fmt.replace("%%", "")):
         future = (got.dt.normalize() > pd.Timestamp(date_cache.today())).fillna(False)
