@@ -106,17 +106,38 @@ def test_another_day_reads_afresh(monkeypatch):
     date_cache.READ.clear()
 
 
+def _day(y: int, m: int, d: int) -> int:
+    return (dt.date(y, m, d) - dt.date(1970, 1, 1)).days
+
+
 def test_zone_names_read_each_value_in_its_own_zone():
     """``%Z``: the date as written in each value's zone, whatever zones the others
     have (mixed zones made pandas read the whole batch in UTC: 23:30 EST was May 13 next
-    to a UTC value and May 12 alone), so such texts are kept like any other."""
+    to a UTC value and May 12 alone), years before 1677 too; such texts are kept."""
     fmt, est = "%Y-%m-%d %H:%M %Z", "1987-05-12 23:30 EST"
     alone = _fresh(pd.Series([est]), fmt)
-    mixed = _fresh(pd.Series([est, "1987-05-12 23:30 UTC", "1987-05-12 23:30 CET", "x"]),
+    mixed = _fresh(pd.Series([est, "1987-05-12 23:30 UTC", "1500-05-12 23:30 CET", "x"]),
                    fmt)
-    assert mixed[0][0] == alone[0][0] == (pd.Timestamp("1987-05-12") -
-                                          pd.Timestamp("1970-01-01")).days
+    assert mixed[0][0] == alone[0][0] == _day(1987, 5, 12)
+    assert list(mixed[0][:3]) == [_day(1987, 5, 12)] * 2 + [_day(1500, 5, 12)]
     assert list(mixed[1]) == [True, True, True, False]
+    read_dates(pd.Series([est, "1987-05-12 23:30 UTC"]), fmt)
+    assert len(date_cache.READ) == 2
+    assert _same(read_dates(pd.Series([est]), fmt), alone)
+    date_cache.READ.clear()
+
+
+def test_a_fraction_finer_than_a_microsecond_changes_no_other_reading():
+    """pandas read a batch holding a nanosecond fraction in nanoseconds, where 1500 does
+    not fit: that date was unreadable next to it and readable alone (and kept so)."""
+    old, fine = "1500-05-12", "2000-5-12T10:30:00.123456789"
+    alone = _fresh(pd.Series([old]))
+    both = _fresh(pd.Series([old, fine]))
+    assert alone[1][0] and list(both[1]) == [True, True]
+    assert list(both[0]) == [_day(1500, 5, 12), _day(2000, 5, 12)]
+    read_dates(pd.Series([old, fine]))
+    assert _same(read_dates(pd.Series([old])), alone)
+    date_cache.READ.clear()
 
 
 def test_fractions_read_by_their_batch_are_never_kept():
@@ -130,6 +151,36 @@ def test_fractions_read_by_their_batch_are_never_kept():
     read_dates(pd.Series(texts), fmt)
     assert len(date_cache.READ) == 0
     assert _same(read_dates(pd.Series(texts[:1]), fmt), alone)
+
+
+def test_texts_kept_meanwhile_by_another_reader_are_kept_once():
+    """Parsing runs outside the lock: a reader that keeps the same texts meanwhile (here
+    from inside the parse) leaves one row per text, each with its own reading."""
+    cache = ReadCache()
+    texts = pd.Series(["01/02/2000", "1999-12-31", "13/05/1987"], dtype=object)
+
+    def parse(uniq, fmt, prefer):
+        cache.read(uniq.iloc[:2].reset_index(drop=True), fmt, prefer, _read_distinct)
+        return _read_distinct(uniq, fmt, prefer)
+
+    first = cache.read(texts, None, (), parse)
+    assert len(cache) == 3
+    assert _same(cache.read(texts, None, (), _read_distinct), first)
+    assert _same(first, _read_distinct(texts, None, ()))
+
+
+def test_long_texts_and_readings_across_midnight_are_not_kept(monkeypatch):
+    cache = ReadCache()
+    long_text = "1987-05-12" + " " * 10 + "x" * 60
+    cache.read(pd.Series([long_text, "1987-05-12"], dtype=object), None, (), _read_distinct)
+    assert len(cache) == 1
+
+    def across_midnight(uniq, fmt, prefer):
+        monkeypatch.setattr(date_cache, "today", lambda: dt.date(2099, 1, 1))
+        return _read_distinct(uniq, fmt, prefer)
+
+    cache.read(pd.Series(["04/03/95"], dtype=object), "%m/%d/%y", (), across_midnight)
+    assert len(cache) == 1  # read by the new day: kept under neither
 
 
 def test_repeated_texts_given_directly_are_kept_once():

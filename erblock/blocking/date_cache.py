@@ -11,7 +11,9 @@ orders, and parses only the texts it has not seen. By the default formats, and b
 is the one a fresh parse gives; the day is part of the key, as a two-digit year's
 century depends on it. Formats with ``%f`` are parsed every time (pandas reads a batch
 with fractions finer than a microsecond in nanoseconds, where a year before 1677 does
-not fit). Bounded: keeping more than :data:`MAX_TEXTS` texts in all starts afresh.
+not fit; the parse cuts such fractions only after a ``.`` or ``,``). Bounded: keeping
+more than :data:`MAX_TEXTS` texts in all starts afresh, and texts longer than
+:data:`MAX_LENGTH` (no date is written so long) are not kept.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import pandas as pd
 
 #: distinct texts kept in all (about 150 bytes each for a ten-character date)
 MAX_TEXTS = 200_000
+#: texts longer than this are parsed every time, never kept
+MAX_LENGTH = 64
 #: directives whose reading depends on the other values parsed with it
 _BATCH = re.compile(r"%f")
 
@@ -43,7 +47,8 @@ class _Kept:
     """One reading's texts and their days, parsed flags and formats, by row. Rows are
     found through a frozen index (pandas' vectorised hash look-up, built once per
     freeze) and a dict of the texts added since; the index is rebuilt when the dict
-    reaches a quarter of it, so rebuilds cost O(1) per text kept, amortised."""
+    outgrows a quarter of it (and 1,024), so rebuilds cost O(1) per text kept,
+    amortised."""
 
     def __init__(self) -> None:
         self.frozen = pd.Index([], dtype=object)
@@ -131,8 +136,11 @@ class ReadCache:
             return days, ok, by
         new = uniq.iloc[todo].reset_index(drop=True)
         days[todo], ok[todo], by[todo] = parse(new, fmt, prefer)
-        if len(todo) <= self.max_texts:
-            self._keep(key, texts[todo], days[todo], ok[todo], by[todo])
+        short = np.fromiter(map(len, texts[todo]), dtype=np.int64, count=len(todo)) <= MAX_LENGTH
+        keep = todo[short]
+        # a parse across midnight may have read a two-digit year by the new day
+        if len(keep) <= self.max_texts and today() == key[2]:
+            self._keep(key, texts[keep], days[keep], ok[keep], by[keep])
         return days, ok, by
 
     def _keep(self, key: tuple[Any, ...], texts: np.ndarray, days: np.ndarray,

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import date_cache
 from .date_cache import READ
@@ -236,6 +238,13 @@ def _order(fmt: str) -> bool | None:
     return None if d < 0 or m < 0 else d < m
 
 
+def _microseconds(text: pd.Series) -> pd.Series:
+    """``text`` with the digits of a fraction beyond the sixth cut (vectorised)."""
+    arr = pa.array(text.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    cut = pc.replace_substring_regex(arr, r"([.,][0-9]{6})[0-9]+", r"\1")
+    return pd.Series(cut.to_numpy(zero_copy_only=False), index=text.index, dtype=object)
+
+
 def _naive(t: Any) -> Any:
     """A timestamp's wall-clock time without its zone (NaT as it is)."""
     return t.tz_localize(None) if t is not pd.NaT and t.tz is not None else t
@@ -258,13 +267,20 @@ def _to_datetime(text: pd.Series, fmt: str) -> pd.Series:
     """``text`` parsed with ``fmt`` (NaT where it does not parse), always naive. A user
     format with ``%z`` not at its end is read in UTC, whatever the other values are; one
     with ``%Z`` is the date as written in each value's own zone, whatever the others'. A
-    two-digit year in the future is a century earlier."""
+    two-digit year in the future is a century earlier. Each value is read as it would be
+    alone (:mod:`.date_cache` relies on it): fractions finer than a microsecond are cut
+    (only the date is kept), as one of them made pandas read a whole batch in
+    nanoseconds, where a year before 1677 does not fit."""
     utc = "%z" in fmt
+    if fmt in ("ISO8601", "mixed") or "%f" in fmt:
+        text = _microseconds(text)
     try:
         got = pd.to_datetime(text, format=fmt, errors="coerce", utc=utc)
-    except ValueError:  # zones pandas cannot mix (%Z): each value on its own (rare)
+    except ValueError:  # zones pandas cannot mix (%Z)
+        got = None
+    if got is None or got.dtype == object:  # (pandas 2 gives objects): value by value
         got = pd.Series([_naive(pd.to_datetime(t, format=fmt, errors="coerce", utc=utc))
-                         for t in text], index=text.index, dtype="datetime64[ns]")
+                         for t in text], index=text.index, dtype="datetime64[us]")
     got = got.dt.tz_localize(None) if getattr(got.dt, "tz", None) is not None else got
     if re.search(r"%y", fmt.replace("%%", "")):
         future = (got.dt.normalize() > pd.Timestamp(date_cache.today())).fillna(False)
