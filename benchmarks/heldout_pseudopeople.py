@@ -45,6 +45,7 @@ import os
 import subprocess
 import sys
 import venv
+from typing import Any
 
 import heldout as ho
 import pandas as pd
@@ -127,16 +128,24 @@ def _truth(left: pd.DataFrame, right: pd.DataFrame, a: pd.DataFrame, b: pd.DataF
                           pd.Series(b["simulant_id"].to_numpy(), index=right.index))
 
 
+def _name_pass() -> Any:
+    """Rule P's first pass: the surname's sound and the first name's initial."""
+    return composite(soundex("last_name"), prefix("first_name", 1))
+
+
+def _rule_p() -> list[Any]:
+    """Rule P's blocking: the name pass, then the date of birth."""
+    return [_name_pass(), date("date_of_birth")]
+
+
 def load_pp_census_ssa(seed: int = SEED) -> ho.HeldOut:
     """pseudopeople: 2020 census x Social Security register (link, ~10,000 x ~24,000)."""
     census, ssa = _generated("census", seed), _generated("ssa", seed)
     ssa = ssa.assign(middle_initial=ssa["middle_name"].astype("string").str[:1])
     left, right = _frame(census), _frame(ssa)
     truth = _truth(left, right, census, ssa)
-    blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
-                date("date_of_birth")]
     return ho.HeldOut(
-        "pp_census_ssa", "link", (left, right), truth, dict(KINDS), blocking,
+        "pp_census_ssa", "link", (left, right), truth, dict(KINDS), _rule_p(),
         f"pseudopeople=={VERSION}: generate_decennial_census(year=2020, seed={seed}) x "
         f"generate_social_security(year=None, seed={seed}), default noise",
         "Census dates MM/DD/YYYY, register YYYYMMDD; the register's middle name cut to its "
@@ -148,15 +157,19 @@ ADDRESS_KINDS = {"first_name": "name", "middle_initial": "exact", "last_name": "
                  "street_name": "text"}
 
 
+def _census_address_link(name: str, other: str, seed: int, source: str, notes: str
+                         ) -> ho.HeldOut:
+    """The 2020 census linked to the table ``other`` on ADDRESS_KINDS, by rule P."""
+    a, b = _generated("census", seed), _generated(other, seed)
+    left, right = _frame(a, ADDRESS_KINDS), _frame(b, ADDRESS_KINDS)
+    return ho.HeldOut(name, "link", (left, right), _truth(left, right, a, b),
+                      dict(ADDRESS_KINDS), _rule_p(), source, notes)
+
+
 def load_pp_census_decade(seed: int = SEED) -> ho.HeldOut:
     """pseudopeople: the 2020 census x the 2030 census (link, ~10,000 x ~11,000)."""
-    a, b = _generated("census", seed), _generated("census2030", seed)
-    left, right = _frame(a, ADDRESS_KINDS), _frame(b, ADDRESS_KINDS)
-    blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
-                date("date_of_birth")]
-    return ho.HeldOut(
-        "pp_census_decade", "link", (left, right), _truth(left, right, a, b),
-        dict(ADDRESS_KINDS), blocking,
+    return _census_address_link(
+        "pp_census_decade", "census2030", seed,
         f"pseudopeople=={VERSION}: generate_decennial_census(year=2020 and 2030, "
         f"seed={seed}), default noise",
         "Ten years apart: people moved, married, died and were born; the sample town's "
@@ -165,13 +178,8 @@ def load_pp_census_decade(seed: int = SEED) -> ho.HeldOut:
 
 def load_pp_census_wic(seed: int = SEED) -> ho.HeldOut:
     """pseudopeople: the 2020 census x WIC records of every year (link, ~10,000 x ~3,000)."""
-    a, b = _generated("census", seed), _generated("wic", seed)
-    left, right = _frame(a, ADDRESS_KINDS), _frame(b, ADDRESS_KINDS)
-    blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
-                date("date_of_birth")]
-    return ho.HeldOut(
-        "pp_census_wic", "link", (left, right), _truth(left, right, a, b),
-        dict(ADDRESS_KINDS), blocking,
+    return _census_address_link(
+        "pp_census_wic", "wic", seed,
         f"pseudopeople=={VERSION}: generate_decennial_census(year=2020) x "
         f"generate_women_infants_and_children(year=None), seed={seed}, default noise",
         "Mothers and young children, one record a year of participation; babies born "
@@ -188,8 +196,7 @@ def load_pp_census_w2(seed: int = SEED) -> ho.HeldOut:
     """pseudopeople: the 2020 census x 2020 W-2 and 1099 tax forms (no birth date)."""
     census, w2 = _generated("census", seed), _generated("w2", seed).rename(columns=MAILING)
     left, right = _frame(census, W2_KINDS), _frame(w2, W2_KINDS)
-    blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
-                composite("street_number", token("street_name", 0))]
+    blocking = [_name_pass(), composite("street_number", token("street_name", 0))]
     return ho.HeldOut(
         "pp_census_w2", "link", (left, right), _truth(left, right, census, w2),
         dict(W2_KINDS), blocking,
@@ -210,8 +217,8 @@ def load_pp_tax_1040_w2(seed: int = SEED) -> ho.HeldOut:
     t1040 = _generated("t1040", seed).rename(columns=MAILING)
     w2 = _generated("w2", seed).rename(columns=MAILING)
     left, right = _frame(t1040, TAX_KINDS), _frame(w2, TAX_KINDS)
-    blocking = [composite(soundex("last_name"), prefix("first_name", 1)),
-                composite("street_number", token("street_name", 0)), digits("ssn")]
+    blocking = [_name_pass(), composite("street_number", token("street_name", 0)),
+                digits("ssn")]
     return ho.HeldOut(
         "pp_tax_1040_w2", "link", (left, right), _truth(left, right, t1040, w2),
         dict(TAX_KINDS), blocking,
