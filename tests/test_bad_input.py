@@ -285,6 +285,27 @@ def test_id_may_name_an_index_for_one_side_and_a_column_for_the_other(client):
     assert set(zip(got["right_id"], got["left_id"])) == want
 
 
+def test_categorical_ids_dask_does_not_know_come_out_as_they_went_in(client):
+    """A categorical id whose categories Dask has not read (a parquet file written from
+    pandas with a categorical index) came out NaN on every pair: cast to the meta's
+    placeholder category. Ids come out as their values, as a column and as the index,
+    scored or not; with known categories they keep the categorical dtype."""
+    df = pd.DataFrame({"k": ["a", "a", "b", "b"], "n": ["x", "x", "y", "z"],
+                       "pid": pd.Categorical(["p1", "p2", "p3", "p4"])})
+    want = {("p1", "p2"), ("p3", "p4")}
+    d = dd.from_pandas(df, npartitions=2)
+    unknown = d.assign(pid=d.pid.cat.as_unknown())
+    for frame in (unknown, unknown.set_index("pid", sort=False)):
+        kw = {"id": "pid"} if "pid" in frame.columns else {}
+        for got in (erblock.candidates(frame, key="k", client=client, **kw),
+                    erblock.dedupe(frame, key="k", compare={"n": "exact"}, client=client,
+                                   **kw)):
+            assert set(zip(got["left_id"], got["right_id"])) == want
+    known = erblock.dedupe(d, key="k", compare={"n": "exact"}, id="pid", client=client)
+    assert isinstance(known["left_id"].dtype, pd.CategoricalDtype)
+    assert set(zip(known["left_id"], known["right_id"])) == want
+
+
 def test_a_multiindex_is_refused_with_what_to_do():
     df = DF.set_axis(pd.MultiIndex.from_tuples([(1, "a"), (1, "b"), (2, "a"), (2, "b"),
                                                 (3, "a")]))

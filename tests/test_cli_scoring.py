@@ -30,7 +30,7 @@ def people() -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("layout", ["pandas_index", "dask_directory", "csv_id_column",
-                                    "parquet_no_index"])
+                                    "parquet_no_index", "categorical_index"])
 def test_record_ids_survive_files(people, tmp_path, layout, capsys):
     small = people.iloc[:80]
     if layout == "pandas_index":  # df.to_parquet() keeps the named index
@@ -44,6 +44,10 @@ def test_record_ids_survive_files(people, tmp_path, layout, capsys):
     elif layout == "csv_id_column":
         path, extra = tmp_path / "in.csv", ["--id", "pid"]
         small.to_csv(path)
+        ids = small.index
+    elif layout == "categorical_index":  # Dask reads its categories as unknown
+        path, extra = tmp_path / "in.parquet", []
+        small.set_axis(pd.CategoricalIndex(small.index, name="pid")).to_parquet(path)
         ids = small.index
     else:  # no index stored: records are numbered in input order
         path, extra = tmp_path / "in.parquet", []

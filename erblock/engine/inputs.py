@@ -19,6 +19,7 @@ from typing import Any, cast
 import dask
 import dask.dataframe as dd
 import pandas as pd
+from dask.dataframe.utils import has_known_categories
 
 from ..blocking.neighbourhood import SortedNeighbourhood, SortOrder, order_starts, value_counts
 from .dateorders import read_orders
@@ -92,7 +93,15 @@ def split_frame(df: pd.DataFrame, npartitions: int) -> list[pd.DataFrame]:
 
 
 def _id_dtype(meta: pd.DataFrame, id_column: str | None) -> object:
-    return meta[id_column].dtype if id_column else meta.index.dtype
+    """The dtype the ids come out in: as they went in, except a categorical whose
+    categories Dask does not know (a parquet file written from pandas with a categorical
+    index or id, read by ``dd.read_parquet``): its meta holds a placeholder category,
+    which every id would be cast to NaN against, so its ids come out in their values' dtype."""
+    dtype = meta[id_column].dtype if id_column else meta.index.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and not has_known_categories(
+            meta[id_column] if id_column else meta.index):
+        return dtype.categories.dtype
+    return dtype
 
 
 @dataclass
