@@ -22,6 +22,13 @@ DF = pd.DataFrame({"k": ["a", "a", "b"], "name": ["x", "y", "z"], "age": [1, 2, 
     (dict(key=None, compare={"name": "jaro"}), ValueError, "key is required"),
     (dict(key="k"), ValueError, "compare is required"),
     (dict(key="k", compare={"name": "jaro"}, bogus=1), TypeError, "bogus"),
+    (dict(key="k", compare=[erblock.comparison("age", "numeric", name="left_id")]),
+     ValueError, "compare: 'left_id' names a column of the pairs frame.*another name="),
+    (dict(key="k", compare=[erblock.comparison("age", "numeric", name="score"),
+                            erblock.comparison("name", "exact")], scoring="em"),
+     ValueError, "compare: 'score' names a column of the pairs frame"),
+    (dict(key="k", compare=[erblock.comparison("name", "exact", name="match_key")]),
+     ValueError, "'match_key' names a column"),
 ])
 def test_errors(kwargs, exc, match, client):
     with pytest.raises(exc, match=match):

@@ -30,6 +30,10 @@ from .methods import METHODS, Method, Prepared, get_method
 STRING_METHODS = tuple(n for n, m in METHODS.items() if m.accepts == "text")
 
 
+#: the pairs frame's own columns, which no comparison's result column may be named
+PAIR_COLUMNS = ("left_id", "right_id", "score", "match_weight", "match_probability",
+                "match_key")
+
 @dataclass(frozen=True)
 class Comparison:
     """Compare ``column`` with ``method``; the result column is ``name``.
@@ -186,6 +190,11 @@ def as_comparisons(compare: CompareLike) -> tuple[Comparison, ...]:
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise ValueError(f"compare: result column names must be unique, repeated: {sorted(dup)}")
+    taken = [n for n in names if n in PAIR_COLUMNS]
+    if taken:  # the similarity would replace the ids or the score
+        raise ValueError(f"compare: {taken[0]!r} names a column of the pairs frame "
+                         f"({', '.join(PAIR_COLUMNS)}); give the comparison another "
+                         "name= (by default <column>_<method>)")
     return tuple(specs)
 
 

@@ -32,10 +32,11 @@ import numpy as np
 import pandas as pd
 
 from ...attrs import plain
+from ..comparisons import PAIR_COLUMNS
 
-#: columns a scored pairs frame has besides the similarities
-RESERVED_COLUMNS = ("left_id", "right_id", "score", "match_weight", "match_probability")
-PASS_COLUMN = "match_key"  #: the key pass that found the pair (kept in scored output)
+#: columns a scored pairs frame has besides the similarities (and the key pass)
+RESERVED_COLUMNS = PAIR_COLUMNS[:5]
+PASS_COLUMN = PAIR_COLUMNS[5]  #: the key pass that found the pair (kept in scored output)
 MODEL_ATTR = "erblock_model"  #: ``pairs.attrs`` key of the model that scored the pairs
 _VALUE_PREFIX = "_erb_pair_value_"
 
