@@ -597,6 +597,10 @@ def test_fitted_model_scores_without_refitting(client, people, tmp_path):
     assert "scoring_seconds" not in RunReport.of(again).settings  # one phase
     keep = first[first["match_probability"] >= 0.5].reset_index(drop=True)
     pd.testing.assert_frame_equal(again, keep, check_like=True)
+    # the dict the pairs carry is a model too, as link's docstring says (it was refused)
+    by_dict = erblock.dedupe(df, key="block_key", compare=COMPARE, client=client, n_tasks=5,
+                             scoring=first.attrs["erblock_model"], threshold=0.5, sort=True)
+    pd.testing.assert_frame_equal(by_dict, keep, check_like=True)
     # frames pandas derives from the pairs share the report and model, uncopied
     for name in ("erblock_model", "erblock_report"):
         assert keep.attrs[name] is first.attrs[name]

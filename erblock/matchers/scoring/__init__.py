@@ -67,6 +67,8 @@ def as_scoring(scoring: Any, comparisons: Any, keys: Any = None) -> ScoringModel
                              f"model, got {scoring!r}{hint}")
         factory = NAMED[scoring]
         return None if factory is None else factory().bind(comparisons)
+    if isinstance(scoring, Mapping):  # a saved model's dict: pairs.attrs["erblock_model"]
+        scoring = load_model(scoring)
     if isinstance(scoring, ScoringModel):
         if getattr(scoring, "fitted_in_run_", False):
             warnings.warn(
@@ -82,7 +84,8 @@ def as_scoring(scoring: Any, comparisons: Any, keys: Any = None) -> ScoringModel
         return bound
     raise TypeError(
         f"scoring must be {', '.join(map(repr, NAMED))} or a scoring model (FellegiSunter, "
-        "a fitted SupervisedModel, ScoreThreshold, or erblock.load_model('model.json')), "
+        "a fitted SupervisedModel, ScoreThreshold, erblock.load_model('model.json'), or "
+        "a saved model's dict such as pairs.attrs['erblock_model']), "
         f"got {type(scoring).__name__}"
     )
 
