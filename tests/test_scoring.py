@@ -6,6 +6,7 @@ import copy
 import json
 import math
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -426,6 +427,11 @@ def test_unfitted_model_errors():
     with pytest.raises(ValueError, match="fitted on comparisons"):
         gamma, _ = draw_gamma(1000)
         FellegiSunter(levels=LEVELS).fit(_pairs_from_gamma(gamma)).bind({"zzz": "exact"})
+    fitted = FellegiSunter(levels=LEVELS).fit(_pairs_from_gamma(gamma))
+    names = [s.name for s in fitted.specs_]
+    with pytest.raises(ValueError, match=rf"fitted on comparisons {re.escape(str(names))}, "
+                                         r"in that order.*in the model's order"):
+        fitted.bind(list(reversed(fitted.comparisons_)))
 
 
 # ---------------------------------------------------------------------- supervised

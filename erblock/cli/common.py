@@ -200,6 +200,7 @@ _API_WORDS = (
      "give --threshold (e.g. 0.8) or --scoring em"),
     ("cardinality=", "--cardinality "), ("use the same compare= as when fitting",
                                           "give the --compare flags it was fitted with"),
+    ("give compare= in the model's order", "give the --compare flags in the model's order"),
     ("memory_budget must", "--memory-budget must"),
     ("; use 'numeric' or 'exact', or convert the column with .astype(str)",
      "; compare it with numeric or exact (a parquet column keeps its type; CSV is text)"),

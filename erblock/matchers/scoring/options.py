@@ -74,6 +74,10 @@ def check_same_comparisons(given: Sequence[Comparison], fitted: Sequence[Compari
     """Raise unless a fitted model's comparisons are ``given`` (columns, method, options:
     its levels, m and u mean nothing for another comparison of the same name)."""
     names = [c.name for c in given]
+    if names != list(fitted_names) and sorted(names) == sorted(fitted_names):
+        raise ValueError(f"scoring: the model was fitted on comparisons {list(fitted_names)}, "
+                         f"in that order; this run gives them as {names}: give compare= in "
+                         "the model's order")
     if names != list(fitted_names):
         raise ValueError(f"scoring: the model was fitted on comparisons {list(fitted_names)}, "
                          f"but this run compares {names}; use the same compare= as when "
