@@ -552,3 +552,13 @@ def test_numbers_in_one_source_and_text_in_the_other(client):
     for kind in ("exact", "postcode", "name", "text"):  # text kinds too: missing, not numbers
         pairs = erblock.link(empty, s, key="k", compare={"code": kind}, client=client)
         assert len(pairs) == 4 and pairs[f"code_{kind}"].isna().all()
+
+
+def test_a_malformed_model_file_is_named(tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text('{"kind": "fellegi_sunter", ')
+    with pytest.raises(ValueError, match=r"load_model: .*model\.json is not a saved model's "
+                                         r"JSON \(.*line 1"):
+        erblock.load_model(path)
+    with pytest.raises(ValueError, match=r"load_model: the JSON text is not"):
+        erblock.load_model('{"kind": ')

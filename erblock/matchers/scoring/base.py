@@ -184,8 +184,14 @@ def read_json(text_or_path: str | os.PathLike | Mapping[str, Any]) -> dict[str, 
     """A model's dict from JSON text, a file path, or the dict itself."""
     if isinstance(text_or_path, Mapping):  # already parsed, e.g. pairs.attrs["erblock_model"]
         return plain(text_or_path)  # the model's own, editable (attrs' dicts are read-only)
-    text = os.fspath(text_or_path)
+    text = source = os.fspath(text_or_path)
     if not text.lstrip().startswith("{"):
         with open(text, encoding="utf-8") as f:
             text = f.read()
-    return json.loads(text)
+    else:
+        source = "the JSON text"
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:  # name the file: the position alone does not
+        raise ValueError(f"load_model: {source} is not a saved model's JSON ({e}); save "
+                         "one with model.to_json() or erblock link --save-model") from e
