@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import warnings
 
+import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
@@ -222,6 +223,13 @@ def test_duplicate_index_labels():
 def test_duplicate_index_labels_across_dask_partitions(client):
     ddf = dd.from_pandas(DF.set_axis([0, 1, 2, 0, 1]), npartitions=2, sort=False)
     with pytest.raises(ValueError, match=r"df: record ids are not unique \(2 ids repeat\)"):
+        erblock.dedupe(ddf, key="k", compare=JW, client=client)
+    # ids of one text in two types collide too, and the message says so
+    mixed = DF.set_axis(pd.Index([1, "1", 2, "b", "c"], dtype=object))
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(mixed, npartitions=2, sort=False)
+    with pytest.raises(ValueError, match=r"record ids are not unique \(1 ids repeat\).*"
+                                         r"1 and '1' in one object index count as one"):
         erblock.dedupe(ddf, key="k", compare=JW, client=client)
 
 

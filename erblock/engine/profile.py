@@ -106,8 +106,10 @@ def check_unique_ids(ids: dict[int, list[np.ndarray]], link: bool, where: str = 
                 f"{which}: record ids are not unique ({int((counts > 1).sum())} ids repeat"
                 f"{where}). erblock reports pairs by id, so every record needs its own: a "
                 "Dask frame read from files restarts its index in every partition (and so "
-                "does reset_index on it); pass id='<a unique column>', or number the records "
-                "first, e.g. df = df.assign(row=1); df['row'] = df['row'].cumsum() and id='row'"
+                "does reset_index on it), and ids are told apart by a hash of their text (1 "
+                "and '1' in one object index count as one); pass id='<a unique column>', or "
+                "number the records first, e.g. df = df.assign(row=1); df['row'] = "
+                "df['row'].cumsum() and id='row'"
             )
 
 
