@@ -63,6 +63,9 @@ def test_a_backslash_escapes_the_separators_in_column_names(tmp_path, capsys):
         parse_key(r"prefix:addr\:city:x")
     with pytest.raises(ValueError, match=r"cannot read 'bogus:addr\\:city:3'"):
         parse_key(r"bogus:addr\:city:3")
+    with pytest.raises(ValueError, match=r"cannot read 'a:b'.*a column whose name holds ':'"
+                                         r".*with a backslash before them \(a\\:b\)"):
+        parse_key("a:b")  # the column 'a:b', unescaped: the message shows how
     df = pd.DataFrame({"addr:city": ["paris", "paris", "rome", "rome", "paris"],
                        "a+b": ["x", "x", "y", "z", "x"],
                        "name": ["anna", "anne", "bob", "rob", "zed"]})

@@ -70,9 +70,12 @@ def _parse_key(text: str, given: str) -> KeySpec:
     for part in parts:
         name, *args = part.split(":")
         cls = Column if not args else by_name.get(name)
-        if cls is None:
+        if cls is None:  # perhaps a column whose name holds ':'
+            escaped = part.replace(":", "\\:")
             raise ValueError(f"--key {given!r}: cannot read {part!r}; expected one of "
-                             f"{', '.join(cli_key_forms())}")
+                             f"{', '.join(cli_key_forms())}; a column whose name holds ':', "
+                             f"'+' or '=' is written with a backslash before them "
+                             f"({escaped})")
         try:
             # kinds that wrap a key read it with parse_key (older kinds take two arguments)
             nested = "parse" in inspect.signature(cls.from_cli).parameters
