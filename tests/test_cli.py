@@ -272,6 +272,7 @@ def test_demo_runs_on_bundled_data(capsys, tmp_path):
     # report --truth` does not take the kept pairs for the candidates
     assert saved["settings"]["threshold"] == 0.75
     assert saved["quality"]["n_candidates"] > saved["pairs"]
+    assert saved["quality"]["threshold"] == 0.75  # the quality's own (was None)
     assert main(["demo", "--threshold", "1.5", "--quiet"]) == 2
 
 

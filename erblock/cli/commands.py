@@ -318,8 +318,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                          progress=_progress(args), sort=True)
     report = erblock.RunReport.of(pairs)
     kept = pairs[pairs["score"] >= args.threshold]
-    quality = erblock.evaluate(kept, truth, candidates=pairs, n_left=len(dblp),
-                               n_right=len(acm))
+    quality = erblock.evaluate(pairs, truth, threshold=args.threshold, score_column="score",
+                               n_left=len(dblp), n_right=len(acm))
     d = report.to_dict()
     d["quality"] = quality  # over every candidate: the run computed them all
     # what the output and this report hold: the pairs at the threshold (pair completeness
@@ -337,7 +337,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                        if k != "tasks"}, "quality": quality}))
         return 0
     print(report.summary())
-    print(f"threshold {args.threshold}: {len(kept):,} pairs kept")
+    print(f"score >= {args.threshold}: {len(kept):,} of the {len(pairs):,} compared pairs kept")
     for k, v in quality.items():
         print(f"  {k:<18} {v:.4f}" if isinstance(v, float) else f"  {k:<18} {v}")
     top = kept.merge(dblp[["title"]], left_on="left_id", right_index=True).head(5)
