@@ -169,12 +169,18 @@ def named_index_ids(ids: tuple[str | None, str | None], frames: Sequence[tuple[s
     read as that input's index: a link whose id is a column in one input and the index
     in the other can name it once (``id="rid"``)."""
     out = list(ids)
-    for src, (_, df) in enumerate(frames):
+    for src, (name, df) in enumerate(frames):
         col = out[src]
         index = df._meta.index if is_dask(df) else df.index
-        if col is not None and col not in columns_of(df) and index.nlevels == 1 \
-                and index.name == col:
+        if col is None or index.nlevels != 1 or index.name != col:
+            continue
+        if col not in columns_of(df):
             out[src] = None
+        elif not is_dask(df) and not index.equals(pd.Index(df[col])):  # which is meant?
+            raise ValueError(
+                f"{name}: id={col!r} names both a column and the index, and they hold "
+                f"different values; rename one (df.rename_axis(None) to keep the column as "
+                f"the id, or df.drop(columns={col!r}) to keep the index)")
     return out[0], out[1]
 
 

@@ -570,3 +570,15 @@ def test_a_malformed_model_file_is_named(tmp_path):
         erblock.load_model(path)
     with pytest.raises(ValueError, match=r"load_model: the JSON text is not"):
         erblock.load_model('{"kind": ')
+
+
+def test_an_id_naming_both_a_column_and_a_different_index_is_refused(client):
+    df = pd.DataFrame({"pid": ["a", "b", "c"], "k": ["x", "x", "x"]},
+                      index=pd.Index(["p", "q", "r"], name="pid"))
+    with pytest.raises(ValueError, match=r"df: id='pid' names both a column and the index, "
+                                         r"and they hold different values; rename one"):
+        erblock.candidates(df, key="k", id="pid")
+    # set_index(..., drop=False): the same values, nothing to choose
+    same = df.set_index("pid", drop=False)
+    got = erblock.candidates(same, key="k", id="pid", client=client)
+    assert set(zip(got["left_id"], got["right_id"])) == {("a", "b"), ("a", "c"), ("b", "c")}
