@@ -30,7 +30,7 @@ from .engine.inputs import prepare_sources
 from .engine.job import SHUFFLE_METHODS, Job, RunOptions
 from .engine.local import LocalClient, starts_local
 from .engine.memory import parse_budget
-from .engine.planning import first_task_count, plan_job, profile_for
+from .engine.planning import first_task_count, plan_job, profile_for, with_block_labels
 from .engine.pruning import prune_sources
 from .engine.run import RunResult, run, settle
 from .matchers.assignment import check_cardinality
@@ -417,4 +417,5 @@ def plan(
                                    persist)
         profile = profile_for(c, job, sources, check, first_task_count(job, threads))
         c, sources, profile, _ = settle(c, job, sources, profile, check, connect)
-        return plan_job(c, job, sources, profile, total_threads(c), explain=True)[0]
+        made = plan_job(c, job, sources, profile, total_threads(c), explain=True)[0]
+        return with_block_labels(c, job, sources, inputs, made, total_threads(c))

@@ -131,3 +131,41 @@ def test_plot_shows_the_largest_blocks_panel(tmp_path):
     width = mpimg.imread(png).shape[1]
     narrow = plan.plot(tmp_path / "q.png", top=0)  # no blocks panel
     assert width > mpimg.imread(narrow).shape[1]
+
+
+def _brute_largest(keys: pd.Series, top: int) -> list[tuple[str, int]]:
+    """(key text, comparisons) of the ``top`` largest blocks of a dedupe, by pandas."""
+    n = keys.dropna().value_counts()
+    return sorted(((k, int(c * (c - 1) // 2)) for k, c in n.items() if c > 1),
+                  key=lambda t: -t[1])[:top]
+
+
+def test_erblock_plan_names_the_key_of_its_largest_blocks(client):
+    """``erblock.plan`` looks up the key text of the largest blocks (it listed only their
+    64-bit hashes, which do not say which value to fix): each label is the key value
+    that brute force finds with that block's comparisons, for pandas and Dask input, a
+    composite key, and a second pass; a sorted-neighbourhood pass has none."""
+    import dask.dataframe as dd
+
+    from erblock.blocking import composite, prefix, sorted_neighbourhood
+
+    rng = np.random.default_rng(5)
+    n = 1500
+    df = pd.DataFrame({"surname": rng.choice(["smith"] * 40 + ["jones"] * 15 +
+                                             [f"s{i}" for i in range(45)], n),
+                       "first": rng.choice(["ann", "bob", "cyd", "dee"], n)})
+    want = dict(_brute_largest(df["surname"], 100))
+    for frame in (df, dd.from_pandas(df, npartitions=3)):
+        plan = erblock.plan(frame, key="surname", client=client)
+        got = largest_blocks(plan, 6)
+        assert [b["key"] for b in got[:2]] == ["smith", "jones"]
+        assert all(want[b["key"]] == b["comparisons"] for b in got), got
+        assert "key 'smith'" in plan.describe()
+    two = erblock.plan(df, key=[composite("surname", prefix("first", 1)), "first"],
+                       client=client)
+    pairs = df["surname"] + " + " + df["first"].str[0]
+    want = dict(_brute_largest(pairs, 1000)) | dict(_brute_largest(df["first"], 4))
+    for b in largest_blocks(two, 8):
+        assert want[b["key"]] == b["comparisons"], b
+    sn = erblock.plan(df, key=sorted_neighbourhood("surname", 5), client=client)
+    assert all(b["key"] is None for b in largest_blocks(sn, 3))

@@ -53,7 +53,9 @@ def largest_blocks(plan: Plan, top: int = 5) -> list[dict[str, Any]]:
         np.add.at(comps, idx[m.left[mt]], m.comparisons[mt].astype(np.float64))
     total = float(plan.total_comparisons) or float(comps.sum()) or 1.0
     order = np.argsort(-comps, kind="stable")[:top]
-    return [{"block": int(blocks[i]), "records_r": int(n_r[i]), "records_s": int(n_s[i]),
+    labels = plan.block_labels
+    return [{"block": int(blocks[i]), "key": labels.get(int(blocks[i])),
+             "records_r": int(n_r[i]), "records_s": int(n_s[i]),
              "comparisons": int(comps[i]), "share": float(comps[i] / total)}
             for i in order if comps[i] > 0]
 
@@ -97,8 +99,10 @@ def describe(plan: Plan, top: int = 5) -> str:
         for b in blocks:
             recs = (f"{b['records_r']:,} x {b['records_s']:,} records" if plan.link
                     else f"{b['records_r']:,} records")
+            key = "" if b["key"] is None else f"  key {_shown(b['key'])}"
             lines.append(f"  {unit_name} {b['block']:>20}  {recs:<24} "
-                         f"{b['comparisons']:>14,} comparisons ({100 * b['share']:.1f} %)")
+                         f"{b['comparisons']:>14,} comparisons ({100 * b['share']:.1f} %)"
+                         f"{key}")
     cands = [c.to_dict() for c in pred.candidates] if pred is not None else []
     if cands:
         lines.append("strategies compared (predicted on this cluster):")
@@ -120,6 +124,11 @@ def describe(plan: Plan, top: int = 5) -> str:
                 f"{row.left_part}/{row.right_part} pieces {row.left_piece}/{row.right_piece}:"
                 f" {row.comparisons:,} -> task {row.reduce_task}")
     return "\n".join(lines)
+
+
+def _shown(text: str, width: int = 40) -> str:
+    """A key's text as ``describe`` prints it: quoted, cut to ``width`` characters."""
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
 def basic_loads(plan: Plan) -> np.ndarray | None:
@@ -177,12 +186,13 @@ def plot(plan: Plan, path: str | Path, title: str | None = None, top: int = 10) 
         ax = axes[0][len(series)]
         y = np.arange(len(blocks))[::-1]
         ax.barh(y, [b["comparisons"] for b in blocks], color="#55a868")
-        ax.set_yticks(y, [f"{b['block'] & 0xFFFFFF:06x}" for b in blocks], fontsize=7)
+        ax.set_yticks(y, [f"{b['block'] & 0xFFFFFF:06x}" if b["key"] is None
+                         else _shown(b["key"], 20) for b in blocks], fontsize=7)
         for yi, b in zip(y, blocks):
             ax.text(b["comparisons"], yi, f" {b['share']:.0%}", va="center", fontsize=7)
         ax.set_title(f"largest {len(blocks)} blocks")
         ax.set_xlabel("comparisons (label: share of all)")
-        ax.set_ylabel("block id (low 24 bits)")
+        ax.set_ylabel("key (or block id, low 24 bits)")
     fig.suptitle(title or f"comparisons per reduce task ({plan.total_comparisons:,} in all)")
     fig.tight_layout()
     fig.savefig(path, dpi=100, format="png")

@@ -81,6 +81,8 @@ class Plan:
     prediction: Prediction | None = None
     key_rows_in: int | None = None
     profile: Any = field(default=None, repr=False)
+    #: block id -> its key text, for the largest blocks (``erblock.plan`` looks them up)
+    block_labels: dict[int, str] = field(default_factory=dict, repr=False)
 
     # -- derived quantities ---------------------------------------------------------------
 
@@ -257,6 +259,10 @@ class Plan:
     def with_profile(self, profile: Any) -> Plan:
         """This plan keeping the profile (BDM or sketch) it was made from."""
         return dataclasses.replace(self, profile=profile)
+
+    def with_block_labels(self, labels: dict[int, str]) -> Plan:
+        """This plan knowing the key text of the blocks of ``labels`` (by block id)."""
+        return dataclasses.replace(self, block_labels=dict(labels))
 
     def with_details(self, **changes: Any) -> Plan:
         """This plan with fields of its ``details`` replaced."""

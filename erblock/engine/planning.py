@@ -24,17 +24,26 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import dask
+import numpy as np
+
 from ..balancing.auto import annotate, candidate_plans, choose
 from ..balancing.cost import CostModel, default_task_count, most_tasks, overhead_warning
+from ..balancing.explain import largest_blocks
 from ..balancing.plan import Plan
 from ..balancing.sampled import plan_sampled
 from ..balancing.strategies import AUTO, get_strategy
 from ..report import RunReport
 from .calibrate import resolve_cost_model, worth_calibrating
-from .inputs import Source
+from .inputs import Source, split_source
 from .job import Job
 from .local import Executor
 from .profile import Profile, profile_bdm, profile_sample, profile_sketch
+from .tasks.labels import block_labels
+
+#: the largest blocks whose key text :func:`erblock.plan` looks up (``describe()`` shows
+#: the top five by default)
+LABELLED_BLOCKS = 20
 
 
 def strategy_options(job: Job) -> Any:
@@ -165,3 +174,24 @@ def prediction(plan: Plan, report: RunReport, calibration_seconds: float = 0.0,
     if pred is not None:
         out["predicted_task_seconds"] = [float(x) for x in pred.task_seconds]
     return out
+
+
+def with_block_labels(client: Executor, job: Job, sources: Sequence[Source],
+                      inputs: Sequence[Any], plan: Plan, threads: int) -> Plan:
+    """``plan`` with the key text of its :data:`LABELLED_BLOCKS` largest blocks, so that
+    ``describe()`` says which key value makes a block large (:mod:`.tasks.labels`): one
+    more pass over the inputs, for :func:`erblock.plan` only (a run never needs it)."""
+    wanted = np.array([b["block"] for b in largest_blocks(plan, LABELLED_BLOCKS)],
+                      dtype=np.int64)
+    if len(wanted) == 0:
+        return plan
+    todo = []
+    for source, frame in zip(sources, inputs):
+        parts = list(source.held) or split_source(client, frame, job, threads).parts
+        todo += [dask.delayed(block_labels, pure=False)(p, job.keys, source.dates_read,
+                                                         wanted) for p in parts]
+    labels: dict[int, str] = {}
+    for found in client.compute(todo, sync=True):
+        for block, text in found.items():
+            labels.setdefault(block, text)
+    return plan.with_block_labels(labels)
