@@ -106,8 +106,7 @@ def run_options(strategy: str, options: Mapping[str, Any]) -> RunOptions:
             raise ValueError(
                 f"sample= builds its own plan from the sample (large blocks chopped, medium "
                 f"packed, small hashed), so strategy must be 'auto', got {strategy!r}; "
-                "drop sample= to use that strategy on a full profile"
-            )
+                "drop sample= to use that strategy on a full profile")
     sketch = opts.pop("sketch", None)
     if sketch is not None:
         sketched = [n for n, s in STRATEGIES.items() if s.profile == "sketch"]
@@ -377,10 +376,10 @@ def plan(
     """Profile the input (the BDM) and return the plan a run would execute, without comparing.
 
     With ``df_s`` the plan is for linking ``df_r`` × ``df_s``, otherwise for deduplicating
-    ``df_r``. ``plan.describe()`` explains it (comparisons, largest blocks, predicted
-    makespan and imbalance of every candidate strategy, replication) and
-    ``plan.plot(path)`` draws its reduce-task loads next to Basic's. ``executor`` as for
-    :func:`link`: the plan is made for the threads of wherever the run would execute.
+    ``df_r``. ``plan.describe()`` explains it (comparisons, the largest blocks and their
+    key values, predicted makespan and imbalance of every candidate strategy, replication)
+    and ``plan.plot(path)`` draws its reduce-task loads next to Basic's. ``executor`` as
+    for :func:`link`: the plan is made for the threads of wherever the run would execute.
 
     The predicted makespan uses ``cost_model`` (see :func:`link`); with ``compare`` (and
     ``strategy="auto"``) an uncalibrated session first calibrates on a sample of the input
@@ -417,5 +416,5 @@ def plan(
                                    persist)
         profile = profile_for(c, job, sources, check, first_task_count(job, threads))
         c, sources, profile, _ = settle(c, job, sources, profile, check, connect)
-        made = plan_job(c, job, sources, profile, total_threads(c), explain=True)[0]
-        return with_block_labels(c, job, sources, inputs, made, total_threads(c))
+        return with_block_labels(c, job, sources, inputs, plan_job(
+            c, job, sources, profile, total_threads(c), explain=True)[0])

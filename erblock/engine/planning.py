@@ -35,6 +35,7 @@ from ..balancing.sampled import plan_sampled
 from ..balancing.strategies import AUTO, get_strategy
 from ..report import RunReport
 from .calibrate import resolve_cost_model, worth_calibrating
+from .cluster import total_threads
 from .inputs import Source, split_source
 from .job import Job
 from .local import Executor
@@ -177,7 +178,7 @@ def prediction(plan: Plan, report: RunReport, calibration_seconds: float = 0.0,
 
 
 def with_block_labels(client: Executor, job: Job, sources: Sequence[Source],
-                      inputs: Sequence[Any], plan: Plan, threads: int) -> Plan:
+                      inputs: Sequence[Any], plan: Plan) -> Plan:
     """``plan`` with the key text of its :data:`LABELLED_BLOCKS` largest blocks, so that
     ``describe()`` says which key value makes a block large (:mod:`.tasks.labels`): one
     more pass over the inputs, for :func:`erblock.plan` only (a run never needs it)."""
@@ -187,7 +188,8 @@ def with_block_labels(client: Executor, job: Job, sources: Sequence[Source],
         return plan
     todo = []
     for source, frame in zip(sources, inputs):
-        parts = list(source.held) or split_source(client, frame, job, threads).parts
+        parts = list(source.held) or split_source(client, frame, job,
+                                                  total_threads(client)).parts
         todo += [dask.delayed(block_labels, pure=False)(p, job.keys, source.dates_read,
                                                          wanted) for p in parts]
     labels: dict[int, str] = {}
