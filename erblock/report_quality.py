@@ -58,8 +58,14 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     link = d.get("mode") == "link"
     n_left = int(records.get("records_r", 0)) or None
     n_right = int(records.get("records_s", 0)) if link and n_left is not None else None
+    cut = d.get("settings", {}).get("threshold")
+    col = "match_probability" if "match_probability" in pairs_df else "score"
     if threshold is None and "match_probability" in pairs_df.columns:
-        threshold = 0.5  # a model's default decision
+        threshold = max(0.5, cut or 0.0)  # a model's default decision, or the run's cut
+    elif pairs is None and cut is not None and threshold is not None and threshold < cut:
+        raise ValueError(f"threshold {threshold}: the run wrote the pairs at {col} >= "
+                         f"{cut}; a lower threshold would predict pairs it did not write: "
+                         "run again with a lower threshold (or none)")
     try:  # pairs given that name more records than the run read are another run's
         check_sizes_hold(pairs_df, not link, n_left, n_right)
     except ValueError:
@@ -67,8 +73,6 @@ def quality_from_truth(report: Any, truth: Any, pairs: Any = None,
     m = evaluate(pairs_df, truth_df, threshold=threshold, n_left=n_left, n_right=n_right,
                  dedupe=not link)
     m["ids_in_common"] = ids_in_common(pairs_df, truth_df)  # 0: the run used other ids
-    cut = d.get("settings", {}).get("threshold")
-    col = "match_probability" if "match_probability" in pairs_df else "score"
     own = pairs is None or (len(pairs_df) == int(d.get("pairs", -1)) and (  # the run's own
         col not in pairs_df or bool(meets(pairs_df[col], cut or 0).all())))
     if own and cut is not None:  # the candidates were all compared pairs (counted)

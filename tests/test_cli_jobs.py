@@ -166,6 +166,12 @@ def test_report_reads_an_output_directory_and_warns_when_truth_ids_differ(tmp_pa
     out, err = capsys.readouterr()
     assert "quality:" in out
     assert "no id of --truth" in err
+    # below the run's own threshold the pairs are not all there: refused (it reported
+    # the pairs written at 0.9 as the prediction at 0.5)
+    assert main(["report", str(tmp_path / "o"), "--truth", str(tmp_path / "t.csv"),
+                 "--threshold", "0.5"]) == 2
+    assert ("threshold 0.5: the run wrote the pairs at score >= 0.9; a lower threshold "
+            "would predict pairs it did not write") in capsys.readouterr().err
     # an output flag naming a directory is a bad argument (2), said before any work
     (tmp_path / "dir").mkdir()
     for argv in (["report", str(tmp_path / "o"), "--html", str(tmp_path / "dir")],

@@ -120,8 +120,12 @@ def test_evaluate_errors_and_warnings():
     with pytest.raises(ValueError, match=r"dedupe=True\), which has a single input: drop n_right"):
         evaluate(frame([(1, 2)]), frame([(1, 2)]), n_left=3, n_right=3, dedupe=True)
     truth = frame([(1, 2)]).astype("str")
-    with pytest.warns(UserWarning, match="1 never equals '1'"):
+    with pytest.warns(UserWarning, match=r"1 \(or 1.0\) never equals '1'"):
         assert evaluate(frame([(1, 2)]), truth)["tp"] == 0
+    # float ids (a truth CSV with a blank cell) against text ids warn too (they did not)
+    with pytest.warns(UserWarning, match=r"(left|right)_id: pairs has \w+ ids and truth has "
+                                         r"float64 ids"):
+        assert evaluate(frame([(1, 2)]).astype(str), frame([(1, 2)]).astype(float))["tp"] == 0
 
 
 def test_evaluate_bundled_truth_against_itself():
@@ -471,3 +475,36 @@ def test_report_truth_refuses_a_blank_id_and_reads_integral_floats_as_integers(t
     assert (q["tp"], q["n_true"], q["recall"]) == (1, 2, 0.5)
     q = quality_from_truth(report, frame([(47.0, 48.0), (5.0, 6.0)]), pairs=pairs)
     assert (q["tp"], q["n_true"]) == (1, 2)
+
+
+def test_pairs_a_run_cut_are_judged_against_what_the_run_compared(client):
+    """Pairs a run kept at its threshold, or cut after it, are not its candidates: the
+    reduction ratio uses the run's count of compared pairs (and its input sizes) and pair
+    completeness is unknown (it was the recall). A threshold below the run's own is
+    refused (it counted the run's pairs as the lower threshold's prediction)."""
+    import erblock
+    from erblock.datasets import generate
+
+    df, truth = generate(800, seed=3)
+    comp = {"first_name": "jaro_winkler", "surname": "jaro_winkler", "city": "jaro"}
+    full = erblock.dedupe(df, key="block_key", compare=comp, client=client)
+    kept = erblock.dedupe(df, key="block_key", compare=comp, threshold=0.9, client=client)
+    every = evaluate(full, truth, threshold=0.9, n_left=len(df))
+    total = len(df) * (len(df) - 1) // 2
+    for cut in (kept, full[full["score"] >= np.float32(0.9)]):
+        m = evaluate(cut, truth)  # the sizes come from the run's report
+        assert m["pair_completeness"] is None
+        assert m["n_candidates"] == len(full)
+        assert m["reduction_ratio"] == pytest.approx(1 - len(full) / total)
+        assert m["reduction_ratio"] == pytest.approx(every["reduction_ratio"])
+        for k in ("precision", "recall", "f1", "tp", "n_predicted"):
+            assert m[k] == every[k], k
+    assert evaluate(full, truth)["pair_completeness"] == every["pair_completeness"]
+    with pytest.raises(ValueError, match=r"threshold=0.5: these pairs are those the run kept "
+                                         r"at score >= 0.9; a lower threshold"):
+        evaluate(kept, truth, threshold=0.5)
+    assert evaluate(kept, truth, threshold=0.95)["n_predicted"] == evaluate(
+        full, truth, threshold=0.95)["n_predicted"]
+    # the candidates given: as before
+    assert evaluate(kept, truth, candidates=full)["pair_completeness"] == \
+        every["pair_completeness"]

@@ -36,7 +36,7 @@ from .evaluate_ids import (
     pair_codes,
     self_pairs,
 )
-from .thresholds import check_threshold, meets
+from .thresholds import check_threshold, compared_by_run, meets
 
 __all__ = ["cluster_metrics", "evaluate", "ids_in_common", "plot_pr_curve", "pr_curve"]
 
@@ -132,7 +132,12 @@ def evaluate(
         Input sizes, for the reduction ratio: possible pairs are ``n_left * n_right``
         (link) or ``n_left * (n_left - 1) / 2`` (dedupe, ``n_right`` not given).
     candidates
-        The compared pairs, when ``pairs`` holds only some of them.
+        The compared pairs, when ``pairs`` holds only some of them. Not given, and
+        ``pairs`` carry the report of the run that made them but not all the pairs it
+        compared (it kept those at its ``threshold``, or they were cut after it:
+        ``pairs[pairs.match_probability >= 0.5]``, links), the candidates are the run's
+        count of compared pairs: the reduction ratio uses it (and the run's input sizes
+        when ``n_left`` is not given) and pair completeness is None (unknown).
     dedupe
         Compare pairs unordered. ``None``: what the run that made ``pairs`` was (its
         report in ``pairs.attrs``), else ``False`` if ``n_right`` is given or a pair has
@@ -155,7 +160,7 @@ def evaluate(
         A row of ``pairs``, ``truth`` or ``candidates`` without one of its ids; a
         ``threshold`` outside [0, 1] on ``score`` or ``match_probability`` (it is compared
         in the scores' precision: a float32 score at the threshold is predicted, as the
-        run kept it); ``n_left`` / ``n_right`` below 0 or below the ids the candidates hold.
+        run kept it), or below the threshold of the run whose pairs these are; ``n_left`` / ``n_right`` below 0 or below the ids the candidates hold.
     TypeError
         A frame that is no DataFrame, a ``threshold`` or size that is no number.
     """
@@ -181,6 +186,10 @@ def evaluate(
         raise ValueError(f"n_left without n_right: these pairs are a link's ({why}); its "
                          "possible pairs are n_left * n_right: pass both, or dedupe=True "
                          "if they are a dedupe's")
+    compared = None if candidates is not None else compared_by_run(pairs, score_column,
+                                                                   threshold)
+    if compared is not None and n_left is None:  # the run's own inputs, as it counted them
+        n_left, n_right = compared[1], compared[2]
     cand = pairs if candidates is None else candidates
     check_sizes_hold(cand, dedupe, n_left, n_right)
     predicted = pairs
@@ -200,10 +209,11 @@ def evaluate(
     fp, fn = pred_k.size - tp, true_k.size - tp
     precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
     found = int(np.isin(true_k, cand_k, assume_unique=True).sum())
+    n_cand = cand_k.size if compared is None else compared[0]
     rr = None
     if n_left is not None:
         total = n_left * n_right if n_right is not None else n_left * (n_left - 1) // 2
-        rr = 1.0 - cand_k.size / total if total else math.nan
+        rr = 1.0 - n_cand / total if total else math.nan
     return {
         "precision": precision,
         "recall": recall,
@@ -211,10 +221,10 @@ def evaluate(
         "tp": tp,
         "fp": fp,
         "fn": fn,
-        "pair_completeness": _ratio(found, true_k.size),
+        "pair_completeness": _ratio(found, true_k.size) if compared is None else None,
         "reduction_ratio": rr,
         "n_predicted": int(pred_k.size),
-        "n_candidates": int(cand_k.size),
+        "n_candidates": int(n_cand),
         "n_true": int(true_k.size),
         "threshold": threshold,
     }

@@ -111,14 +111,16 @@ def check_id_types(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) -> 
     """Warn when ids cannot match because one side is numbers and the other text."""
     if a.empty or b.empty:  # an empty frame's columns are objects by default
         return
-    for col in IDS:
-        kinds = {"int" if pd.api.types.is_integer_dtype(f[col]) else
+    for col in IDS:  # floats too: a CSV column with a blank cell reads 47 as 47.0
+        kinds = {"num" if pd.api.types.is_numeric_dtype(f[col])
+                 and not pd.api.types.is_bool_dtype(f[col]) else
                  "str" if pd.api.types.is_string_dtype(f[col]) else "other" for f in (a, b)}
-        if kinds == {"int", "str"}:
+        if kinds == {"num", "str"}:
             warnings.warn(
                 f"{col}: {names[0]} has {a[col].dtype} ids and {names[1]} has "
-                f"{b[col].dtype} ids; ids are compared by value, so 1 never equals '1'. "
-                "Convert one side, e.g. truth.astype({'" + col + "': 'int64'}).",
+                f"{b[col].dtype} ids; ids are compared by value, so 1 (or 1.0) never "
+                "equals '1'. Convert one side, e.g. truth.astype({'" + col + "': "
+                "'int64'}), or pairs.astype({'" + col + "': str}).",
                 UserWarning, stacklevel=3)
 
 

@@ -7,7 +7,8 @@ in memory or on Dask) compares in the column's own precision through :func:`cast
 and :func:`meets`, so a pair the run kept at a threshold is kept at that threshold
 everywhere. :func:`check_threshold` is the one check of the value:
 a number, not NaN, and for ``score`` and ``match_probability`` (which lie in [0, 1])
-within [0, 1]; a ``match_weight`` (bits) may be any real number.
+within [0, 1]; a ``match_weight`` (bits) may be any real number. :func:`compared_by_run`
+says what a run's report tells of pairs it cut at its threshold.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pandas as pd
 
 from ..scalars import is_number
 
-__all__ = ["UNIT_COLUMNS", "cast_to", "check_threshold", "meets"]
+__all__ = ["UNIT_COLUMNS", "cast_to", "check_threshold", "compared_by_run", "meets"]
 
 #: score columns that lie in [0, 1]
 UNIT_COLUMNS: tuple[str, ...] = ("score", "match_probability")
@@ -70,3 +71,28 @@ def meets(scores: pd.Series, threshold: float) -> np.ndarray:
     own = _own_float(scores.dtype)
     values = scores.to_numpy(dtype=own, na_value=np.nan)
     return np.asarray(values >= cast_to(own, threshold))
+
+
+def compared_by_run(pairs: pd.DataFrame, score_column: str, threshold: float | None
+                     ) -> tuple[int, int | None, int | None] | None:
+    """(compared pairs, records of df_r / df, records of df_s) of the run whose report
+    ``pairs`` carry, when ``pairs`` are not all it compared: it kept those at its
+    threshold (or its decision, for links), or they were cut after it. The candidates
+    are then the run's count, and pair completeness is unknown. None when no report
+    rides along or ``pairs`` hold every compared pair. A threshold below the run's own
+    on the same column is refused: what it would add is gone."""
+    run = pairs.attrs.get("erblock_report")
+    if not isinstance(run, dict) or "pairs" not in run or "comparisons" not in run:
+        return None
+    cut = (run.get("settings") or {}).get("threshold")
+    own = "match_probability" if "match_probability" in pairs.columns else "score"
+    if cut is not None and threshold is not None and score_column == own and threshold < cut:
+        raise ValueError(f"threshold={threshold}: these pairs are those the run kept at "
+                         f"{own} >= {cut}; a lower threshold would predict pairs that are "
+                         "not here: run again with a lower threshold= (or none)")
+    if cut is None and len(pairs) >= int(run["pairs"]):
+        return None
+    records = run.get("records") or {}
+    n_r, n_s = int(records.get("records_r", 0)) or None, int(records.get("records_s", 0))
+    return (int(run["comparisons"]), n_r,
+            n_s if run.get("mode") == "link" and n_r is not None else None)
