@@ -516,7 +516,7 @@ def closest_to_peer(res: dict[str, Any]) -> None:
         top = scored.sort_values(["score", "left_id", "right_id"],
                                  ascending=[False, True, True]).head(k)
         m = erblock.evaluate(top, res["_abt_truth"], n_left=res["abt_buy"]["records"][0],
-                             n_right=res["abt_buy"]["records"][1])
+                             n_right=res["abt_buy"]["records"][1], candidates=top)
         peer["top_k"] = {"k": k, "candidates": int(m["n_candidates"]),
                          "pair_completeness": m["pair_completeness"],
                          "score": "mean similarity of name 'text' (tokens run of (b))"}
