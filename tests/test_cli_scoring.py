@@ -130,6 +130,18 @@ def test_cluster_command_without_records_covers_ids_seen_in_pairs(tmp_path, caps
           str(tmp_path / "e"), "--quiet"], capsys)
     got = pd.read_parquet(tmp_path / "e").set_index("id")["entity_id"].to_dict()
     assert got == {"a": "a", "b": "a", "c": "a", "x": "x", "y": "y"}
+    # a threshold in bits on match weights (it was refused as outside [0, 1])
+    pairs.assign(match_weight=[6.0, 2.0, -3.0]).to_parquet(tmp_path / "w.parquet",
+                                                           index=False)
+    _run(["cluster", str(tmp_path / "w.parquet"), "--score-column", "match_weight",
+          "--threshold", "5", "-o", str(tmp_path / "ew"), "--quiet"], capsys)
+    got = pd.read_parquet(tmp_path / "ew").set_index("id")["entity_id"].to_dict()
+    assert got == {"a": "a", "b": "a", "c": "c", "x": "x", "y": "y"}
+    assert main(["cluster", str(tmp_path / "pairs.parquet"), "--threshold", "5", "-o",
+                 str(tmp_path / "e5"), "--quiet"]) == 2
+    assert ("--threshold: score lies in [0, 1], so 5.0 would keep no pair or every pair; "
+            "give a threshold in [0, 1] (or --score-column match_weight") in \
+        capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -19,6 +19,7 @@ import pandas as pd
 from ..engine.output import MARKERS, staged_output
 from ..engine.tasks.write import PART_NAME
 from ..matchers.clustering import decision_column
+from ..matchers.thresholds import check_threshold
 from .common import _client, _inputs, _say, to_json_line
 from .parser import UsageError
 from .paths import check_apart, local_paths
@@ -105,8 +106,6 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     """``erblock cluster PAIRS -o ENTITIES [--threshold T] [--records IN --id COL]``."""
     import dask.dataframe as dd
 
-    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
-        raise UsageError(f"--threshold must be in [0, 1], got {args.threshold}")
     check_apart(args.output, [args.pairs, args.records], fmt=getattr(args, "format", None))
     local = local_paths(args.pairs)
     if local and not any(os.path.exists(p) for p in local):
@@ -136,6 +135,11 @@ def cmd_cluster(args: argparse.Namespace) -> int:
                          "per record use erblock link --cardinality 1:1")
     column = score_column_of(pairs.columns, args.score_column)
     threshold = args.threshold
+    try:  # on match_probability or score in [0, 1]; a match weight (bits) any number
+        check_threshold(threshold, column, "--threshold")
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("score_column='match_weight'",
+                                          "--score-column match_weight")) from None
     if threshold is None and column == "match_probability":
         threshold = 0.5  # the model's decision: a run with a model writes every pair
     if threshold is not None and column not in pairs.columns:
