@@ -95,6 +95,17 @@ def test_the_api_clusters_a_model_s_pairs_on_its_decision_column(people, client)
         _components(pairs, people.index, 0.5)
     assert not erblock.cluster(pairs, 0.5, ids=people.index, score_column="score").equals(
         erblock.cluster(pairs, 0.5, ids=people.index))
+    # no threshold on a model's pairs: its decision, as erblock cluster does (it joined
+    # the records of every pair, however unlikely)
+    at_decision = _components(pairs, people.index, 0.5)
+    assert erblock.cluster(pairs, ids=people.index).to_dict() == at_decision
+    from erblock.engine.clustering import cluster_dask
+
+    lazy = client.compute(cluster_dask(dd.from_pandas(pairs, npartitions=2), client=client),
+                          sync=True)
+    assert all(at_decision[i] == e for i, e in lazy.items())
+    assert lazy.nunique() < len(lazy)  # some joined, not all in one
+    assert erblock.cluster(pairs, ids=people.index).nunique() > 1
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,12 @@ from typing import Any
 import dask.dataframe as dd
 
 from ..matchers.assignment import IDS, check_frame, check_ids_present
-from ..matchers.clustering import check_pairs, decision_column, labels_to_series
+from ..matchers.clustering import (
+    check_pairs,
+    decision_column,
+    decision_threshold,
+    labels_to_series,
+)
 from ..matchers.thresholds import cast_to
 from .cluster import persist_on
 
@@ -45,7 +50,8 @@ def cluster_dask(
     edges (ids only) and the labels are persisted on the workers, nothing is gathered on
     the client.
 
-    ``shuffle_method`` is passed to every merge and groupby: ``"tasks"`` works with any
+    ``threshold`` None on a model's ``match_probability`` is its decision, 0.5, as for
+    :func:`cluster`. ``shuffle_method`` is passed to every merge and groupby: ``"tasks"`` works with any
     scheduler and suits small graphs; use ``"p2p"`` for large ones under a distributed
     client. ``client``: a ``distributed.Client`` to run on; ``None`` uses the default
     scheduler (the current default client, if any).
@@ -60,6 +66,7 @@ def cluster_dask(
     check_frame(pairs)
     score_column = decision_column(pairs.columns, score_column)
     check_pairs(pairs, score_column, threshold)
+    threshold = decision_threshold(score_column, threshold)
     missing = pairs[IDS].isna().sum()
     missing = missing.compute() if client is None else client.compute(missing, sync=True)
     check_ids_present(pairs, "cluster", counts={c: int(missing[c]) for c in IDS})

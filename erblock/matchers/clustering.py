@@ -32,12 +32,24 @@ from .thresholds import meets
 __all__ = ["check_pairs", "cluster", "decision_column", "labels_to_series", "one_to_one"]
 
 
+MODEL_DECISION = 0.5  #: a model's default decision on ``match_probability``
+
+
 def decision_column(columns: Iterable[Any], given: str | None = None) -> str:
     """The column a clustering threshold applies to: ``given``, else ``match_probability``
     when a model scored the pairs (its decision column), else ``score``."""
     if given is not None:
         return given
     return "match_probability" if "match_probability" in set(columns) else "score"
+
+
+def decision_threshold(score_column: str, threshold: float | None) -> float | None:
+    """The threshold pairs are clustered at: ``threshold``, or, when None on a model's
+    ``match_probability``, the model's decision (0.5): a run with a model writes every
+    pair, however unlikely (``erblock cluster`` and ``--cluster`` do the same)."""
+    if threshold is None and score_column == "match_probability":
+        return MODEL_DECISION
+    return threshold
 
 
 def _selected(pairs: pd.DataFrame, threshold: float | None, score_column: str) -> pd.DataFrame:
@@ -117,7 +129,8 @@ def cluster(
         Frame with ``left_id``, ``right_id`` (and ``score_column`` when ``threshold`` is set).
     threshold
         Keep pairs with ``score >= threshold``; ``None`` keeps every row (already
-        classified pairs).
+        classified pairs), except on a model's ``match_probability``: there it is the
+        model's decision, 0.5 (a run with a model writes every pair, however unlikely).
     ids
         All record ids (e.g. ``df.index``), so that records without a match get singleton
         clusters. Without it, the records are those seen in any row of ``pairs`` (also
@@ -144,6 +157,7 @@ def cluster(
     check_frame(pairs)
     score_column = decision_column(pairs.columns, score_column)
     check_pairs(pairs, score_column, threshold)
+    threshold = decision_threshold(score_column, threshold)
     _check_ids_argument(ids)
     pairs = in_memory(pairs, ["left_id", "right_id"] + ([score_column] if threshold is not None
                                                         else []))
