@@ -331,7 +331,11 @@ def test_a_date_key_meets_across_writings_and_names_bad_options(client):
                          client=client)
     assert sorted(zip(pairs["left_id"], pairs["right_id"])) == [(0, 10), (1, 11)]
     for bad, words in (({"part": "week"}, "part must be one of"),
-                       ({"format": "dd/mm/yyyy"}, "strftime format")):
+                       ({"format": "dd/mm/yyyy"}, "strftime format"),
+                       # as the date comparison refuses them (the key read 05/01 as
+                       # 1900-01-05, blocked with a real 1900-01-05)
+                       ({"format": "%d/%m", "part": "day"}, r"'%d/%m' has no year"),
+                       ({"format": "%Q/%Y"}, "bad directive")):
         with pytest.raises(ValueError, match=f"'dob'.*{words}"):
             date("dob", **bad)
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .cli_args import cli_args, option_column
-from .date_parsing import parse_dates
+from .date_parsing import format_problem, parse_dates
 from .keys import CliParse, KeySpec
 
 #: the parts of a date a key can be, and the numpy unit that writes each
@@ -59,6 +59,10 @@ class DateKey(KeySpec):
                                         or "%" not in self.format):
             raise ValueError(f"date key on {self.column!r}: format must be a strftime format "
                              f"such as '%d/%m/%Y', got {self.format!r}")
+        problem = None if self.format is None else format_problem(self.format)
+        if problem is not None:  # as the date comparison refuses it
+            raise ValueError(f"date key on {self.column!r}: format {self.format!r}"
+                             f"{' ' if problem.startswith('has') else ': '}{problem}")
 
     @classmethod
     def from_cli(cls, name: str, args: Sequence[str], parse: CliParse | None = None
