@@ -66,6 +66,10 @@ def test_a_backslash_escapes_the_separators_in_column_names(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"cannot read 'a:b'.*a column whose name holds ':'"
                                          r".*with a backslash before them \(a\\:b\)"):
         parse_key("a:b")  # the column 'a:b', unescaped: the message shows how
+    with pytest.raises(ValueError, match=r"expected date:COLUMN.*a ':' inside a column name "
+                                         r"or a format is written with a backslash"):
+        parse_key("date:ts:day:%d/%m/%Y %H:%M")
+    assert parse_key(r"date:ts:day:%d/%m/%Y %H\:%M").format == "%d/%m/%Y %H:%M"
     df = pd.DataFrame({"addr:city": ["paris", "paris", "rome", "rome", "paris"],
                        "a+b": ["x", "x", "y", "z", "x"],
                        "name": ["anna", "anne", "bob", "rob", "zed"]})

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import dask.dataframe as dd
 import networkx as nx
@@ -183,6 +185,20 @@ def test_report_reads_an_output_directory_and_warns_when_truth_ids_differ(tmp_pa
                  "--threshold", "0.5"]) == 2
     assert ("threshold 0.5: the run wrote the pairs at score >= 0.9; a lower threshold "
             "would predict pairs it did not write") in capsys.readouterr().err
+    # a warning is one line naming the command, not Python's source line
+    pairs = pd.read_parquet(tmp_path / "o")
+    have = set(zip(pairs["left_id"], pairs["right_id"]))
+    alone = pairs[[(b, a) not in have for a, b in zip(pairs["left_id"], pairs["right_id"])]]
+    alone[["right_id", "left_id"]].set_axis(["left_id", "right_id"], axis=1).to_csv(
+        tmp_path / "swapped.csv", index=False)
+    done = subprocess.run([sys.executable, "-c", "import sys; from erblock.cli import main; "
+                           "sys.exit(main())", "report", str(tmp_path / "o"),
+                           "--truth", str(tmp_path / "swapped.csv")], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONWARNINGS": ""})
+    assert done.returncode == 0, done.stderr
+    err = done.stderr
+    assert "erblock report: UserWarning: truth: no true pair was found" in err
+    assert ".py:" not in err
     # an output flag naming a directory is a bad argument (2), said before any work
     (tmp_path / "dir").mkdir()
     for argv in (["report", str(tmp_path / "o"), "--html", str(tmp_path / "dir")],

@@ -9,7 +9,9 @@ from typing import Any
 
 def cli_args(name: str, args: Sequence[str], lo: int, hi: int, usage: str) -> list[str]:
     if not lo <= len(args) <= hi or any(not a for a in args):
-        raise ValueError(f"cannot read {':'.join([name, *args])!r}; expected {usage}")
+        hint = ("; a ':' inside a column name or a format is written with a backslash "
+                "before it (%H\\:%M)" if len(args) > hi else "")
+        raise ValueError(f"cannot read {':'.join([name, *args])!r}; expected {usage}{hint}")
     return list(args)
 
 

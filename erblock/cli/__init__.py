@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(getattr(args, name, None), str):
             setattr(args, name, os.path.expanduser(getattr(args, name)))
     try:
-        with _quiet(getattr(args, "quiet", False)), _stoppable():
+        with _quiet(getattr(args, "quiet", False)), _stoppable(), _plain_warnings(args.command):
             return int(COMMANDS[args.command_name](args))
     except (UsageError, ValueError, KeyError, TypeError, FileNotFoundError, FileExistsError,
             PermissionError, OutputNotWritable) as exc:
@@ -104,6 +104,19 @@ def _stoppable() -> Iterator[None]:
             signal.signal(s, handler)
         if not stopped:  # after a stop, the cancelled gathers are collected later, even at
             quiet.setLevel(level)  # exit, and would log "never retrieved" (AllExit) then
+
+
+@contextlib.contextmanager
+def _plain_warnings(command: str) -> Iterator[None]:
+    """Warnings as one line naming the command, not Python's source line (a run rewords
+    its own further: :func:`.common.in_cli_terms`)."""
+    shown = warnings.formatwarning
+    warnings.formatwarning = lambda message, category, *_, **__: (
+        f"erblock {command}: {category.__name__}: {message}\n")
+    try:
+        yield
+    finally:
+        warnings.formatwarning = shown
 
 
 @contextlib.contextmanager
