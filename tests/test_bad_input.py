@@ -312,6 +312,12 @@ def test_categorical_ids_dask_does_not_know_come_out_as_they_went_in(client):
     known = erblock.dedupe(d, key="k", compare={"n": "exact"}, id="pid", client=client)
     assert isinstance(known["left_id"].dtype, pd.CategoricalDtype)
     assert set(zip(known["left_id"], known["right_id"])) == want
+    # categories of numbers stay numbers (Dask's placeholder category is text)
+    numbers = dd.from_pandas(df.assign(pid=pd.Categorical([11, 12, 13, 14])), npartitions=2)
+    numbers = numbers.assign(pid=numbers.pid.cat.as_unknown())
+    got = erblock.dedupe(numbers, key="k", compare={"n": "exact"}, id="pid", client=client)
+    assert sorted(zip(got["left_id"], got["right_id"])) == [(11, 12), (13, 14)]
+    assert all(type(i) is int for i in got["left_id"])
 
 
 def test_a_multiindex_is_refused_with_what_to_do():

@@ -86,7 +86,7 @@ def test_cluster_refuses_link_pairs_and_records_of_other_ids(people, tmp_path, c
     assert "give the --id the run used" in err
 
 
-def test_the_api_clusters_a_model_s_pairs_on_its_decision_column(people, client):
+def test_the_api_clusters_a_model_s_pairs_on_its_decision_column(people, client, tmp_path):
     pairs = erblock.dedupe(people, key=erblock.soundex("surname"), client=client,
                            compare={"first_name": "name", "surname": "name", "dob": "date"},
                            scoring="em")
@@ -101,13 +101,26 @@ def test_the_api_clusters_a_model_s_pairs_on_its_decision_column(people, client)
     # the records of every pair, however unlikely)
     at_decision = _components(pairs, people.index, 0.5)
     assert erblock.cluster(pairs, ids=people.index).to_dict() == at_decision
+    assert erblock.cluster(pairs, ids=people.index).nunique() > 1
+    # the same run written with output=, clustered on the cluster: its report says so
     from erblock.engine.clustering import cluster_dask
 
-    lazy = client.compute(cluster_dask(dd.from_pandas(pairs, npartitions=2), client=client),
+    erblock.dedupe(people, key=erblock.soundex("surname"), client=client, scoring="em",
+                   compare={"first_name": "name", "surname": "name", "dob": "date"},
+                   output=str(tmp_path / "o"))
+    lazy = client.compute(cluster_dask(dd.read_parquet(tmp_path / "o"), client=client),
                           sync=True)
-    assert all(at_decision[i] == e for i, e in lazy.items())
+    assert lazy.to_dict() == {i: e for i, e in at_decision.items() if i in lazy.index}
     assert lazy.nunique() < len(lazy)  # some joined, not all in one
-    assert erblock.cluster(pairs, ids=people.index).nunique() > 1
+    # pairs already decided are taken as they are: the user's selection, a run's threshold
+    mine = pairs[pairs["match_probability"] >= 0.3]
+    assert erblock.cluster(mine, ids=people.index).to_dict() == \
+        _components(pairs, people.index, 0.3)
+    cut = erblock.dedupe(people, key=erblock.soundex("surname"), client=client, scoring="em",
+                         compare={"first_name": "name", "surname": "name", "dob": "date"},
+                         threshold=0.3)
+    assert erblock.cluster(cut, ids=people.index).to_dict() == \
+        _components(pairs, people.index, 0.3)
 
 
 @pytest.fixture(scope="module")

@@ -477,11 +477,15 @@ def test_report_truth_refuses_a_blank_id_and_reads_integral_floats_as_integers(t
     assert (q["tp"], q["n_true"]) == (1, 2)
 
 
-def test_pairs_a_run_cut_are_judged_against_what_the_run_compared(client):
-    """Pairs a run kept at its threshold, or cut after it, are not its candidates: the
-    reduction ratio uses the run's count of compared pairs (and its input sizes) and pair
+def test_pairs_a_run_cut_are_judged_against_what_the_run_compared(client, tmp_path):
+    """A run's whole output kept at its threshold is not its candidates: the reduction
+    ratio uses the run's count of compared pairs (and its input sizes) and pair
     completeness is unknown (it was the recall). A threshold below the run's own is
-    refused (it counted the run's pairs as the lower threshold's prediction)."""
+    refused (it counted the run's pairs as the lower threshold's prediction). A
+    selection the user makes of a run's pairs is taken as it is (per pass, a labelled
+    subset), with its own n_left."""
+    import dask.dataframe as dd
+
     import erblock
     from erblock.datasets import generate
 
@@ -491,20 +495,37 @@ def test_pairs_a_run_cut_are_judged_against_what_the_run_compared(client):
     kept = erblock.dedupe(df, key="block_key", compare=comp, threshold=0.9, client=client)
     every = evaluate(full, truth, threshold=0.9, n_left=len(df))
     total = len(df) * (len(df) - 1) // 2
-    for cut in (kept, full[full["score"] >= np.float32(0.9)]):
-        m = evaluate(cut, truth)  # the sizes come from the run's report
-        assert m["pair_completeness"] is None
-        assert m["n_candidates"] == len(full)
-        assert m["reduction_ratio"] == pytest.approx(1 - len(full) / total)
-        assert m["reduction_ratio"] == pytest.approx(every["reduction_ratio"])
-        for k in ("precision", "recall", "f1", "tp", "n_predicted"):
-            assert m[k] == every[k], k
-    assert evaluate(full, truth)["pair_completeness"] == every["pair_completeness"]
+    m = evaluate(kept, truth)  # the sizes come from the run's report
+    assert m["pair_completeness"] is None
+    assert m["n_candidates"] == len(full)
+    assert m["reduction_ratio"] == pytest.approx(every["reduction_ratio"])
+    assert m["reduction_ratio"] == pytest.approx(1 - len(full) / total)
+    for k in ("precision", "recall", "f1", "tp", "n_predicted"):
+        assert m[k] == every[k], k
     with pytest.raises(ValueError, match=r"threshold=0.5: these pairs are those the run kept "
                                          r"at score >= 0.9; a lower threshold"):
         evaluate(kept, truth, threshold=0.5)
     assert evaluate(kept, truth, threshold=0.95)["n_predicted"] == evaluate(
         full, truth, threshold=0.95)["n_predicted"]
-    # the candidates given: as before
     assert evaluate(kept, truth, candidates=full)["pair_completeness"] == \
         every["pair_completeness"]
+    # a selection of the full output: its own candidates, with the n_left given
+    chosen = full[full["score"] >= np.float32(0.9)]
+    mine = evaluate(chosen, truth, n_left=len(df))
+    assert mine["n_candidates"] == len(chosen) and mine["pair_completeness"] == mine["recall"]
+    labelled = df.index[:300]
+    sub = full[full["left_id"].isin(labelled) & full["right_id"].isin(labelled)]
+    part = truth[truth["left_id"].isin(labelled) & truth["right_id"].isin(labelled)]
+    got = evaluate(sub, part, n_left=300)
+    assert got["reduction_ratio"] == pytest.approx(1 - len(sub) / (300 * 299 // 2))
+    assert got["pair_completeness"] is not None
+    # a model's run written with output=: its decision column is match_probability,
+    # whatever columns are read back (the Dask frame gives only those asked for)
+    out = str(tmp_path / "o")
+    erblock.dedupe(df, key="block_key", compare=comp, scoring="em", threshold=0.9,
+                   client=client, output=out)
+    lazy = dd.read_parquet(out)
+    on_score = evaluate(lazy, truth, threshold=0.5, score_column="score")
+    assert on_score["pair_completeness"] is None  # still the run's cut output
+    with pytest.raises(ValueError, match=r"kept at match_probability >= 0.9"):
+        evaluate(lazy, truth, threshold=0.5)

@@ -8,6 +8,7 @@ subclass and add it to :data:`KEY_KINDS`.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from collections.abc import Mapping
 from typing import Any
@@ -70,12 +71,13 @@ def _parse_key(text: str, given: str) -> KeySpec:
     for part in parts:
         name, *args = part.split(":")
         cls = Column if not args else by_name.get(name)
-        if cls is None:  # perhaps a column whose name holds ':'
-            escaped = part.replace(":", "\\:")
+        if cls is None:  # a misspelt kind, or a column whose name holds ':'
+            close = difflib.get_close_matches(name, by_name, n=1)
+            hint = (f"; did you mean {close[0]!r}?" if close else
+                    "; a column whose name holds ':', '+' or '=' is written with a "
+                    f"backslash before them ({part.replace(':', chr(92) + ':')})")
             raise ValueError(f"--key {given!r}: cannot read {part!r}; expected one of "
-                             f"{', '.join(cli_key_forms())}; a column whose name holds ':', "
-                             f"'+' or '=' is written with a backslash before them "
-                             f"({escaped})")
+                             f"{', '.join(cli_key_forms())}{hint}")
         try:
             # kinds that wrap a key read it with parse_key (older kinds take two arguments)
             nested = "parse" in inspect.signature(cls.from_cli).parameters

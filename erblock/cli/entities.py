@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..engine.output import MARKERS, staged_output
 from ..engine.tasks.write import PART_NAME
-from ..matchers.clustering import decision_column
+from ..matchers.clustering import MODEL_DECISION, decision_column
 from ..matchers.thresholds import check_threshold
 from .common import _client, _inputs, _say, to_json_line
 from .parser import UsageError
@@ -141,7 +141,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         raise UsageError(str(exc).replace("score_column='match_weight'",
                                           "--score-column match_weight")) from None
     if threshold is None and column == "match_probability":
-        threshold = 0.5  # the model's decision: a run with a model writes every pair
+        threshold = MODEL_DECISION  # a run with a model writes every pair
     if threshold is not None and column not in pairs.columns:
         raise UsageError(f"--threshold applies to {column!r}, which the pairs do not have")
     if args.records is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import dask
 import dask.dataframe as dd
 
 from ..matchers.assignment import IDS, check_frame, check_ids_present
@@ -19,6 +20,7 @@ from ..matchers.clustering import (
     labels_to_series,
 )
 from ..matchers.thresholds import cast_to
+from ..report import written_report
 from .cluster import persist_on
 
 
@@ -50,10 +52,10 @@ def cluster_dask(
     edges (ids only) and the labels are persisted on the workers, nothing is gathered on
     the client.
 
-    ``threshold`` None on a model's ``match_probability`` is its decision, 0.5, as for
-    :func:`cluster`. ``shuffle_method`` is passed to every merge and groupby: ``"tasks"`` works with any
-    scheduler and suits small graphs; use ``"p2p"`` for large ones under a distributed
-    client. ``client``: a ``distributed.Client`` to run on; ``None`` uses the default
+    ``threshold`` None is as for :func:`cluster` (a model's run written whole, found by
+    the report beside its parquet: its decision). ``shuffle_method`` is passed to every
+    merge and groupby: ``"tasks"`` works with any scheduler and suits small graphs; use
+    ``"p2p"`` for large ones under a distributed client. ``client``: a ``distributed.Client`` to run on; ``None`` uses the default
     scheduler (the current default client, if any).
 
     Returns a dask Series ``entity_id`` indexed by record id (``id``; partitions are not
@@ -66,10 +68,13 @@ def cluster_dask(
     check_frame(pairs)
     score_column = decision_column(pairs.columns, score_column)
     check_pairs(pairs, score_column, threshold)
-    threshold = decision_threshold(score_column, threshold)
-    missing = pairs[IDS].isna().sum()
-    missing = missing.compute() if client is None else client.compute(missing, sync=True)
+    report = written_report(pairs) if threshold is None else None
+    counts = (pairs[IDS].isna().sum(), pairs.shape[0])  # one pass: missing ids, rows
+    missing, rows = (dask.compute(*counts) if client is None
+                     else client.compute(list(counts), sync=True))
     check_ids_present(pairs, "cluster", counts={c: int(missing[c]) for c in IDS})
+    if score_column in pairs.columns:
+        threshold = decision_threshold(score_column, threshold, report, int(rows))
     if threshold is not None:
         pairs = pairs[pairs[score_column] >= cast_to(pairs[score_column].dtype, threshold)]
     sm = shuffle_method

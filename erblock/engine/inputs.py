@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import dask
 import dask.dataframe as dd
+import numpy as np
 import pandas as pd
 from dask.dataframe.utils import has_known_categories
 
@@ -95,12 +96,13 @@ def split_frame(df: pd.DataFrame, npartitions: int) -> list[pd.DataFrame]:
 def _id_dtype(meta: pd.DataFrame, id_column: str | None) -> object:
     """The dtype the ids come out in: as they went in, except a categorical whose
     categories Dask does not know (a parquet file written from pandas with a categorical
-    index or id, read by ``dd.read_parquet``): its meta holds a placeholder category,
-    which every id would be cast to NaN against, so its ids come out in their values' dtype."""
+    index or id, read by ``dd.read_parquet``): its meta holds a placeholder category
+    (text, whatever the ids are), which every id would be cast to NaN against, so its
+    ids come out as the values they are (object: numbers stay numbers)."""
     dtype = meta[id_column].dtype if id_column else meta.index.dtype
     if isinstance(dtype, pd.CategoricalDtype) and not has_known_categories(
             meta[id_column] if id_column else meta.index):
-        return dtype.categories.dtype
+        return np.dtype(object)
     return dtype
 
 

@@ -27,7 +27,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ..report import ATTRS_KEY, written_report
 from .assignment import assign, check_frame, check_ids_present, check_pairs
-from .thresholds import meets
+from .thresholds import meets, run_decision
 
 __all__ = ["check_pairs", "cluster", "decision_column", "labels_to_series", "one_to_one"]
 
@@ -43,11 +43,16 @@ def decision_column(columns: Iterable[Any], given: str | None = None) -> str:
     return "match_probability" if "match_probability" in set(columns) else "score"
 
 
-def decision_threshold(score_column: str, threshold: float | None) -> float | None:
-    """The threshold pairs are clustered at: ``threshold``, or, when None on a model's
-    ``match_probability``, the model's decision (0.5): a run with a model writes every
-    pair, however unlikely (``erblock cluster`` and ``--cluster`` do the same)."""
-    if threshold is None and score_column == "match_probability":
+def decision_threshold(score_column: str, threshold: float | None, report: Any,
+                       n_rows: int) -> float | None:
+    """The threshold pairs are clustered at: ``threshold``; when None, on the whole
+    output of a run that a model scored without a threshold (its ``report``, ``n_rows``
+    pairs: it wrote every compared pair, however unlikely), the model's decision,
+    ``match_probability >= 0.5``, as ``erblock cluster`` does; else None (the pairs
+    are taken as decided: a run's threshold, or the user's own selection)."""
+    decided = run_decision(report, n_rows)
+    if threshold is None and score_column == "match_probability" and decided is not None \
+            and decided == ("match_probability", None):
         return MODEL_DECISION
     return threshold
 
@@ -129,8 +134,9 @@ def cluster(
         Frame with ``left_id``, ``right_id`` (and ``score_column`` when ``threshold`` is set).
     threshold
         Keep pairs with ``score >= threshold``; ``None`` keeps every row (already
-        classified pairs), except on a model's ``match_probability``: there it is the
-        model's decision, 0.5 (a run with a model writes every pair, however unlikely).
+        classified pairs), except for the whole output of a run a model scored without
+        a threshold (its report rides along): it wrote every compared pair, however
+        unlikely, so they are cut at the model's decision, ``match_probability >= 0.5``.
     ids
         All record ids (e.g. ``df.index``), so that records without a match get singleton
         clusters. Without it, the records are those seen in any row of ``pairs`` (also
@@ -157,10 +163,12 @@ def cluster(
     check_frame(pairs)
     score_column = decision_column(pairs.columns, score_column)
     check_pairs(pairs, score_column, threshold)
-    threshold = decision_threshold(score_column, threshold)
     _check_ids_argument(ids)
-    pairs = in_memory(pairs, ["left_id", "right_id"] + ([score_column] if threshold is not None
-                                                        else []))
+    keep = [score_column] if score_column in pairs.columns else []
+    pairs = in_memory(pairs, ["left_id", "right_id"] + keep)
+    if score_column in pairs.columns:
+        threshold = decision_threshold(score_column, threshold, pairs.attrs.get(ATTRS_KEY),
+                                       len(pairs))
     report = pairs.attrs.get("erblock_report")
     if isinstance(report, dict) and report.get("mode") == "link":
         raise ValueError(

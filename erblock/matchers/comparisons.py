@@ -30,9 +30,11 @@ from .methods import METHODS, Method, Prepared, get_method
 STRING_METHODS = tuple(n for n, m in METHODS.items() if m.accepts == "text")
 
 
+#: columns a scored pairs frame has besides the similarities
+RESERVED_COLUMNS = ("left_id", "right_id", "score", "match_weight", "match_probability")
+PASS_COLUMN = "match_key"  #: the key pass that found the pair (kept in scored output)
 #: the pairs frame's own columns, which no comparison's result column may be named
-PAIR_COLUMNS = ("left_id", "right_id", "score", "match_weight", "match_probability",
-                "match_key")
+PAIR_COLUMNS = (*RESERVED_COLUMNS, PASS_COLUMN)
 
 @dataclass(frozen=True)
 class Comparison:

@@ -121,7 +121,8 @@ def evaluate(
     pairs
         ``left_id``, ``right_id`` (and ``score_column`` when ``threshold`` is set). Rows
         with ``score >= threshold`` are the predicted matches (all rows if ``threshold`` is
-        None); all rows are the candidate pairs unless ``candidates`` is given.
+        None); all rows are the candidate pairs unless ``candidates`` is given, or unless
+        they are a run's whole output kept at its threshold (below).
     score_column
         The column ``threshold`` applies to; None: ``match_probability`` when the pairs
         have it (a model's decision: ``threshold=0.5`` is its default decision), else
@@ -132,12 +133,13 @@ def evaluate(
         Input sizes, for the reduction ratio: possible pairs are ``n_left * n_right``
         (link) or ``n_left * (n_left - 1) / 2`` (dedupe, ``n_right`` not given).
     candidates
-        The compared pairs, when ``pairs`` holds only some of them. Not given, and
-        ``pairs`` carry the report of the run that made them but not all the pairs it
-        compared (it kept those at its ``threshold``, or they were cut after it:
-        ``pairs[pairs.match_probability >= 0.5]``, links), the candidates are the run's
-        count of compared pairs: the reduction ratio uses it (and the run's input sizes
-        when ``n_left`` is not given) and pair completeness is None (unknown).
+        The compared pairs, when ``pairs`` holds only some of them (a selection of a
+        run's pairs: ``pairs[pairs.match_probability >= 0.5]`` is evaluated with
+        ``candidates=pairs``, or as ``evaluate(pairs, truth, threshold=0.5)``). Not
+        given, and ``pairs`` are a run's whole output kept at its ``threshold=`` (or its
+        links under ``cardinality=``), the candidates are the run's count of compared
+        pairs, from the report the pairs carry: the reduction ratio uses it (and the
+        run's input sizes when ``n_left`` is not given) and pair completeness is None.
     dedupe
         Compare pairs unordered. ``None``: what the run that made ``pairs`` was (its
         report in ``pairs.attrs``), else ``False`` if ``n_right`` is given or a pair has
@@ -147,7 +149,8 @@ def evaluate(
     Returns
     -------
     dict with ``precision``, ``recall``, ``f1``, ``tp``, ``fp``, ``fn``,
-    ``pair_completeness`` (true pairs among the candidates / true pairs),
+    ``pair_completeness`` (true pairs among the candidates / true pairs; None when the
+    candidates below a run's threshold are gone, above),
     ``reduction_ratio`` (1 - candidates / possible pairs, ``None`` without ``n_left``),
     ``n_predicted``, ``n_candidates``, ``n_true`` and ``threshold``. Counts are over
     distinct pairs (self-pairs in dedupe truth are ignored). A ratio with a zero
@@ -160,7 +163,8 @@ def evaluate(
         A row of ``pairs``, ``truth`` or ``candidates`` without one of its ids; a
         ``threshold`` outside [0, 1] on ``score`` or ``match_probability`` (it is compared
         in the scores' precision: a float32 score at the threshold is predicted, as the
-        run kept it), or below the threshold of the run whose pairs these are; ``n_left`` / ``n_right`` below 0 or below the ids the candidates hold.
+        run kept it), or below the threshold of the run whose whole output these are;
+        ``n_left`` / ``n_right`` below 0 or below the ids the candidates hold.
     TypeError
         A frame that is no DataFrame, a ``threshold`` or size that is no number.
     """
@@ -186,8 +190,8 @@ def evaluate(
         raise ValueError(f"n_left without n_right: these pairs are a link's ({why}); its "
                          "possible pairs are n_left * n_right: pass both, or dedupe=True "
                          "if they are a dedupe's")
-    compared = None if candidates is not None else compared_by_run(pairs, score_column,
-                                                                   threshold)
+    compared = compared_by_run(pairs, score_column, threshold)  # the run's own cut
+    compared = None if candidates is not None else compared
     if compared is not None and n_left is None:  # the run's own inputs, as it counted them
         n_left, n_right = compared[1], compared[2]
     cand = pairs if candidates is None else candidates

@@ -14,6 +14,7 @@ says what a run's report tells of pairs it cut at its threshold.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,8 @@ import pandas as pd
 
 from ..scalars import is_number
 
-__all__ = ["UNIT_COLUMNS", "cast_to", "check_threshold", "compared_by_run", "meets"]
+__all__ = ["UNIT_COLUMNS", "cast_to", "check_threshold", "compared_by_run", "meets",
+           "run_decision"]
 
 #: score columns that lie in [0, 1]
 UNIT_COLUMNS: tuple[str, ...] = ("score", "match_probability")
@@ -73,25 +75,36 @@ def meets(scores: pd.Series, threshold: float) -> np.ndarray:
     return np.asarray(values >= cast_to(own, threshold))
 
 
+def run_decision(report: Any, n_rows: int) -> tuple[str, float | None] | None:
+    """For a run's whole output, ``n_rows`` pairs carrying its ``report`` (as many as it
+    kept): the column its decision is on (``match_probability`` when a model scored
+    it, else ``score``) and the threshold it kept pairs at (None: every compared pair;
+    a cardinality's links are kept at its decision). None for other frames: no report,
+    or a subset of the run's pairs (the user's own selection)."""
+    if not isinstance(report, Mapping) or "pairs" not in report:
+        return None
+    if n_rows != int(report["pairs"]):
+        return None
+    column = "match_probability" if report.get("model") else "score"
+    return column, (report.get("settings") or {}).get("threshold")
+
+
 def compared_by_run(pairs: pd.DataFrame, score_column: str, threshold: float | None
-                     ) -> tuple[int, int | None, int | None] | None:
-    """(compared pairs, records of df_r / df, records of df_s) of the run whose report
-    ``pairs`` carry, when ``pairs`` are not all it compared: it kept those at its
-    threshold (or its decision, for links), or they were cut after it. The candidates
-    are then the run's count, and pair completeness is unknown. None when no report
-    rides along or ``pairs`` hold every compared pair. A threshold below the run's own
-    on the same column is refused: what it would add is gone."""
-    run = pairs.attrs.get("erblock_report")
-    if not isinstance(run, dict) or "pairs" not in run or "comparisons" not in run:
+                    ) -> tuple[int, int | None, int | None] | None:
+    """(compared pairs, records of df_r / df, records of df_s) of the run whose whole
+    output ``pairs`` are, when it kept only the pairs at its threshold (or its links):
+    the candidates are then the run's count, and pair completeness is unknown. None for
+    other frames (a subset the user selected is taken as it is). A threshold below the
+    run's own on its decision column is refused: what it would add is gone."""
+    run: Any = pairs.attrs.get("erblock_report")
+    decided = run_decision(run, len(pairs))
+    if decided is None or decided[1] is None or "comparisons" not in run:
         return None
-    cut = (run.get("settings") or {}).get("threshold")
-    own = "match_probability" if "match_probability" in pairs.columns else "score"
-    if cut is not None and threshold is not None and score_column == own and threshold < cut:
+    column, cut = decided[0], float(decided[1])
+    if threshold is not None and score_column == column and threshold < cut:
         raise ValueError(f"threshold={threshold}: these pairs are those the run kept at "
-                         f"{own} >= {cut}; a lower threshold would predict pairs that are "
-                         "not here: run again with a lower threshold= (or none)")
-    if cut is None and len(pairs) >= int(run["pairs"]):
-        return None
+                         f"{column} >= {cut}; a lower threshold would predict pairs that "
+                         "are not here: run again with a lower threshold= (or none)")
     records = run.get("records") or {}
     n_r, n_s = int(records.get("records_r", 0)) or None, int(records.get("records_s", 0))
     return (int(run["comparisons"]), n_r,

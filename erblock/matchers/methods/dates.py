@@ -161,8 +161,7 @@ class DateMethod(Method):
                              f"got {self.format!r}")
         problem = None if self.format is None else format_problem(self.format)
         if problem is not None:
-            raise ValueError(f"date format {self.format!r}"
-                             f"{' ' if problem.startswith('has') else ': '}{problem}")
+            raise ValueError(problem)
 
     def prepare_key(self) -> Any:
         return (type(self).prepare, self.format)

@@ -32,11 +32,9 @@ import numpy as np
 import pandas as pd
 
 from ...attrs import plain
-from ..comparisons import PAIR_COLUMNS
+from ..comparisons import PASS_COLUMN as PASS_COLUMN  # the pairs frame's own columns
+from ..comparisons import RESERVED_COLUMNS as RESERVED_COLUMNS
 
-#: columns a scored pairs frame has besides the similarities (and the key pass)
-RESERVED_COLUMNS = PAIR_COLUMNS[:5]
-PASS_COLUMN = PAIR_COLUMNS[5]  #: the key pass that found the pair (kept in scored output)
 MODEL_ATTR = "erblock_model"  #: ``pairs.attrs`` key of the model that scored the pairs
 _VALUE_PREFIX = "_erb_pair_value_"
 
