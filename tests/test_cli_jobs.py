@@ -112,15 +112,24 @@ def test_the_api_clusters_a_model_s_pairs_on_its_decision_column(people, client,
                           sync=True)
     assert lazy.to_dict() == {i: e for i, e in at_decision.items() if i in lazy.index}
     assert lazy.nunique() < len(lazy)  # some joined, not all in one
-    # pairs already decided are taken as they are: the user's selection, a run's threshold
-    mine = pairs[pairs["match_probability"] >= 0.3]
-    assert erblock.cluster(mine, ids=people.index).to_dict() == \
-        _components(pairs, people.index, 0.3)
+    # a run kept at its own threshold is decided; a selection the decision would shrink
+    # is cut there, with a warning naming the way to keep it
+    low = 0.001
+    at_low = _components(pairs, people.index, low)
+    assert at_low != at_decision  # so the checks below can tell the two apart
     cut = erblock.dedupe(people, key=erblock.soundex("surname"), client=client, scoring="em",
                          compare={"first_name": "name", "surname": "name", "dob": "date"},
-                         threshold=0.3)
-    assert erblock.cluster(cut, ids=people.index).to_dict() == \
-        _components(pairs, people.index, 0.3)
+                         threshold=low)
+    assert erblock.cluster(cut, ids=people.index).to_dict() == at_low
+    mine = pairs[pairs["match_probability"] >= low]
+    with pytest.warns(UserWarning, match=r"cut at the model's decision, match_probability "
+                                         r">= 0.5, which leaves out \d+ of them"):
+        assert erblock.cluster(mine, ids=people.index).to_dict() == at_decision
+    assert erblock.cluster(mine, low, ids=people.index).to_dict() == at_low
+    # pairs of a Dask frame made from pandas keep their report in the meta
+    lazy = client.compute(cluster_dask(dd.from_pandas(cut, npartitions=2), client=client),
+                          sync=True)
+    assert lazy.to_dict() == {i: e for i, e in at_low.items() if i in lazy.index}
 
 
 @pytest.fixture(scope="module")

@@ -505,6 +505,12 @@ def test_pairs_a_run_cut_are_judged_against_what_the_run_compared(client, tmp_pa
     with pytest.raises(ValueError, match=r"threshold=0.5: these pairs are those the run kept "
                                          r"at score >= 0.9; a lower threshold"):
         evaluate(kept, truth, threshold=0.5)
+    links = erblock.link(df.iloc[:400], df.iloc[400:], key="block_key", compare=comp,
+                         scoring="em", cardinality="1:1", client=client)
+    with pytest.raises(ValueError, match=r"kept at match_probability >= 0.5"):
+        evaluate(links, truth, threshold=-5, score_column="match_weight")  # in bits too
+    assert evaluate(links, truth, threshold=1, score_column="match_weight")["n_candidates"] \
+        > len(links)
     assert evaluate(kept, truth, threshold=0.95)["n_predicted"] == evaluate(
         full, truth, threshold=0.95)["n_predicted"]
     assert evaluate(kept, truth, candidates=full)["pair_completeness"] == \

@@ -62,20 +62,20 @@ _ISO_DATE_TIME = (r"^(\d{4}-\d{2}-\d{2}|\d{8})[T ](?:[01]\d|2[0-3])"
 _OFFSET = r"\s*(?:Z|[+-]\d{2}(?::?\d{2})?)$"  #: a UTC offset at the end of a value
 
 
-def format_problem(fmt: str, year: bool = True) -> str | None:
+def format_problem(fmt: str) -> str | None:
     """Why ``fmt`` is unusable as a user's date format, as a sentence naming it (None:
-    it is usable): a format pandas cannot parse with (``%Q``, a stray ``%``), or, with
-    ``year``, one without a year (``%d.%m`` reads every date in 1900, so a comparison
-    would find all dates within a year of each other; a key may be the day or month of
-    the year)."""
+    it is usable): a format pandas cannot parse with (``%Q``, a stray ``%``), or one
+    without a year (``%d.%m`` reads every date in 1900: a comparison would find all
+    dates within a year of each other, a key would lose 29 February and block 05/01
+    with a real 1900-01-05)."""
     try:  # refused now, not when a task parses
         parse_dates(pd.Series(["0"], dtype=object), fmt)
     except ValueError as exc:
         return (f"date format {fmt!r}: {exc}; format= must be a valid strptime format "
                 "such as '%d.%m.%Y'")
-    if year and not re.search(r"%[YyGcx]", fmt.replace("%%", "")):
-        return (f"date format {fmt!r} has no year (%Y, %y); the date kind compares whole "
-                "dates, so its format must read one")
+    if not re.search(r"%[YyGcx]", fmt.replace("%%", "")):
+        return (f"date format {fmt!r} has no year (%Y, %y); a date is read whole, so its "
+                "format must read one")
     return None
 
 

@@ -59,9 +59,9 @@ class DateKey(KeySpec):
                                         or "%" not in self.format):
             raise ValueError(f"date key on {self.column!r}: format must be a strftime format "
                              f"such as '%d/%m/%Y', got {self.format!r}")
-        # refused now, not when a task parses; without a year the key is the day or
-        # month of the year (every date is read in 1900), which data without years has
-        problem = None if self.format is None else format_problem(self.format, year=False)
+        # as the date comparison refuses it (refused now, not when a task parses): a
+        # format without a year reads every date in 1900, where 29/02 does not exist
+        problem = None if self.format is None else format_problem(self.format)
         if problem is not None:
             raise ValueError(f"date key on {self.column!r}: {problem}")
 

@@ -73,9 +73,9 @@ def _parse_key(text: str, given: str) -> KeySpec:
         cls = Column if not args else by_name.get(name)
         if cls is None:  # a misspelt kind, or a column whose name holds ':'
             close = difflib.get_close_matches(name, by_name, n=1)
-            hint = (f"; did you mean {close[0]!r}?" if close else
-                    "; a column whose name holds ':', '+' or '=' is written with a "
-                    f"backslash before them ({part.replace(':', chr(92) + ':')})")
+            hint = (f"; did you mean {close[0]!r}?" if close else "") + (
+                "; a column whose name holds ':', '+' or '=' is written with a "
+                f"backslash before them ({part.replace(':', chr(92) + ':')})")
             raise ValueError(f"--key {given!r}: cannot read {part!r}; expected one of "
                              f"{', '.join(cli_key_forms())}{hint}")
         try:

@@ -18,8 +18,9 @@ import pandas as pd
 
 from ..engine.output import MARKERS, staged_output
 from ..engine.tasks.write import PART_NAME
-from ..matchers.clustering import MODEL_DECISION, decision_column
+from ..matchers.clustering import decision_column, decision_threshold
 from ..matchers.thresholds import check_threshold
+from ..report import written_report
 from .common import _client, _inputs, _say, to_json_line
 from .parser import UsageError
 from .paths import check_apart, local_paths
@@ -140,8 +141,10 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc).replace("score_column='match_weight'",
                                           "--score-column match_weight")) from None
-    if threshold is None and column == "match_probability":
-        threshold = MODEL_DECISION  # a run with a model writes every pair
+    if threshold is None and column == "match_probability":  # as erblock.cluster does
+        report = written_report(pairs)
+        rows = client.compute(pairs.shape[0], sync=True) if report else 0
+        threshold = decision_threshold(column, None, report, int(rows))
     if threshold is not None and column not in pairs.columns:
         raise UsageError(f"--threshold applies to {column!r}, which the pairs do not have")
     if args.records is not None:

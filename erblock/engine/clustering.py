@@ -20,7 +20,7 @@ from ..matchers.clustering import (
     labels_to_series,
 )
 from ..matchers.thresholds import cast_to
-from ..report import written_report
+from ..report import ATTRS_KEY, written_report
 from .cluster import persist_on
 
 
@@ -52,8 +52,9 @@ def cluster_dask(
     edges (ids only) and the labels are persisted on the workers, nothing is gathered on
     the client.
 
-    ``threshold`` None is as for :func:`cluster` (a model's run written whole, found by
-    the report beside its parquet: its decision). ``shuffle_method`` is passed to every
+    ``threshold`` None is as for :func:`cluster` (a model's ``match_probability`` is cut
+    at its decision, unless the pairs are a thresholded run's whole output, as the report
+    beside their parquet says). ``shuffle_method`` is passed to every
     merge and groupby: ``"tasks"`` works with any scheduler and suits small graphs; use
     ``"p2p"`` for large ones under a distributed client. ``client``: a ``distributed.Client`` to run on; ``None`` uses the default
     scheduler (the current default client, if any).
@@ -68,7 +69,9 @@ def cluster_dask(
     check_frame(pairs)
     score_column = decision_column(pairs.columns, score_column)
     check_pairs(pairs, score_column, threshold)
-    report = written_report(pairs) if threshold is None else None
+    report = None
+    if threshold is None:  # the report beside the parquet, or kept by dd.from_pandas
+        report = written_report(pairs) or getattr(pairs._meta, "attrs", {}).get(ATTRS_KEY)
     counts = (pairs[IDS].isna().sum(), pairs.shape[0])  # one pass: missing ids, rows
     missing, rows = (dask.compute(*counts) if client is None
                      else client.compute(list(counts), sync=True))

@@ -45,16 +45,32 @@ def decision_column(columns: Iterable[Any], given: str | None = None) -> str:
 
 def decision_threshold(score_column: str, threshold: float | None, report: Any,
                        n_rows: int) -> float | None:
-    """The threshold pairs are clustered at: ``threshold``; when None, on the whole
-    output of a run that a model scored without a threshold (its ``report``, ``n_rows``
-    pairs: it wrote every compared pair, however unlikely), the model's decision,
-    ``match_probability >= 0.5``, as ``erblock cluster`` does; else None (the pairs
-    are taken as decided: a run's threshold, or the user's own selection)."""
+    """The threshold pairs are clustered at: ``threshold``; when None on a model's
+    ``match_probability``, its decision, 0.5 (a run with a model writes every compared
+    pair, however unlikely; ``erblock cluster`` does the same), except for the whole
+    output of a run that kept only the pairs at its own threshold (its ``report``,
+    ``n_rows`` pairs): those are decided. On other columns None keeps every pair."""
+    if threshold is not None or score_column != "match_probability":
+        return threshold
     decided = run_decision(report, n_rows)
-    if threshold is None and score_column == "match_probability" and decided is not None \
-            and decided == ("match_probability", None):
-        return MODEL_DECISION
-    return threshold
+    if decided is not None and decided[0] == "match_probability" and decided[1] is not None:
+        return None  # the run's own decision: every pair it kept is at or above it
+    return MODEL_DECISION
+
+
+def _warn_if_recut(pairs: pd.DataFrame, score_column: str, threshold: float | None,
+                   report: Any) -> None:
+    """Warn when the model's decision drops pairs of a selection made from a run's pairs
+    (its report rides along, fewer rows): the user may have decided at another value."""
+    if threshold is None or not isinstance(report, dict) or len(pairs) >= int(
+            report.get("pairs", 0)):
+        return
+    dropped = int((~meets(pairs[score_column], threshold)).sum())
+    if dropped:
+        warnings.warn(f"cluster: no threshold given: these pairs are cut at the model's "
+                      f"decision, {score_column} >= {threshold}, which leaves out {dropped:,} "
+                      "of them; pass the threshold they were selected at (threshold=0 "
+                      "keeps every pair)", UserWarning, stacklevel=3)
 
 
 def _selected(pairs: pd.DataFrame, threshold: float | None, score_column: str) -> pd.DataFrame:
@@ -134,9 +150,12 @@ def cluster(
         Frame with ``left_id``, ``right_id`` (and ``score_column`` when ``threshold`` is set).
     threshold
         Keep pairs with ``score >= threshold``; ``None`` keeps every row (already
-        classified pairs), except for the whole output of a run a model scored without
-        a threshold (its report rides along): it wrote every compared pair, however
-        unlikely, so they are cut at the model's decision, ``match_probability >= 0.5``.
+        classified pairs), except on a model's ``match_probability``: a run with a model
+        writes every compared pair, however unlikely, so they are cut at the model's
+        decision, 0.5 (as ``erblock cluster`` does), unless they are the whole output of
+        a run that kept only the pairs at its own threshold (its report rides along).
+        A selection of a run's pairs that this cut shrinks is warned about: pass the
+        threshold it was made at.
     ids
         All record ids (e.g. ``df.index``), so that records without a match get singleton
         clusters. Without it, the records are those seen in any row of ``pairs`` (also
@@ -166,9 +185,10 @@ def cluster(
     _check_ids_argument(ids)
     keep = [score_column] if score_column in pairs.columns else []
     pairs = in_memory(pairs, ["left_id", "right_id"] + keep)
-    if score_column in pairs.columns:
-        threshold = decision_threshold(score_column, threshold, pairs.attrs.get(ATTRS_KEY),
-                                       len(pairs))
+    if score_column in pairs.columns and threshold is None:
+        report = pairs.attrs.get(ATTRS_KEY)
+        threshold = decision_threshold(score_column, threshold, report, len(pairs))
+        _warn_if_recut(pairs, score_column, threshold, report)
     report = pairs.attrs.get("erblock_report")
     if isinstance(report, dict) and report.get("mode") == "link":
         raise ValueError(

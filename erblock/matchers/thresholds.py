@@ -101,7 +101,11 @@ def compared_by_run(pairs: pd.DataFrame, score_column: str, threshold: float | N
     if decided is None or decided[1] is None or "comparisons" not in run:
         return None
     column, cut = decided[0], float(decided[1])
-    if threshold is not None and score_column == column and threshold < cut:
+    floor = cut if score_column == column else None
+    if column == "match_probability" and score_column == "match_weight":  # the same, in bits
+        floor = math.log2(cut / (1 - cut)) if 0 < cut < 1 else (math.inf if cut >= 1
+                                                                  else -math.inf)
+    if threshold is not None and floor is not None and threshold < floor:
         raise ValueError(f"threshold={threshold}: these pairs are those the run kept at "
                          f"{column} >= {cut}; a lower threshold would predict pairs that "
                          "are not here: run again with a lower threshold= (or none)")
