@@ -54,10 +54,10 @@ def cluster_dask(
 
     ``threshold`` None is as for :func:`cluster` (a model's ``match_probability`` is cut
     at its decision, unless the pairs are a thresholded run's whole output, as the report
-    beside their parquet says). ``shuffle_method`` is passed to every
-    merge and groupby: ``"tasks"`` works with any scheduler and suits small graphs; use
-    ``"p2p"`` for large ones under a distributed client. ``client``: a ``distributed.Client`` to run on; ``None`` uses the default
-    scheduler (the current default client, if any).
+    beside their parquet says). ``shuffle_method`` is passed to every merge and groupby:
+    ``"tasks"`` works with any scheduler and suits small graphs; use ``"p2p"`` for large
+    ones under a distributed client. ``client``: a ``distributed.Client`` to run on;
+    ``None`` uses the default scheduler (the current default client, if any).
 
     Returns a dask Series ``entity_id`` indexed by record id (``id``; partitions are not
     sorted, divisions unknown); only records that appear in a

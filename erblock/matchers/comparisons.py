@@ -36,6 +36,7 @@ PASS_COLUMN = "match_key"  #: the key pass that found the pair (kept in scored o
 #: the pairs frame's own columns, which no comparison's result column may be named
 PAIR_COLUMNS = (*RESERVED_COLUMNS, PASS_COLUMN)
 
+
 @dataclass(frozen=True)
 class Comparison:
     """Compare ``column`` with ``method``; the result column is ``name``.
